@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Set up and run multibody with nothing but Python 3.10+.
+
+    python3 run.py demo     # create .venv, install multibody, run the main job
+    python3 run.py test     # create .venv, install multibody[test], run the test suite
+    python3 run.py bench    # ... and the benchmarks against Pinocchio
+
+The virtual environment lives in ./.venv and is reinstalled only when
+pyproject.toml changes. Extra arguments go to the underlying command
+(e.g. ``python3 run.py test -k jacobian``).
+"""
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+VENV = os.path.join(ROOT, ".venv")
+BIN = os.path.join(VENV, "Scripts" if os.name == "nt" else "bin")
+PY = os.path.join(BIN, "python")
+
+
+def ensure_env(extras):
+    if not os.path.exists(PY):
+        print(f"creating {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        digest = hashlib.sha256(f.read() + extras.encode()).hexdigest()
+    stamp = os.path.join(VENV, f".installed-{extras or 'base'}")
+    if os.path.exists(stamp) and open(stamp).read() == digest:
+        return
+    spec = f".[{extras}]" if extras else "."
+    print(f"installing multibody{('[' + extras + ']') if extras else ''} into {VENV}", flush=True)
+    subprocess.check_call([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"], cwd=ROOT)
+    subprocess.check_call([PY, "-m", "pip", "install", "-q", "-e", spec], cwd=ROOT)
+    with open(stamp, "w") as f:
+        f.write(digest)
+
+
+def main(argv):
+    if not argv or argv[0] not in ("demo", "test", "bench"):
+        print(__doc__)
+        return 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "demo":
+        ensure_env("")
+        return subprocess.call([PY, "-m", "multibody", "demo", *rest], cwd=ROOT)
+    if cmd == "test":
+        ensure_env("test")
+        return subprocess.call([PY, "-m", "pytest", "-q", *rest], cwd=ROOT)
+    ensure_env("test")
+    return subprocess.call([PY, os.path.join(ROOT, "benchmarks", "kinematics.py"), *rest], cwd=ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,26 @@
+"""The exception hierarchy of multibody.
+
+Every error the library raises on bad input derives from :class:`MultibodyError`
+and names the offending element (a URDF link, a joint, an array and its
+expected shape) in its message.
+"""
+
+
+class MultibodyError(Exception):
+    """Base class of every error raised by multibody."""
+
+
+class ModelError(MultibodyError, ValueError):
+    """An ill-formed model: bad topology, non-physical inertia, bad joint data."""
+
+
+class ModelFileError(ModelError):
+    """A model file that cannot be read or parsed (URDF, MJCF)."""
+
+
+class InputError(MultibodyError, ValueError):
+    """An argument of the wrong shape, type or value (e.g. a non-finite state)."""
+
+
+class SimulationError(MultibodyError, RuntimeError):
+    """A simulation that cannot go on (non-finite state, failed solve)."""

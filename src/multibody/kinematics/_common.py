@@ -1,0 +1,54 @@
+"""Shared plumbing of the kinematics API: argument checks that turn a
+kernel status into a clear error, reference-frame names, frame lookup."""
+import numpy as np
+
+from ..errors import InputError
+from ..model.checks import as_vector, check_quaternions
+from ..model.data import Data
+from . import kernels as K
+
+REFERENCES = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
+
+
+def reference_code(reference):
+    try:
+        return REFERENCES[str(reference).lower()]
+    except KeyError:
+        raise InputError(f"unknown reference frame '{reference}' (use one of {', '.join(REFERENCES)})") from None
+
+
+def raise_status(model, q, status, name="q"):
+    """Raise the error a nonzero :func:`kernels.q_status` stands for."""
+    if status > 0:
+        raise InputError(f"{name} has a non-finite entry at index {status - 1}")
+    check_quaternions(model, q, name)
+    raise InputError(f"{name}: a quaternion is not unit norm (joint of body '{model.body_names[-status]}')")
+
+
+def config(model, q, name="q"):
+    """``q`` checked: float64, shape (nq,) or (B, nq), finite, unit quaternions."""
+    q = as_vector(q, name, model.nq)
+    check_quaternions(model, q, name)
+    return q
+
+
+def velocity(model, v, q, name="v"):
+    v = as_vector(v, name, model.nv)
+    if v.shape[:-1] != q.shape[:-1]:
+        raise InputError(f"{name} has shape {v.shape} but q has shape {q.shape}")
+    return v
+
+
+def data_for(model, data):
+    return Data(model) if data is None else data
+
+
+def frame_of(model, frame):
+    """(body index, 4x4 placement in the body) of a frame given by name or index."""
+    if isinstance(frame, str):
+        f = model.frame_id(frame)
+    else:
+        f = int(frame)
+        if not 0 <= f < len(model.frames):
+            raise InputError(f"frame index {f} out of range (model has {len(model.frames)} frames)")
+    return int(model.frame_body[f]), model.frame_placement[f]

@@ -1,0 +1,541 @@
+"""Compiled kinematics kernels over the model table ``tree`` (layout in
+:mod:`multibody.model.joints`). Poses are 4x4 arrays ``[[R, p], [0, 1]]``
+(R: child axes in the parent/world frame); spatial vectors are angular
+first. Body velocities and accelerations are in body coordinates
+(Featherstone's ``v_i``, ``a_i``); world-frame quantities are "spatial"
+(expressed at the world origin).
+
+Passes follow Featherstone ch. 4–5 (Examples 4.1–4.4, the forward pass of
+Table 5.1): ``v_i = ⁱX_λ v_λ + S q̇``, ``a_i = ⁱX_λ a_λ + S q̈ + c_J + v_i × v_J``.
+Workspaces come from :class:`~multibody.model.data.Data`: ``poses[0]`` =
+oMi, ``poses[1]`` = liMi; ``motion[0]`` = v, ``motion[1]`` = a;
+``jac[0]`` = S, ``jac[1]`` = J, ``jac[2]`` = frame Jacobian. Inner loops index
+these arrays directly instead of taking views (see joints.py for why).
+"""
+import numpy as np
+from numba import njit, prange
+
+from ..model.checks import QUATERNION_TOLERANCE
+from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, SPHERICAL,
+                            joint_bias, joint_transform, motion_subspace_into, set_local_pose,
+                            subspace_column)
+
+WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def q_status(tree, q):
+    """0 if ``q`` is finite with unit quaternions (within QUATERNION_TOLERANCE on |q|²);
+    otherwise ``1 + index`` of the first non-finite entry, or ``-body`` for
+    the first body whose quaternion is not unit. Lets the checked API
+    validate inside the kernel call instead of with extra numpy passes."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1 + k
+    for i in range(1, tree.shape[0]):
+        jt = int(tree[i, C_TYPE])
+        if jt == SPHERICAL or jt == FREE:
+            s = int(tree[i, C_Q]) + (3 if jt == FREE else 0)
+            n2 = q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3]
+            if abs(n2 - 1.0) > QUATERNION_TOLERANCE:
+                return -i
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def fk_kernel(tree, q, poses):
+    """World pose ``poses[0, i]`` and parent-relative pose ``poses[1, i]`` of every body."""
+    for i in range(1, tree.shape[0]):
+        set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
+        p = int(tree[i, C_PARENT])
+        for r in range(3):
+            b0, b1, b2 = poses[0, p, r, 0], poses[0, p, r, 1], poses[0, p, r, 2]
+            for c in range(4):
+                poses[0, i, r, c] = b0 * poses[1, i, 0, c] + b1 * poses[1, i, 1, c] + b2 * poses[1, i, 2, c]
+            poses[0, i, r, 3] += poses[0, p, r, 3]
+
+
+@njit(cache=True, nogil=True)
+def fk_checked(tree, q, poses):
+    """:func:`fk_kernel` after :func:`q_status`; returns the status."""
+    st = q_status(tree, q)
+    if st == 0:
+        fk_kernel(tree, q, poses)
+    return st
+
+
+@njit(cache=True, nogil=True)
+def compose_into(A, B, C):
+    """C = A B for the top 3x4 pose blocks (C must not alias A or B)."""
+    for r in range(3):
+        a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
+        for c in range(3):
+            C[r, c] = a0 * B[0, c] + a1 * B[1, c] + a2 * B[2, c]
+        C[r, 3] = a0 * B[0, 3] + a1 * B[1, 3] + a2 * B[2, 3] + A[r, 3]
+
+
+@njit(cache=True, nogil=True)
+def frames_kernel(fbody, fplace, oMi, oMf):
+    """World pose of every frame from the body poses."""
+    for f in range(fbody.shape[0]):
+        compose_into(oMi[fbody[f]], fplace[f], oMf[f])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def to_child(T, m0, m1, m2, m3, m4, m5):
+    """``Ad(T⁻¹) m`` as 6 scalars: the motion vector m, given in the parent,
+    expressed in the child frame whose pose in the parent is T
+    (Featherstone ``X m``, Table A.4)."""
+    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+    u0 = m3 + m1 * pz - m2 * py
+    u1 = m4 + m2 * px - m0 * pz
+    u2 = m5 + m0 * py - m1 * px
+    return (T[0, 0] * m0 + T[1, 0] * m1 + T[2, 0] * m2,
+            T[0, 1] * m0 + T[1, 1] * m1 + T[2, 1] * m2,
+            T[0, 2] * m0 + T[1, 2] * m1 + T[2, 2] * m2,
+            T[0, 0] * u0 + T[1, 0] * u1 + T[2, 0] * u2,
+            T[0, 1] * u0 + T[1, 1] * u1 + T[2, 1] * u2,
+            T[0, 2] * u0 + T[1, 2] * u1 + T[2, 2] * u2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def to_parent(T, m0, m1, m2, m3, m4, m5):
+    """``Ad(T) m`` as 6 scalars: the motion vector m of the child frame
+    expressed in the parent (Featherstone ``X⁻¹ m``)."""
+    w0 = T[0, 0] * m0 + T[0, 1] * m1 + T[0, 2] * m2
+    w1 = T[1, 0] * m0 + T[1, 1] * m1 + T[1, 2] * m2
+    w2 = T[2, 0] * m0 + T[2, 1] * m1 + T[2, 2] * m2
+    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+    return (w0, w1, w2,
+            T[0, 0] * m3 + T[0, 1] * m4 + T[0, 2] * m5 + py * w2 - pz * w1,
+            T[1, 0] * m3 + T[1, 1] * m4 + T[1, 2] * m5 + pz * w0 - px * w2,
+            T[2, 0] * m3 + T[2, 1] * m4 + T[2, 2] * m5 + px * w1 - py * w0)
+
+
+@njit(cache=True, nogil=True)
+def motion_kernel(tree, q, v, a, poses, jac, motion):
+    """Poses, motion subspaces (``jac[0]``), and body velocities
+    ``motion[0]`` and accelerations ``motion[1]`` (spatial, body
+    coordinates). ``a`` = zeros gives the bias accelerations ``J̇ q̇``
+    (Featherstone Eq. 2.57 with q̈ = 0)."""
+    fk_kernel(tree, q, poses)
+    S = jac[0]
+    vj = np.zeros(6)
+    for r in range(6):
+        motion[0, 0, r] = 0.0
+        motion[1, 0, r] = 0.0
+    for i in range(1, tree.shape[0]):
+        p = int(tree[i, C_PARENT])
+        iv = int(tree[i, C_V])
+        nvj = int(tree[i, C_NV])
+        motion_subspace_into(tree, i, q, S, iv)
+        T = poses[1, i]
+        vp = to_child(T, motion[0, p, 0], motion[0, p, 1], motion[0, p, 2],
+                      motion[0, p, 3], motion[0, p, 4], motion[0, p, 5])
+        ap = to_child(T, motion[1, p, 0], motion[1, p, 1], motion[1, p, 2],
+                      motion[1, p, 3], motion[1, p, 4], motion[1, p, 5])
+        c = joint_bias(tree, i, q, v)
+        for r in range(6):
+            s = 0.0
+            t = 0.0
+            for k in range(nvj):
+                s += S[r, iv + k] * v[iv + k]
+                t += S[r, iv + k] * a[iv + k]
+            vj[r] = s
+            motion[0, i, r] = vp[r] + s
+            motion[1, i, r] = ap[r] + t + c[r]
+        # + v_i × v_J  (Featherstone Eq. 3.40)
+        w0, w1, w2 = motion[0, i, 0], motion[0, i, 1], motion[0, i, 2]
+        u0, u1, u2 = motion[0, i, 3], motion[0, i, 4], motion[0, i, 5]
+        motion[1, i, 0] += w1 * vj[2] - w2 * vj[1]
+        motion[1, i, 1] += w2 * vj[0] - w0 * vj[2]
+        motion[1, i, 2] += w0 * vj[1] - w1 * vj[0]
+        motion[1, i, 3] += w1 * vj[5] - w2 * vj[4] + u1 * vj[2] - u2 * vj[1]
+        motion[1, i, 4] += w2 * vj[3] - w0 * vj[5] + u2 * vj[0] - u0 * vj[2]
+        motion[1, i, 5] += w0 * vj[4] - w1 * vj[3] + u0 * vj[1] - u1 * vj[0]
+
+
+@njit(cache=True, nogil=True)
+def joint_jacobians_kernel(tree, q, poses, jac):
+    """Poses, motion subspaces ``jac[0]`` and the world-frame joint Jacobian
+    ``jac[1]``: column k is the spatial motion (at the world origin, world
+    axes) produced by unit velocity of coordinate k, ``Ad(oMi) S_k``."""
+    fk_kernel(tree, q, poses)
+    S = jac[0]
+    for i in range(1, tree.shape[0]):
+        iv = int(tree[i, C_V])
+        motion_subspace_into(tree, i, q, S, iv)
+        T = poses[0, i]
+        for k in range(iv, iv + int(tree[i, C_NV])):
+            m = to_parent(T, S[0, k], S[1, k], S[2, k], S[3, k], S[4, k], S[5, k])
+            for r in range(6):
+                jac[1, r, k] = m[r]
+
+
+@njit(cache=True, nogil=True)
+def frame_jacobian_from_joint_jacobians(tree, jac, body, oMf, ref):
+    """``jac[2]`` = Jacobian (6 x nv) of a frame with world pose ``oMf``
+    attached to ``body``, from the world joint Jacobian ``jac[1]``; columns of
+    joints that do not support the body are zero. ``ref``: WORLD (spatial at
+    the world origin), LOCAL (frame axes, at the frame origin) or
+    LOCAL_WORLD_ALIGNED (world axes, at the frame origin) — Pinocchio's
+    three conventions."""
+    for r in range(6):
+        for k in range(jac.shape[2]):
+            jac[2, r, k] = 0.0
+    px, py, pz = oMf[0, 3], oMf[1, 3], oMf[2, 3]
+    i = body
+    while i > 0:
+        iv = int(tree[i, C_V])
+        for k in range(iv, iv + int(tree[i, C_NV])):
+            w0, w1, w2 = jac[1, 0, k], jac[1, 1, k], jac[1, 2, k]
+            u0, u1, u2 = jac[1, 3, k], jac[1, 4, k], jac[1, 5, k]
+            if ref != WORLD:  # move the reference point to the frame origin: v - p × ω
+                u0 -= py * w2 - pz * w1
+                u1 -= pz * w0 - px * w2
+                u2 -= px * w1 - py * w0
+            if ref == LOCAL:
+                for r in range(3):
+                    jac[2, r, k] = oMf[0, r] * w0 + oMf[1, r] * w1 + oMf[2, r] * w2
+                    jac[2, 3 + r, k] = oMf[0, r] * u0 + oMf[1, r] * u1 + oMf[2, r] * u2
+            else:
+                jac[2, 0, k], jac[2, 1, k], jac[2, 2, k] = w0, w1, w2
+                jac[2, 3, k], jac[2, 4, k], jac[2, 5, k] = u0, u1, u2
+        i = int(tree[i, C_PARENT])
+
+
+@njit(cache=True, nogil=True)
+def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
+    """``jac[2]`` = Jacobian of the frame at ``place`` (4x4 in ``body``) at q.
+
+    Only the bodies that support ``body`` are visited, root first, as in
+    Pinocchio's computeFrameJacobian; their world poses ``poses[0]`` and the
+    joint Jacobian columns ``jac[1]`` of their coordinates are updated."""
+    depth = 0
+    i = body
+    while i > 0:
+        depth += 1
+        i = int(tree[i, C_PARENT])
+    # walk the support root first without a scratch list: the ancestor at
+    # level ``d`` is ``depth - 1 - d`` parents up from the body (depth is small)
+    for d in range(depth):
+        i = body
+        for _ in range(depth - 1 - d):
+            i = int(tree[i, C_PARENT])
+        set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
+        p = int(tree[i, C_PARENT])
+        for r in range(3):
+            b0, b1, b2 = poses[0, p, r, 0], poses[0, p, r, 1], poses[0, p, r, 2]
+            for k in range(4):
+                poses[0, i, r, k] = b0 * poses[1, i, 0, k] + b1 * poses[1, i, 1, k] + b2 * poses[1, i, 2, k]
+            poses[0, i, r, 3] += poses[0, p, r, 3]
+        iv = int(tree[i, C_V])
+        for k in range(int(tree[i, C_NV])):
+            s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
+            m = to_parent(poses[0, i], s0, s1, s2, s3, s4, s5)
+            for r in range(6):
+                jac[1, r, iv + k] = m[r]
+    oMf = np.empty((4, 4))
+    compose_into(poses[0, body], place, oMf)
+    frame_jacobian_from_joint_jacobians(tree, jac, body, oMf, ref)
+
+
+@njit(cache=True, nogil=True)
+def frame_jacobian_checked(tree, q, body, place, ref, poses, jac):
+    st = q_status(tree, q)
+    if st == 0:
+        frame_jacobian_kernel(tree, q, body, place, ref, poses, jac)
+    return st
+
+
+@njit(cache=True, nogil=True)
+def motion_in_reference(oMf, m, ref, out):
+    """A motion vector ``m`` of a frame, given in the frame's coordinates,
+    written to ``out`` in reference ``ref`` (WORLD: spatial at the world
+    origin; LOCAL; LOCAL_WORLD_ALIGNED: world axes at the frame origin)."""
+    if ref == LOCAL:
+        for r in range(6):
+            out[r] = m[r]
+        return
+    if ref == WORLD:
+        w = to_parent(oMf, m[0], m[1], m[2], m[3], m[4], m[5])
+    else:
+        w = to_parent(oMf, m[0], m[1], m[2], 0.0, 0.0, 0.0)
+        w = (w[0], w[1], w[2], oMf[0, 0] * m[3] + oMf[0, 1] * m[4] + oMf[0, 2] * m[5],
+             oMf[1, 0] * m[3] + oMf[1, 1] * m[4] + oMf[1, 2] * m[5],
+             oMf[2, 0] * m[3] + oMf[2, 1] * m[4] + oMf[2, 2] * m[5])
+    for r in range(6):
+        out[r] = w[r]
+
+
+@njit(cache=True, nogil=True)
+def frame_motion_kernel(tree, q, v, a, body, place, ref, classical, poses, jac, motion, out):
+    """``out[0]``: velocity, ``out[1]``: acceleration of the frame at ``place``
+    on ``body``, in reference ``ref``; ``classical`` replaces the linear
+    acceleration by the frame origin's ``v̇_O + ω × v_O`` (Featherstone
+    Eq. 2.50) in the same axes (so WORLD then means world-aligned axes at
+    the frame origin: a classical acceleration belongs to a point)."""
+    motion_kernel(tree, q, v, a, poses, jac, motion)
+    oMf = np.empty((4, 4))
+    compose_into(poses[0, body], place, oMf)
+    vl = np.array(to_child(place, motion[0, body, 0], motion[0, body, 1], motion[0, body, 2],
+                           motion[0, body, 3], motion[0, body, 4], motion[0, body, 5]))
+    al = np.array(to_child(place, motion[1, body, 0], motion[1, body, 1], motion[1, body, 2],
+                           motion[1, body, 3], motion[1, body, 4], motion[1, body, 5]))
+    if classical:
+        al[3] += vl[1] * vl[5] - vl[2] * vl[4]
+        al[4] += vl[2] * vl[3] - vl[0] * vl[5]
+        al[5] += vl[0] * vl[4] - vl[1] * vl[3]
+        if ref == WORLD:
+            ref = LOCAL_WORLD_ALIGNED
+    motion_in_reference(oMf, vl, ref, out[0])
+    motion_in_reference(oMf, al, ref, out[1])
+
+
+@njit(cache=True, nogil=True)
+def com_kernel(tree, poses, motion, out):
+    """``out[0]`` = centre of mass (world), ``out[1]`` = its velocity, from
+    poses and body velocities; returns the total mass."""
+    mtot = 0.0
+    for r in range(3):
+        out[0, r] = 0.0
+        out[1, r] = 0.0
+    for i in range(1, tree.shape[0]):
+        m = tree[i, C_MASS]
+        if m == 0.0:
+            continue
+        mtot += m
+        h0, h1, h2 = tree[i, C_H], tree[i, C_H + 1], tree[i, C_H + 2]
+        w0, w1, w2 = motion[0, i, 0], motion[0, i, 1], motion[0, i, 2]
+        # m × body-frame velocity of the COM: m v + ω × h
+        mv0 = m * motion[0, i, 3] + w1 * h2 - w2 * h1
+        mv1 = m * motion[0, i, 4] + w2 * h0 - w0 * h2
+        mv2 = m * motion[0, i, 5] + w0 * h1 - w1 * h0
+        for r in range(3):
+            R0, R1, R2 = poses[0, i, r, 0], poses[0, i, r, 1], poses[0, i, r, 2]
+            out[0, r] += R0 * h0 + R1 * h1 + R2 * h2 + m * poses[0, i, r, 3]
+            out[1, r] += R0 * mv0 + R1 * mv1 + R2 * mv2
+    if mtot > 0.0:
+        for r in range(3):
+            out[0, r] /= mtot
+            out[1, r] /= mtot
+    return mtot
+
+
+@njit(cache=True, nogil=True)
+def com_jacobian_kernel(tree, poses, jac, Jcom):
+    """Jacobian of the centre of mass (3 x nv, world): column k is
+    ``(M_k v_Ok + ω_k × Σ_{i∈ν(k)} m_i x_i) / M`` with subtree masses M_k and
+    first moments accumulated in one backward pass (O(n))."""
+    nb = tree.shape[0]
+    msub = np.zeros(nb)
+    hsub = np.zeros((nb, 3))
+    for i in range(nb - 1, 0, -1):
+        m = tree[i, C_MASS]
+        msub[i] += m
+        for r in range(3):
+            hsub[i, r] += (poses[0, i, r, 0] * tree[i, C_H] + poses[0, i, r, 1] * tree[i, C_H + 1]
+                           + poses[0, i, r, 2] * tree[i, C_H + 2] + m * poses[0, i, r, 3])
+        p = int(tree[i, C_PARENT])
+        msub[p] += msub[i]
+        for r in range(3):
+            hsub[p, r] += hsub[i, r]
+    mtot = msub[0]
+    for i in range(1, nb):
+        iv = int(tree[i, C_V])
+        h0, h1, h2 = hsub[i, 0], hsub[i, 1], hsub[i, 2]
+        for k in range(iv, iv + int(tree[i, C_NV])):
+            w0, w1, w2 = jac[1, 0, k], jac[1, 1, k], jac[1, 2, k]
+            Jcom[0, k] = (msub[i] * jac[1, 3, k] + w1 * h2 - w2 * h1) / mtot
+            Jcom[1, k] = (msub[i] * jac[1, 4, k] + w2 * h0 - w0 * h2) / mtot
+            Jcom[2, k] = (msub[i] * jac[1, 5, k] + w0 * h1 - w1 * h0) / mtot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def inertia_times(tree, i, w0, w1, w2, u0, u1, u2):
+    """``I_i m`` as 6 scalars: the body-frame momentum of body i moving with
+    m = (ω, v) (Featherstone Table A.4: I v = (Ī ω + h × v, m v − h × ω))."""
+    m = tree[i, C_MASS]
+    h0, h1, h2 = tree[i, C_H], tree[i, C_H + 1], tree[i, C_H + 2]
+    return (tree[i, C_I] * w0 + tree[i, C_I + 1] * w1 + tree[i, C_I + 2] * w2 + h1 * u2 - h2 * u1,
+            tree[i, C_I + 3] * w0 + tree[i, C_I + 4] * w1 + tree[i, C_I + 5] * w2 + h2 * u0 - h0 * u2,
+            tree[i, C_I + 6] * w0 + tree[i, C_I + 7] * w1 + tree[i, C_I + 8] * w2 + h0 * u1 - h1 * u0,
+            m * u0 - (h1 * w2 - h2 * w1), m * u1 - (h2 * w0 - h0 * w2), m * u2 - (h0 * w1 - h1 * w0))
+
+
+@njit(cache=True, nogil=True)
+def kinetic_energy_kernel(tree, motion):
+    """``T = ½ Σ v_iᵀ I_i v_i`` (Featherstone Eq. 2.67)."""
+    T = 0.0
+    for i in range(1, tree.shape[0]):
+        f = inertia_times(tree, i, motion[0, i, 0], motion[0, i, 1], motion[0, i, 2],
+                          motion[0, i, 3], motion[0, i, 4], motion[0, i, 5])
+        for r in range(6):
+            T += motion[0, i, r] * f[r]
+    return 0.5 * T
+
+
+@njit(cache=True, nogil=True)
+def potential_energy_kernel(tree, poses, gravity):
+    """``V = −Σ m_i gᵀ x_i`` with ``x_i`` the world centre of mass of body i."""
+    V = 0.0
+    for i in range(1, tree.shape[0]):
+        m = tree[i, C_MASS]
+        for r in range(3):
+            x = (poses[0, i, r, 0] * tree[i, C_H] + poses[0, i, r, 1] * tree[i, C_H + 1]
+                 + poses[0, i, r, 2] * tree[i, C_H + 2] + m * poses[0, i, r, 3])
+            V -= gravity[r] * x
+    return V
+
+
+@njit(cache=True, nogil=True)
+def momentum_kernel(tree, poses, motion, out):
+    """Spatial momentum of the system at the world origin, world axes,
+    ``Σ ⁰X_i* I_i v_i`` = (angular about the origin; linear), into ``out``."""
+    for r in range(6):
+        out[r] = 0.0
+    for i in range(1, tree.shape[0]):
+        f = inertia_times(tree, i, motion[0, i, 0], motion[0, i, 1], motion[0, i, 2],
+                          motion[0, i, 3], motion[0, i, 4], motion[0, i, 5])
+        # a force transforms with the transpose of the motion transform Ad(T⁻¹)
+        w = to_parent(poses[0, i], f[0], f[1], f[2], 0.0, 0.0, 0.0)
+        T = poses[0, i]
+        l0 = T[0, 0] * f[3] + T[0, 1] * f[4] + T[0, 2] * f[5]
+        l1 = T[1, 0] * f[3] + T[1, 1] * f[4] + T[1, 2] * f[5]
+        l2 = T[2, 0] * f[3] + T[2, 1] * f[4] + T[2, 2] * f[5]
+        px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+        out[0] += w[0] + py * l2 - pz * l1
+        out[1] += w[1] + pz * l0 - px * l2
+        out[2] += w[2] + px * l1 - py * l0
+        out[3] += l0
+        out[4] += l1
+        out[5] += l2
+
+
+@njit(cache=True, nogil=True)
+def centroidal_matrix_kernel(tree, poses, jac, com, Ag):
+    """Centroidal momentum matrix ``A_G`` (6 x nv; rows: angular about the
+    COM, linear; world axes). Column k is the momentum of the subtree
+    supported by coordinate k moving with the world twist ``J_k``, summed
+    body by body in world coordinates and moved to the COM."""
+    nb = tree.shape[0]
+    for k in range(Ag.shape[1]):
+        for r in range(6):
+            Ag[r, k] = 0.0
+    for j in range(nb - 1, 0, -1):
+        # each body j contributes to the columns of every joint on its path to the root
+        T = poses[0, j]
+        i = j
+        while i > 0:
+            iv = int(tree[i, C_V])
+            for k in range(iv, iv + int(tree[i, C_NV])):
+                m = to_child(T, jac[1, 0, k], jac[1, 1, k], jac[1, 2, k], jac[1, 3, k], jac[1, 4, k],
+                             jac[1, 5, k])
+                f = inertia_times(tree, j, m[0], m[1], m[2], m[3], m[4], m[5])
+                w = to_parent(T, f[0], f[1], f[2], 0.0, 0.0, 0.0)
+                l0 = T[0, 0] * f[3] + T[0, 1] * f[4] + T[0, 2] * f[5]
+                l1 = T[1, 0] * f[3] + T[1, 1] * f[4] + T[1, 2] * f[5]
+                l2 = T[2, 0] * f[3] + T[2, 1] * f[4] + T[2, 2] * f[5]
+                # angular momentum about the COM of a force (n, f) applied at the body origin p
+                dx, dy, dz = T[0, 3] - com[0], T[1, 3] - com[1], T[2, 3] - com[2]
+                Ag[0, k] += w[0] + dy * l2 - dz * l1
+                Ag[1, k] += w[1] + dz * l0 - dx * l2
+                Ag[2, k] += w[2] + dx * l1 - dy * l0
+                Ag[3, k] += l0
+                Ag[4, k] += l1
+                Ag[5, k] += l2
+            i = int(tree[i, C_PARENT])
+
+
+# ----------------------------------------------------------------- batches
+@njit(cache=True, nogil=True)
+def workspace(nb, nv):
+    """Fresh (poses, jac, motion) workspaces for one state (batch kernels)."""
+    poses = np.zeros((2, nb, 4, 4))
+    for k in range(2):
+        for i in range(nb):
+            for r in range(4):
+                poses[k, i, r, r] = 1.0
+    return poses, np.zeros((3, 6, nv)), np.zeros((2, nb, 6))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fk_batch(tree, q, oMi):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], 0)
+        fk_kernel(tree, q[b], poses)
+        oMi[b] = poses[0]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def frame_jacobian_batch(tree, q, body, place, ref, out):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], out.shape[2])
+        frame_jacobian_kernel(tree, q[b], body, place, ref, poses, jac)
+        out[b] = jac[2]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def motion_batch(tree, q, v, a, out):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+        motion_kernel(tree, q[b], v[b], a[b], poses, jac, motion)
+        out[b] = motion
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def frame_motion_batch(tree, q, v, a, body, place, ref, classical, out):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+        frame_motion_kernel(tree, q[b], v[b], a[b], body, place, ref, classical, poses, jac, motion, out[b])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def com_batch(tree, q, v, out):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+        com_kernel(tree, poses, motion, out[b])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def com_jacobian_batch(tree, q, out):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], out.shape[2])
+        joint_jacobians_kernel(tree, q[b], poses, jac)
+        com_jacobian_kernel(tree, poses, jac, out[b])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def energy_batch(tree, q, v, gravity, out):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+        out[b, 0] = kinetic_energy_kernel(tree, motion)
+        out[b, 1] = potential_energy_kernel(tree, poses, gravity)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def momentum_batch(tree, q, v, out):
+    """out[b, 0]: spatial momentum at the world origin; out[b, 1]: centroidal."""
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+        momentum_kernel(tree, poses, motion, out[b, 0])
+        cv = np.empty((2, 3))
+        com_kernel(tree, poses, motion, cv)
+        h = out[b, 0]
+        out[b, 1, 0] = h[0] - (cv[0, 1] * h[5] - cv[0, 2] * h[4])
+        out[b, 1, 1] = h[1] - (cv[0, 2] * h[3] - cv[0, 0] * h[5])
+        out[b, 1, 2] = h[2] - (cv[0, 0] * h[4] - cv[0, 1] * h[3])
+        out[b, 1, 3:] = h[3:]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def centroidal_matrix_batch(tree, q, out):
+    for b in prange(q.shape[0]):
+        poses, jac, motion = workspace(tree.shape[0], out.shape[2])
+        joint_jacobians_kernel(tree, q[b], poses, jac)
+        cv = np.empty((2, 3))
+        com_kernel(tree, poses, motion, cv)
+        centroidal_matrix_kernel(tree, poses, jac, cv[0], out[b])

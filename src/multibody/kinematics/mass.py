@@ -1,0 +1,82 @@
+"""Mass-dependent kinematic quantities: centre of mass and its Jacobian,
+kinetic and potential energy, spatial and centroidal momentum."""
+import numpy as np
+
+from . import kernels as K
+from ._common import config, velocity
+
+
+def center_of_mass(model, q, v=None):
+    """World position (3,) of the centre of mass at ``q``; with ``v`` also
+    its velocity: ``(com, vcom)``. Batches give (B, 3)."""
+    q = config(model, q)
+    vv = np.zeros(q.shape[:-1] + (model.nv,)) if v is None else velocity(model, v, q)
+    qb, vb = np.atleast_2d(q), np.atleast_2d(vv)
+    out = np.empty((qb.shape[0], 2, 3))
+    K.com_batch(model._tree, qb, vb, out)
+    com, vcom = (out[0, 0], out[0, 1]) if q.ndim == 1 else (out[:, 0], out[:, 1])
+    return com if v is None else (com, vcom)
+
+
+def com_jacobian(model, q):
+    """Jacobian (3 x nv) of the centre of mass in world coordinates:
+    ``vcom = Jcom v``. Batches give (B, 3, nv)."""
+    q = config(model, q)
+    qb = np.atleast_2d(q)
+    out = np.empty((qb.shape[0], 3, model.nv))
+    K.com_jacobian_batch(model._tree, qb, out)
+    return out[0] if q.ndim == 1 else out
+
+
+def kinetic_energy(model, q, v):
+    """``½ Σ v_iᵀ I_i v_i`` (J); a float, or (B,) for a batch."""
+    return _energy(model, q, v, 0)
+
+
+def potential_energy(model, q):
+    """Gravitational potential ``−Σ m_i gᵀ x_i`` (J), zero at the world
+    origin; a float, or (B,)."""
+    q = config(model, q)
+    return _energy(model, q, np.zeros(q.shape[:-1] + (model.nv,)), 1)
+
+
+def _energy(model, q, v, which):
+    q = config(model, q)
+    v = velocity(model, v, q)
+    qb, vb = np.atleast_2d(q), np.atleast_2d(v)
+    out = np.empty((qb.shape[0], 2))
+    K.energy_batch(model._tree, qb, vb, model.gravity, out)
+    return float(out[0, which]) if q.ndim == 1 else out[:, which]
+
+
+def momentum(model, q, v):
+    """Spatial momentum (6,) of the system at the world origin, world axes:
+    (angular about the origin; linear) = ``Σ ⁰X_i* I_i v_i`` (Featherstone
+    §2.12). Batches give (B, 6)."""
+    return _momenta(model, q, v)[..., 0, :]
+
+
+def centroidal_momentum(model, q, v):
+    """Centroidal momentum (6,): (angular momentum about the centre of mass;
+    linear momentum), world axes (Orin & Goswami; angular first, unlike
+    Pinocchio). Batches give (B, 6)."""
+    return _momenta(model, q, v)[..., 1, :]
+
+
+def _momenta(model, q, v):
+    q = config(model, q)
+    v = velocity(model, v, q)
+    qb, vb = np.atleast_2d(q), np.atleast_2d(v)
+    out = np.empty((qb.shape[0], 2, 6))
+    K.momentum_batch(model._tree, qb, vb, out)
+    return out[0] if q.ndim == 1 else out
+
+
+def centroidal_momentum_matrix(model, q):
+    """Centroidal momentum matrix ``A_G`` (6 x nv, angular rows first):
+    ``centroidal_momentum = A_G v``. Batches give (B, 6, nv)."""
+    q = config(model, q)
+    qb = np.atleast_2d(q)
+    out = np.empty((qb.shape[0], 6, model.nv))
+    K.centroidal_matrix_batch(model._tree, qb, out)
+    return out[0] if q.ndim == 1 else out

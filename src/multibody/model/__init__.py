@@ -1,0 +1,6 @@
+"""L1: the immutable Model (flat arrays for kernels), the joint catalog,
+configuration-space operations, the ModelBuilder and the Data workspace."""
+from .builder import ModelBuilder
+from .data import Data
+from .model import Coupling, EqualityConstraint, FrameInfo, Geometry, JointInfo, Model
+from .joints import JOINT_TYPES

@@ -1,0 +1,372 @@
+"""ModelBuilder: assemble a :class:`~multibody.model.model.Model` in code.
+
+Bodies may be added in any order; :meth:`ModelBuilder.build` numbers them
+regularly (parents first, children in the order they were added: a
+depth-first walk, as Pinocchio's URDF parser does), checks the topology and
+the inertias, and by default merges bodies attached by fixed joints into
+their parents (they become frames, like Pinocchio; ``merge_fixed=False``
+keeps them as bodies with a 0-DoF joint).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+from ..spatial import spatial as sp
+from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
+                     C_TYPE, C_V, JOINT_TYPES, N_COL, NQ, NV)
+from .model import Coupling, EqualityConstraint, FrameInfo, Geometry, Model
+
+WORLD = "world"
+
+
+def as_pose(placement, what="placement"):
+    """A 4x4 homogeneous pose from ``None`` (identity), a 4x4 array, or a pair
+    ``(R, p)`` (rotation matrix, translation)."""
+    if placement is None:
+        return np.eye(4)
+    if isinstance(placement, (tuple, list)) and len(placement) == 2:
+        R, p = placement
+        T = np.eye(4)
+        T[:3, :3] = np.asarray(R, dtype=float)
+        T[:3, 3] = np.asarray(p, dtype=float)
+    else:
+        T = np.array(placement, dtype=float)
+    if T.shape != (4, 4) or not np.isfinite(T).all():
+        raise ModelError(f"{what}: expected a finite 4x4 pose or (R, p), got shape {T.shape}")
+    R = T[:3, :3]
+    if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+        raise ModelError(f"{what}: the rotation part is not a proper rotation matrix")
+    return T
+
+
+@dataclass
+class _Body:
+    name: str
+    parent: str
+    joint_type: str
+    joint_name: str
+    placement: np.ndarray
+    axis: np.ndarray
+    axis2: np.ndarray
+    pitch: float
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    armature: np.ndarray
+    frames: list = field(default_factory=list)  # (name, placement in this body, kind)
+    collision: list = field(default_factory=list)
+    visual: list = field(default_factory=list)
+
+
+def _per_dof(value, n, what, default):
+    if value is None:
+        return np.full(n, default, dtype=float)
+    a = np.atleast_1d(np.asarray(value, dtype=float))
+    if a.size == 1:
+        return np.full(n, float(a[0]))
+    if a.shape != (n,):
+        raise ModelError(f"{what}: expected a scalar or {n} values, got shape {a.shape}")
+    return a
+
+
+def _unit(axis, what):
+    a = np.asarray(axis, dtype=float).reshape(-1)
+    if a.shape != (3,) or not np.isfinite(a).all():
+        raise ModelError(f"{what}: expected a finite 3-vector")
+    n = np.linalg.norm(a)
+    if n < 1e-12:
+        raise ModelError(f"{what} is zero")
+    return a / n
+
+
+def _perpendicular(n):
+    """A unit vector perpendicular to the unit vector ``n``."""
+    e = np.eye(3)[int(np.argmin(np.abs(n)))]
+    u = e - n * (n @ e)
+    return u / np.linalg.norm(u)
+
+
+class ModelBuilder:
+    """Build a :class:`Model` body by body.
+
+    Example::
+
+        b = ModelBuilder("arm")
+        b.add_body("link1", parent="world", joint="revolute", axis=(0, 0, 1),
+                   mass=1.0, com=(0, 0, 0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+        model = b.build()
+    """
+
+    def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
+        self.name = name
+        self.gravity = np.asarray(gravity, dtype=float)
+        self._bodies = {}
+        self._world_frames = []
+        self._world_collision = []
+        self._world_visual = []
+        self._couplings = []
+        self._equalities = []
+
+    def add_body(self, name, parent=WORLD, joint="fixed", placement=None, *, axis=(0.0, 0.0, 1.0),
+                 axis2=None, pitch=0.0, joint_name=None, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None,
+                 lower=None, upper=None, velocity_limit=None, effort_limit=None, damping=None,
+                 friction=None, armature=None):
+        """Add body ``name`` attached to ``parent`` by a joint of type ``joint``.
+
+        ``placement`` is the pose of the joint frame in the parent body frame
+        (4x4 or (R, p)); the body frame coincides with it at q = neutral.
+        ``axis`` is the joint axis in the joint frame (revolute, prismatic,
+        helical, cylindrical; the plane normal for planar; the first axis for
+        universal, whose second axis ``axis2`` defaults to one perpendicular).
+        ``pitch`` is the helical lead in metres per radian. Mass properties:
+        ``mass`` (kg), ``com`` (body frame) and ``inertia`` (3x3 about the
+        centre of mass, body axes). A body with mass 0 and no inertia is
+        massless. Limits are per coordinate: ``lower``/``upper`` (nq values,
+        or a scalar), velocity and effort limits, viscous ``damping``,
+        Coulomb ``friction`` and rotor ``armature`` (nv values, or a scalar).
+        Returns ``name``.
+        """
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"body name must be a non-empty string, got {name!r}")
+        if name == WORLD or name in self._bodies:
+            raise ModelError(f"duplicate body name '{name}'")
+        jtype = str(joint).lower()
+        if jtype == "continuous":
+            jtype = "revolute"
+        elif jtype in ("floating", "freeflyer", "free_flyer"):
+            jtype = "free"
+        elif jtype in ("ball",):
+            jtype = "spherical"
+        elif jtype in ("screw",):
+            jtype = "helical"
+        elif jtype in ("hinge",):
+            jtype = "revolute"
+        elif jtype in ("slide",):
+            jtype = "prismatic"
+        jname = joint_name or name
+        if jtype not in JOINT_TYPES:
+            raise ModelError(f"joint '{jname}' of body '{name}' has unknown type '{joint}' "
+                             f"(known: {', '.join(sorted(JOINT_TYPES))}, continuous, floating)")
+        code = JOINT_TYPES[jtype]
+        nq, nv = int(NQ[code]), int(NV[code])
+        ax = _unit(axis, f"joint '{jname}': axis") if jtype not in ("fixed", "spherical", "free",
+                                                                      "translational") else np.array([0, 0, 1.0])
+        if jtype == "universal":
+            ax2 = _unit(axis2, f"joint '{jname}': axis2") if axis2 is not None else _perpendicular(ax)
+        elif jtype == "planar":
+            ax2 = _unit(axis2, f"joint '{jname}': axis2") if axis2 is not None else _perpendicular(ax)
+            ax2 = ax2 - ax * (ax @ ax2)
+            if np.linalg.norm(ax2) < 1e-9:
+                raise ModelError(f"joint '{jname}': axis2 is parallel to the plane normal")
+            ax2 /= np.linalg.norm(ax2)
+        else:
+            ax2 = np.zeros(3)
+        mass = float(mass)
+        com = np.asarray(com, dtype=float).reshape(3)
+        inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        if inertia.shape == (3,):
+            inertia = np.diag(inertia)
+        if inertia.shape != (3, 3):
+            raise ModelError(f"body '{name}': inertia must be 3x3 (or 3 principal moments), got {inertia.shape}")
+        massless = mass == 0.0 and not np.any(inertia)
+        if not massless:
+            sp.check_inertia(mass, inertia, f"body '{name}'")
+        if not np.isfinite(com).all():
+            raise ModelError(f"body '{name}': centre of mass is not finite")
+        lo = _per_dof(lower, nq, f"joint '{jname}': lower", -np.inf)
+        hi = _per_dof(upper, nq, f"joint '{jname}': upper", np.inf)
+        if jtype in ("spherical", "free"):  # quaternion coordinates carry no limits
+            k = 3 if jtype == "free" else 0
+            lo[k:], hi[k:] = -np.inf, np.inf
+        if np.any(lo > hi):
+            raise ModelError(f"joint '{jname}': lower limit {lo} exceeds upper limit {hi}")
+        b = _Body(name, parent, jtype, jname, as_pose(placement, f"joint '{jname}': placement"), ax, ax2,
+                  float(pitch), mass, com, inertia, lo, hi,
+                  _per_dof(velocity_limit, nv, f"joint '{jname}': velocity_limit", np.inf),
+                  _per_dof(effort_limit, nv, f"joint '{jname}': effort_limit", np.inf),
+                  _per_dof(damping, nv, f"joint '{jname}': damping", 0.0),
+                  _per_dof(friction, nv, f"joint '{jname}': friction", 0.0),
+                  _per_dof(armature, nv, f"joint '{jname}': armature", 0.0))
+        for arr, what in ((b.damping, "damping"), (b.friction, "friction"), (b.armature, "armature"),
+                          (b.velocity_limit, "velocity_limit"), (b.effort_limit, "effort_limit")):
+            if np.any(arr < 0) or np.any(np.isnan(arr)):
+                raise ModelError(f"joint '{jname}': {what} must be non-negative, got {arr}")
+        self._bodies[name] = b
+        return name
+
+    def _owner(self, body, what):
+        if body == WORLD:
+            return None
+        if body not in self._bodies:
+            raise ModelError(f"{what}: body '{body}' does not exist")
+        return self._bodies[body]
+
+    def add_frame(self, name, body, placement=None, kind="user"):
+        """Attach a named frame to ``body`` at ``placement`` (pose in the body frame)."""
+        owner = self._owner(body, f"frame '{name}'")
+        entry = (name, as_pose(placement, f"frame '{name}'"), kind)
+        (self._world_frames if owner is None else owner.frames).append(entry)
+
+    def add_geometry(self, body, shape, size=(), placement=None, *, name=None, mesh=None,
+                     scale=(1.0, 1.0, 1.0), rgba=None, collision=True, visual=False):
+        """Attach a shape to ``body`` (see :class:`~multibody.model.model.Geometry`)."""
+        owner = self._owner(body, f"geometry '{name}'")
+        g = (name or f"{body}_{shape}", as_pose(placement, f"geometry of body '{body}'"), shape,
+             tuple(float(s) for s in np.atleast_1d(size)), mesh, tuple(scale), rgba)
+        if collision:
+            (self._world_collision if owner is None else owner.collision).append(g)
+        if visual:
+            (self._world_visual if owner is None else owner.visual).append(g)
+
+    def add_coupling(self, joint, mimicked, multiplier=1.0, offset=0.0):
+        """Record ``q[joint] = multiplier · q[mimicked] + offset`` (URDF mimic)."""
+        self._couplings.append(Coupling(joint, mimicked, float(multiplier), float(offset)))
+
+    def add_equality(self, kind, name, body1=None, body2=None, data=()):
+        """Record an equality constraint from a model file (for a later issue)."""
+        self._equalities.append(EqualityConstraint(kind, name, body1, body2, np.asarray(data, dtype=float)))
+
+    # ------------------------------------------------------------------ build
+    def _ordered(self):
+        """Bodies in regular order: depth-first from the world, children in insertion order."""
+        children = {WORLD: []}
+        for b in self._bodies.values():
+            children.setdefault(b.name, [])
+        for b in self._bodies.values():
+            if b.parent not in children:
+                raise ModelError(f"body '{b.name}': parent '{b.parent}' does not exist")
+            children[b.parent].append(b.name)
+        order, stack = [], list(reversed(children[WORLD]))
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            stack.extend(reversed(children[n]))
+        if len(order) != len(self._bodies):
+            cyclic = sorted(set(self._bodies) - set(order))
+            raise ModelError(f"kinematic cycle (or bodies not connected to the world) among bodies: "
+                             f"{', '.join(cyclic)}")
+        return [self._bodies[n] for n in order]
+
+    def build(self, merge_fixed=True):
+        """Number, check and freeze the model; see the module docstring."""
+        bodies = [_copy_body(b) for b in self._ordered()]
+        world = _Body(WORLD, None, "fixed", "universe", np.eye(4), np.zeros(3), np.zeros(3), 0.0, 0.0,
+                      np.zeros(3), np.zeros((3, 3)), *(np.zeros(0),) * 7,
+                      frames=list(self._world_frames), collision=list(self._world_collision),
+                      visual=list(self._world_visual))
+        kept = {WORLD: world}
+        # where a (possibly merged) body ended up: (owner name, pose in the owner's frame)
+        where = {WORLD: (WORLD, np.eye(4))}
+        out = [world]
+        for b in bodies:
+            owner, T_par = where[b.parent]
+            T = T_par @ b.placement
+            if merge_fixed and b.joint_type == "fixed":
+                host = kept[owner]
+                _merge_into(host, b, T)
+                where[b.name] = (owner, T)
+                continue
+            b.parent = owner
+            b.placement = T
+            b.frames.insert(0, (b.name, np.eye(4), "body"))
+            kept[b.name] = b
+            where[b.name] = (b.name, np.eye(4))
+            out.append(b)
+        world.frames.insert(0, (WORLD, np.eye(4), "body"))
+        return self._freeze(out)
+
+    def _freeze(self, bodies):
+        index = {b.name: i for i, b in enumerate(bodies)}
+        nb = len(bodies)
+        tree = np.zeros((nb, N_COL))
+        tree[0, C_PARENT] = -1
+        tree[0, C_R:C_R + 9] = np.eye(3).ravel()
+        mass, com, inertia = np.zeros(nb), np.zeros((nb, 3)), np.zeros((nb, 3, 3))
+        lo, hi, vl, el, dmp, fr, arm = ([] for _ in range(7))
+        iq = iv = 0
+        frames, coll, vis, axes = [], [], [], [(0.0, 0.0, 0.0)]
+        seen_joints = {"universe"}
+        for i, b in enumerate(bodies):
+            if i > 0:
+                if b.joint_name in seen_joints:
+                    raise ModelError(f"duplicate joint name '{b.joint_name}'")
+                seen_joints.add(b.joint_name)
+                code = JOINT_TYPES[b.joint_type]
+                nq, nv = int(NQ[code]), int(NV[code])
+                tree[i, [C_TYPE, C_PARENT, C_Q, C_V, C_NQ, C_NV]] = (code, index[b.parent], iq, iv, nq, nv)
+                iq += nq
+                iv += nv
+                tree[i, C_R:C_R + 9] = b.placement[:3, :3].ravel()
+                tree[i, C_P:C_P + 3] = b.placement[:3, 3]
+                tree[i, C_AX1:C_AX1 + 3] = b.axis
+                tree[i, C_AX2:C_AX2 + 3] = b.axis2
+                if b.joint_type == "planar":
+                    tree[i, C_AX3:C_AX3 + 3] = np.cross(b.axis, b.axis2)
+                tree[i, C_PITCH] = b.pitch
+                axes.append(tuple(b.axis))
+                for lst, arr in ((lo, b.lower), (hi, b.upper), (vl, b.velocity_limit), (el, b.effort_limit),
+                                 (dmp, b.damping), (fr, b.friction), (arm, b.armature)):
+                    lst.append(arr)
+            m, c, Ic = b.mass, b.com, b.inertia
+            mass[i], com[i], inertia[i] = m, c, Ic
+            C = _skew(c)
+            tree[i, C_MASS] = m
+            tree[i, C_H:C_H + 3] = m * c
+            tree[i, C_I:C_I + 9] = (Ic - m * C @ C).ravel()
+            for name, T, kind in b.frames:
+                frames.append(FrameInfo(len(frames), name, i, T, kind))
+            for lst, geoms in ((coll, b.collision), (vis, b.visual)):
+                for (gname, T, shape, size, mesh, scale, rgba) in geoms:
+                    lst.append(Geometry(gname, i, T, shape, size, mesh, scale, rgba))
+        names = [f.name for f in frames]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ModelError(f"duplicate frame name(s): {', '.join(sorted(dup))}")
+        cat = lambda lst: np.concatenate(lst) if lst else np.zeros(0)  # noqa: E731
+        joint_names = ["universe"] + [b.joint_name for b in bodies[1:]]
+        for cpl in self._couplings:
+            for jn in (cpl.joint, cpl.mimicked):
+                if jn not in seen_joints:
+                    raise ModelError(f"coupling of joint '{cpl.joint}' references unknown joint '{jn}'")
+        return Model(name=self.name, tree=tree, body_names=[b.name for b in bodies],
+                     joint_names=joint_names, joint_axes=axes, body_mass=mass, body_com=com,
+                     body_inertia=inertia, lower=cat(lo), upper=cat(hi), velocity_limit=cat(vl),
+                     effort_limit=cat(el), damping=cat(dmp), friction=cat(fr), armature=cat(arm),
+                     frames=frames, collision_geometries=coll, visual_geometries=vis, gravity=self.gravity,
+                     couplings=self._couplings, equalities=self._equalities)
+
+
+def _skew(c):
+    return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+
+
+def _copy_body(b):
+    return _Body(**{k: (list(v) if isinstance(v, list) else v) for k, v in b.__dict__.items()})
+
+
+def _merge_into(host, b, T):
+    """Merge body ``b`` (pose ``T`` in ``host``'s frame) into ``host``: add its
+    inertia (Sueda §1.7.1 composite body; parallel-axis theorem) and move its
+    frames and geometry; ``b`` itself becomes a frame of kind "fixed"."""
+    R, p = T[:3, :3], T[:3, 3]
+    m1, m2 = host.mass, b.mass
+    if m2 > 0.0:
+        c2 = R @ b.com + p
+        I2 = R @ b.inertia @ R.T
+        m = m1 + m2
+        c = (m1 * host.com + m2 * c2) / m
+        d1, d2 = host.com - c, c2 - c
+        par = lambda d: d @ d * np.eye(3) - np.outer(d, d)  # noqa: E731
+        host.inertia = host.inertia + m1 * par(d1) + I2 + m2 * par(d2)
+        host.mass, host.com = m, c
+    host.frames.append((b.name, T, "fixed"))
+    host.frames.extend((n, T @ Tf, k) for n, Tf, k in b.frames)
+    host.collision.extend((g[0], T @ g[1]) + g[2:] for g in b.collision)
+    host.visual.extend((g[0], T @ g[1]) + g[2:] for g in b.visual)

@@ -1,0 +1,33 @@
+"""Preallocated workspaces for the kernels of one model (Pinocchio's
+``Data``): results of the last call live here, so the fast path of a
+kinematics or dynamics function allocates nothing.
+
+Related arrays share one buffer so a kernel call passes few arguments
+(DESIGN.md, Speed): ``poses`` holds ``oMi`` and ``liMi``, ``motion`` holds
+``v`` and ``a``, ``jac`` holds ``S``, ``J`` and ``frame_J``.
+"""
+import numpy as np
+
+
+class Data:
+    """Workspace for one model. Views (body index first):
+
+    ``oMi`` (nb,4,4) world pose of each body; ``liMi`` (nb,4,4) pose of each
+    body in its parent; ``oMf`` (nf,4,4) world pose of each frame; ``v``,
+    ``a`` (nb,6) spatial velocity and acceleration of each body in body
+    coordinates, angular first; ``S`` (6,nv) motion subspaces in child
+    coordinates; ``J`` (6,nv) joint Jacobian columns in world coordinates
+    (spatial, at the world origin); ``frame_J`` (6,nv) the last frame
+    Jacobian.
+    """
+
+    def __init__(self, model):
+        nb, nv, nf = model.nbodies, model.nv, len(model.frames)
+        self.model_name = model.name
+        self.poses = np.tile(np.eye(4), (2, nb, 1, 1))
+        self.oMi, self.liMi = self.poses[0], self.poses[1]
+        self.oMf = np.tile(np.eye(4), (nf, 1, 1))
+        self.motion = np.zeros((2, nb, 6))
+        self.v, self.a = self.motion[0], self.motion[1]
+        self.jac = np.zeros((3, 6, nv))
+        self.S, self.J, self.frame_J = self.jac[0], self.jac[1], self.jac[2]

@@ -1,0 +1,278 @@
+"""The immutable :class:`Model`: a kinematic tree stored as flat arrays that
+compiled kernels read directly, plus the names and metadata users need.
+
+Bodies are numbered regularly (Featherstone §4.1.2): body 0 is the fixed
+world, every body's parent has a smaller index, and joint ``i`` moves body
+``i`` relative to ``parent[i]`` (``model.joints[0]`` is the pseudo-joint
+"universe", as in Pinocchio).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, ModelError
+from . import configuration as _cfg
+from .checks import as_vector, check_quaternions
+from .joints import C_NQ, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, JOINT_TYPE_NAMES, SPHERICAL
+
+
+@dataclass(frozen=True)
+class JointInfo:
+    """A joint of the tree: it moves body ``child`` relative to body ``parent``."""
+    index: int
+    name: str
+    type: str
+    parent: int
+    child: int
+    q_slice: slice
+    v_slice: slice
+    axis: tuple = (0.0, 0.0, 1.0)
+
+    @property
+    def nq(self):
+        return self.q_slice.stop - self.q_slice.start
+
+    @property
+    def nv(self):
+        return self.v_slice.stop - self.v_slice.start
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """A named frame rigidly attached to ``body`` at ``placement`` (4x4 pose in
+    the body frame). Kinds: "body" (the body's own frame), "fixed" (a link
+    merged through a fixed joint), "joint" (a joint frame), "user"."""
+    index: int
+    name: str
+    body: int
+    placement: np.ndarray
+    kind: str = "user"
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A collision or visual shape attached to a body (kept for later issues).
+
+    ``shape`` is "box" (``size`` = full extents), "sphere" (radius),
+    "cylinder" / "capsule" (radius, length; axis z), "plane", "ellipsoid" or
+    "mesh" (``mesh`` = resolved file name, ``scale``)."""
+    name: str
+    body: int
+    placement: np.ndarray
+    shape: str
+    size: tuple = ()
+    mesh: str = None
+    scale: tuple = (1.0, 1.0, 1.0)
+    rgba: tuple = None
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A linear coupling ``q[joint] = multiplier · q[mimicked] + offset``
+    (URDF mimic, gears); enforced by the constraint solvers of a later issue."""
+    joint: str
+    mimicked: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class EqualityConstraint:
+    """An equality constraint recorded from a model file (MJCF connect, weld,
+    joint, ...), kept for the closed-loop machinery of a later issue."""
+    kind: str
+    name: str
+    body1: str = None
+    body2: str = None
+    data: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def _readonly(a):
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+class Model:
+    """A kinematic tree with its inertias, limits and geometry.
+
+    Built by :class:`~multibody.ModelBuilder` or a loader; never modified
+    afterwards (its arrays are read-only). Sizes: ``nq`` configuration
+    coordinates and ``nv`` velocity coordinates (``nq != nv`` with quaternion
+    joints), ``nbodies`` bodies including the world (index 0).
+    """
+
+    def __init__(self, *, name, tree, body_names, joint_names, joint_axes, body_mass, body_com,
+                 body_inertia, lower, upper, velocity_limit, effort_limit, damping, friction, armature,
+                 frames, collision_geometries, visual_geometries, gravity, couplings=(), equalities=()):
+        self.name = name
+        # The table every kernel reads (layout: multibody.model.joints, C_* columns).
+        # Kernels get the private writable array: Numba's dispatch is ~60 ns slower
+        # for read-only arrays; users see the read-only view ``tree``.
+        self._tree = np.array(tree, dtype=np.float64, order="C")
+        self.tree = self._tree.view()
+        self.tree.setflags(write=False)
+        cols = [C_TYPE, C_PARENT, C_Q, C_V, C_NQ, C_NV]
+        ints = self.tree[:, cols].astype(np.int64)
+        self.nbodies = self.tree.shape[0]
+        self.nq = int(ints[-1, 2] + ints[-1, 4]) if self.nbodies > 1 else 0
+        self.nv = int(ints[-1, 3] + ints[-1, 5]) if self.nbodies > 1 else 0
+        self.parents = _readonly(ints[:, 1].copy())
+        self.body_names = tuple(body_names)
+        self.joint_names = tuple(joint_names)
+        self.body_mass = _readonly(np.asarray(body_mass, dtype=float))
+        self.body_com = _readonly(np.asarray(body_com, dtype=float))
+        self.body_inertia = _readonly(np.asarray(body_inertia, dtype=float))
+        self.lower_limit = _readonly(np.asarray(lower, dtype=float))
+        self.upper_limit = _readonly(np.asarray(upper, dtype=float))
+        self.velocity_limit = _readonly(np.asarray(velocity_limit, dtype=float))
+        self.effort_limit = _readonly(np.asarray(effort_limit, dtype=float))
+        self.damping = _readonly(np.asarray(damping, dtype=float))
+        self.friction = _readonly(np.asarray(friction, dtype=float))
+        self.armature = _readonly(np.asarray(armature, dtype=float))
+        self.gravity = _readonly(np.asarray(gravity, dtype=float))
+        self.couplings = tuple(couplings)
+        self.equalities = tuple(equalities)
+        self.collision_geometries = tuple(collision_geometries)
+        self.visual_geometries = tuple(visual_geometries)
+        self.frames = tuple(frames)
+        self.frame_names = tuple(f.name for f in self.frames)
+        self.frame_body = _readonly(np.array([f.body for f in self.frames], dtype=np.int64))
+        self.frame_placement = _readonly(np.array([f.placement for f in self.frames], dtype=float)
+                                         .reshape(len(self.frames), 4, 4))
+        joints = []
+        for i in range(self.nbodies):
+            jt, par, iq, iv, nq, nv = (int(x) for x in ints[i])
+            tname = "universe" if i == 0 else JOINT_TYPE_NAMES[jt]
+            joints.append(JointInfo(i, self.joint_names[i], tname, par, i, slice(iq, iq + nq),
+                                    slice(iv, iv + nv), tuple(joint_axes[i])))
+        self.joints = tuple(joints)
+        self._quat_joints = tuple(i for i in range(1, self.nbodies) if ints[i, 0] in (SPHERICAL, FREE))
+        self._body_index = {n: i for i, n in enumerate(self.body_names)}
+        self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self._frame_index = {n: i for i, n in enumerate(self.frame_names)}
+
+    # ------------------------------------------------------------------ names
+    @property
+    def njoints(self):
+        """Number of joints including the "universe" pseudo-joint (= nbodies)."""
+        return self.nbodies
+
+    @property
+    def total_mass(self):
+        return float(np.sum(self.body_mass))
+
+    def body_id(self, name):
+        """Index of the body called ``name`` (raises InputError if absent)."""
+        try:
+            return self._body_index[name]
+        except KeyError:
+            raise InputError(f"model '{self.name}' has no body '{name}'") from None
+
+    def joint_id(self, name):
+        try:
+            return self._joint_index[name]
+        except KeyError:
+            raise InputError(f"model '{self.name}' has no joint '{name}'") from None
+
+    def frame_id(self, name):
+        """Index of the frame called ``name``; every body has a frame of its name."""
+        try:
+            return self._frame_index[name]
+        except KeyError:
+            raise InputError(f"model '{self.name}' has no frame '{name}'") from None
+
+    def __repr__(self):
+        return (f"Model('{self.name}', nbodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
+                f"frames={len(self.frames)}, mass={self.total_mass:.4g} kg)")
+
+    def summary(self):
+        """A human-readable table of the bodies and joints."""
+        lines = [repr(self), f"gravity: {tuple(float(g) for g in self.gravity)}",
+                 f"{'#':>3} {'body':<28} {'parent':<24} {'joint':<28} {'type':<13} {'q':>9} {'v':>9} {'mass':>9}"]
+        for j in self.joints[1:]:
+            qs = f"{j.q_slice.start}:{j.q_slice.stop}" if j.nq else "-"
+            vs = f"{j.v_slice.start}:{j.v_slice.stop}" if j.nv else "-"
+            lines.append(f"{j.child:>3} {self.body_names[j.child]:<28} {self.body_names[j.parent]:<24} "
+                         f"{j.name:<28} {j.type:<13} {qs:>9} {vs:>9} {self.body_mass[j.child]:>9.4g}")
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------- configurations
+    def neutral(self):
+        """The neutral configuration: zero joint values, identity quaternions,
+        clipped into the position limits."""
+        q = np.zeros(self.nq)
+        for j in self.joints[1:]:
+            if j.type == "spherical":
+                q[j.q_slice.start] = 1.0
+            elif j.type == "free":
+                q[j.q_slice.start + 3] = 1.0
+        bounded = np.isfinite(self.lower_limit) | np.isfinite(self.upper_limit)
+        q[bounded] = np.clip(q[bounded], self.lower_limit[bounded], self.upper_limit[bounded])
+        return q
+
+    def random_configuration(self, seed=None, size=None, unbounded_range=np.pi):
+        """A configuration drawn uniformly within the position limits; unit
+        quaternions drawn uniformly on SO(3). A coordinate with an infinite
+        limit is drawn in ``[-unbounded_range, unbounded_range]`` (angles and
+        translations alike). ``size=B`` returns a ``(B, nq)`` batch."""
+        rng = np.random.default_rng(seed)
+        shape = (self.nq,) if size is None else (size, self.nq)
+        lo = np.where(np.isfinite(self.lower_limit), self.lower_limit, -unbounded_range)
+        hi = np.where(np.isfinite(self.upper_limit), self.upper_limit, unbounded_range)
+        q = rng.uniform(lo, hi, size=shape)
+        for i in self._quat_joints:
+            j = self.joints[i]
+            s = j.q_slice.start + (3 if j.type == "free" else 0)
+            u = rng.normal(size=shape[:-1] + (4,))
+            u /= np.linalg.norm(u, axis=-1, keepdims=True)
+            u *= np.where(u[..., :1] < 0, -1.0, 1.0)
+            q[..., s:s + 4] = u
+        return q
+
+    def integrate(self, q, v, dt=1.0):
+        """``q ⊕ v·dt`` on the configuration manifold (quaternions stay unit;
+        free joints follow the SE(3) exponential of the body twist).
+        Accepts one state or a batch."""
+        q = as_vector(q, "q", self.nq)
+        v = as_vector(v, "v", self.nv)
+        if q.ndim != v.ndim:
+            raise InputError(f"q has shape {q.shape} but v has shape {v.shape}: both single or both batched")
+        out = np.empty_like(q)
+        if q.ndim == 1:
+            _cfg.integrate_kernel(self._tree, q, v, float(dt), out)
+        else:
+            _cfg.integrate_batch(self._tree, q, v, float(dt), out)
+        return out
+
+    def difference(self, q0, q1):
+        """The velocity ``v`` with ``integrate(q0, v, 1) = q1`` (SE(3), SE(2)
+        and quaternion logarithms; shortest rotation)."""
+        q0 = as_vector(q0, "q0", self.nq)
+        q1 = as_vector(q1, "q1", self.nq)
+        if q0.shape != q1.shape:
+            raise InputError(f"q0 has shape {q0.shape} but q1 has shape {q1.shape}")
+        out = np.empty(q0.shape[:-1] + (self.nv,))
+        if q0.ndim == 1:
+            _cfg.difference_kernel(self._tree, q0, q1, out)
+        else:
+            _cfg.difference_batch(self._tree, q0, q1, out)
+        return out
+
+    def normalize(self, q):
+        """A copy of ``q`` with every quaternion block normalized."""
+        q = as_vector(q, "q", self.nq).copy()
+        if q.ndim == 1:
+            _cfg.normalize_kernel(self._tree, q)
+        else:
+            _cfg.normalize_batch(self._tree, q)
+        return q
+
+    def check_configuration(self, q, name="q"):
+        """``q`` validated (shape, finite, unit quaternions) as float64."""
+        q = as_vector(q, name, self.nq)
+        check_quaternions(self, q, name)
+        return q
+
+    def check_velocity(self, v, name="v"):
+        return as_vector(v, name, self.nv)

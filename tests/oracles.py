@@ -1,0 +1,247 @@
+"""Test-side bridges to the oracles (Pinocchio, example-robot-data).
+
+Conventions are converted here, at the test boundary: Pinocchio puts the
+linear part first in 6-vectors, stores quaternions (x, y, z, w), gives
+continuous joints two coordinates (cos, sin) and free-flyer velocities
+linear first. multibody is angular first, (w, x, y, z), one angle.
+"""
+import os
+import site
+import sysconfig
+
+import numpy as np
+import pinocchio as pin
+
+import multibody as mb
+
+ROBOTS = {
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
+    "panda": ("panda_description/urdf/panda.urdf", False),
+    "solo12": ("solo_description/robots/solo12.urdf", True),
+    "talos": ("talos_data/robots/talos_reduced.urdf", True),
+    "go2": ("go2_description/urdf/go2.urdf", True),
+    "g1": ("g1_description/urdf/g1_29dof_rev_1_0.urdf", True),
+}
+
+
+def robots_dir():
+    """example-robot-data's robots/ folder (version 6 is data only)."""
+    cands = [os.environ.get("EXAMPLE_ROBOT_DATA_DIR")]
+    for sp in site.getsitepackages() + [sysconfig.get_paths()["purelib"]]:
+        cands.append(os.path.join(sp, "cmeel.prefix", "share", "example-robot-data", "robots"))
+    for c in cands:
+        if c and os.path.isdir(c):
+            return c
+    raise FileNotFoundError("example-robot-data is not installed")
+
+
+def robot_path(name):
+    return os.path.join(robots_dir(), ROBOTS[name][0])
+
+
+def pin_model(name):
+    path, floating = ROBOTS[name]
+    path = os.path.join(robots_dir(), path)
+    return pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+
+
+SWAP = np.r_[3:6, 0:3]  # linear-first <-> angular-first permutation of a 6-vector
+
+
+def swap6(x, axis=0):
+    """Permute the 6-axis of ``x`` between linear-first and angular-first."""
+    return np.take(x, SWAP, axis=axis)
+
+
+class Mapping:
+    """Coordinate maps between a multibody model and a Pinocchio model of
+    the same robot, matched by joint name."""
+
+    def __init__(self, model, pmodel):
+        self.model, self.pmodel = model, pmodel
+        self.joints = []
+        for j in model.joints[1:]:
+            if j.nq == 0:
+                continue
+            pj = pmodel.getJointId(j.name)
+            assert pj < pmodel.njoints, f"joint {j.name} not in Pinocchio model"
+            self.joints.append((j, pmodel.joints[pj]))
+
+    def q_from_pin(self, qp):
+        q = np.zeros(self.model.nq)
+        for j, pj in self.joints:
+            a = qp[pj.idx_q:pj.idx_q + pj.nq]
+            s = j.q_slice
+            if j.type == "free":
+                q[s] = np.r_[a[:3], a[6], a[3:6]]
+            elif j.type == "spherical":
+                q[s] = np.r_[a[3], a[:3]]
+            elif j.type == "revolute" and pj.nq == 2:
+                q[s] = np.arctan2(a[1], a[0])
+            elif j.type == "planar":  # pin: (x, y, cos, sin)
+                q[s] = np.r_[a[:2], np.arctan2(a[3], a[2])]
+            else:
+                q[s] = a
+        return q
+
+    def v_from_pin(self, vp):
+        v = np.zeros(self.model.nv)
+        for j, pj in self.joints:
+            a = vp[pj.idx_v:pj.idx_v + pj.nv]
+            s = j.v_slice
+            if j.type == "free":
+                v[s] = np.r_[a[3:], a[:3]]
+            elif j.type == "planar":  # pin: (vx, vy, w)
+                v[s] = np.r_[a[2], a[:2]]
+            else:
+                v[s] = a
+        return v
+
+    def v_to_pin_columns(self, J):
+        """Reorder the columns (nv axis, last) of a multibody matrix into Pinocchio's v order."""
+        out = np.zeros(J.shape[:-1] + (self.pmodel.nv,))
+        for j, pj in self.joints:
+            cols = J[..., j.v_slice]
+            if j.type == "free":
+                cols = cols[..., SWAP]
+            elif j.type == "planar":
+                cols = cols[..., [1, 2, 0]]
+            out[..., pj.idx_v:pj.idx_v + pj.nv] = cols
+        return out
+
+
+def from_pinocchio(pmodel, name="from_pinocchio"):
+    """A multibody Model built with ModelBuilder from a Pinocchio model's
+    joints, placements and inertias (an independent path to the loader)."""
+    b = mb.ModelBuilder(name, gravity=np.array(pmodel.gravity.linear))
+    for jid in range(1, pmodel.njoints):
+        jm = pmodel.joints[jid]
+        sn = jm.shortname()
+        kw = {}
+        if sn.startswith("JointModelR") and "Unaligned" not in sn and "Unbounded" not in sn:
+            kw = dict(joint="revolute", axis=np.eye(3)["XYZ".index(sn[-1])])
+        elif sn.startswith("JointModelRUB"):
+            kw = dict(joint="revolute", axis=np.eye(3)["XYZ".index(sn[-1])])
+        elif sn in ("JointModelRevoluteUnaligned", "JointModelRevoluteUnboundedUnaligned"):
+            kw = dict(joint="revolute", axis=np.array(jm.extract().axis))
+        elif sn.startswith("JointModelP") and "Unaligned" not in sn and sn[-1] in "XYZ" and sn != "JointModelPlanar":
+            kw = dict(joint="prismatic", axis=np.eye(3)["XYZ".index(sn[-1])])
+        elif sn == "JointModelPrismaticUnaligned":
+            kw = dict(joint="prismatic", axis=np.array(jm.extract().axis))
+        elif sn == "JointModelFreeFlyer":
+            kw = dict(joint="free")
+        elif sn == "JointModelSpherical":
+            kw = dict(joint="spherical")
+        elif sn == "JointModelPlanar":
+            kw = dict(joint="planar", axis=(0, 0, 1), axis2=(1, 0, 0))
+        elif sn == "JointModelTranslation":
+            kw = dict(joint="translational")
+        else:
+            raise NotImplementedError(sn)
+        Y = pmodel.inertias[jid]
+        M = pmodel.jointPlacements[jid]
+        b.add_body(pmodel.names[jid] + "_body", parent=("world" if pmodel.parents[jid] == 0
+                                                        else pmodel.names[pmodel.parents[jid]] + "_body"),
+                   placement=(M.rotation, M.translation), joint_name=pmodel.names[jid], mass=Y.mass,
+                   com=np.array(Y.lever), inertia=np.array(Y.inertia), **kw)
+    return b.build()
+
+
+def to_pinocchio(model):
+    """A Pinocchio model of a multibody Model (every catalog joint has a
+    Pinocchio counterpart; cylindrical becomes a composite joint). Planar
+    joints must have axis z and axis2 x, Pinocchio's only planar joint."""
+    pm = pin.Model()
+    pm.gravity = pin.Motion(np.r_[model.gravity, 0.0, 0.0, 0.0])
+    for j in model.joints[1:]:
+        i = j.child
+        tree = model.tree[i]
+        a1, a2 = tree[18:21], tree[21:24]
+        pitch = tree[27]
+        if j.type == "revolute":
+            jm = pin.JointModelRevoluteUnaligned(a1)
+        elif j.type == "prismatic":
+            jm = pin.JointModelPrismaticUnaligned(a1)
+        elif j.type == "helical":
+            jm = pin.JointModelHelicalUnaligned(a1, pitch)
+        elif j.type == "cylindrical":
+            jm = pin.JointModelComposite(pin.JointModelRevoluteUnaligned(a1))
+            jm.addJoint(pin.JointModelPrismaticUnaligned(a1))
+        elif j.type == "planar":
+            assert np.allclose(a1, [0, 0, 1]) and np.allclose(a2, [1, 0, 0])
+            jm = pin.JointModelPlanar()
+        elif j.type == "spherical":
+            jm = pin.JointModelSpherical()
+        elif j.type == "free":
+            jm = pin.JointModelFreeFlyer()
+        elif j.type == "translational":
+            jm = pin.JointModelTranslation()
+        elif j.type == "universal":
+            jm = pin.JointModelUniversal(a1, a2)
+        else:
+            raise NotImplementedError(j.type)
+        placement = pin.SE3(tree[6:15].reshape(3, 3).copy(), tree[15:18].copy())
+        jid = pm.addJoint(j.parent, jm, placement, j.name)
+        pm.appendBodyToJoint(jid, pin.Inertia(model.body_mass[i], model.body_com[i].copy(),
+                                              model.body_inertia[i].copy()), pin.SE3.Identity())
+        pm.addBodyFrame(model.body_names[i], jid, pin.SE3.Identity(), 0)
+    return pm
+
+
+def random_inertia(rng):
+    """A physically valid (mass, com, inertia about the COM) triple."""
+    m = rng.uniform(0.5, 3.0)
+    d = rng.uniform(0.05, 0.3, 3)  # box extents
+    I = m / 12.0 * np.diag([d[1] ** 2 + d[2] ** 2, d[0] ** 2 + d[2] ** 2, d[0] ** 2 + d[1] ** 2])
+    R = pin.rpy.rpyToMatrix(*rng.uniform(-np.pi, np.pi, 3))
+    return m, rng.uniform(-0.2, 0.2, 3), R @ I @ R.T
+
+
+def random_pose(rng):
+    return pin.rpy.rpyToMatrix(*rng.uniform(-np.pi, np.pi, 3)), rng.uniform(-0.5, 0.5, 3)
+
+
+ALL_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "planar", "spherical", "translational",
+              "universal")
+
+
+def random_tree(seed, n=12, floating=True, joints=ALL_JOINTS, pin_compatible=True, fixed=0):
+    """A random branched tree built with ModelBuilder that uses every joint
+    type in ``joints`` (cycled), optionally a free-floating root and
+    ``fixed`` extra bodies attached by fixed joints."""
+    rng = np.random.default_rng(seed)
+    b = mb.ModelBuilder(f"random{seed}")
+    names = []
+    if floating:
+        m, c, I = random_inertia(rng)
+        b.add_body("base", "world", "free", mass=m, com=c, inertia=I)
+        names.append("base")
+    for k in range(n):
+        jt = joints[k % len(joints)]
+        parent = names[rng.integers(len(names))] if names else "world"
+        m, c, I = random_inertia(rng)
+        kw = {}
+        if jt in ("revolute", "prismatic", "helical", "cylindrical", "universal"):
+            a = rng.normal(size=3)
+            kw["axis"] = a / np.linalg.norm(a)
+        if jt == "universal":
+            a2 = rng.normal(size=3)
+            a2 -= kw["axis"] * (a2 @ kw["axis"])
+            kw["axis2"] = a2 / np.linalg.norm(a2)
+        if jt == "helical":
+            kw["pitch"] = rng.uniform(-0.2, 0.2)
+        if jt == "planar" and pin_compatible:
+            kw.update(axis=(0, 0, 1), axis2=(1, 0, 0))
+        elif jt == "planar":
+            a = rng.normal(size=3)
+            kw["axis"] = a / np.linalg.norm(a)
+        name = f"b{k}"
+        b.add_body(name, parent, jt, placement=random_pose(rng), mass=m, com=c, inertia=I,
+                   joint_name=f"j{k}", **kw)
+        names.append(name)
+    for k in range(fixed):
+        m, c, I = random_inertia(rng)
+        b.add_body(f"f{k}", names[rng.integers(len(names))], "fixed", placement=random_pose(rng), mass=m,
+                   com=c, inertia=I)
+        names.append(f"f{k}")
+    return b
