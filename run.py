@@ -3,6 +3,7 @@
 
     python3 run.py demo     # create .venv, install multibody, run the main job
     python3 run.py test     # create .venv, install multibody[test], run the test suite
+                            # twice: compiled, then with NUMBA_DISABLE_JIT=1
     python3 run.py bench    # ... and the benchmarks against Pinocchio
 
 The virtual environment lives in ./.venv and is reinstalled only when
@@ -48,7 +49,12 @@ def main(argv):
         return subprocess.call([PY, "-m", "multibody", "demo", *rest], cwd=ROOT)
     if cmd == "test":
         ensure_env("test")
-        return subprocess.call([PY, "-m", "pytest", "-q", *rest], cwd=ROOT)
+        rc = subprocess.call([PY, "-m", "pytest", "-q", *rest], cwd=ROOT)
+        # The same suite interpreted (DESIGN.md: NUMBA_DISABLE_JIT=1 must run everything).
+        print("\n=== the same tests with NUMBA_DISABLE_JIT=1 ===", flush=True)
+        env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+        rc_nojit = subprocess.call([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rest], cwd=ROOT, env=env)
+        return rc or rc_nojit
     ensure_env("test")
     return subprocess.call([PY, os.path.join(ROOT, "benchmarks", "kinematics.py"), *rest], cwd=ROOT)
 

@@ -11,6 +11,9 @@ REFERENCES = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL
 
 
 def reference_code(reference):
+    code = REFERENCES.get(reference)
+    if code is not None:
+        return code
     try:
         return REFERENCES[str(reference).lower()]
     except KeyError:
@@ -45,10 +48,9 @@ def data_for(model, data):
 
 def frame_of(model, frame):
     """(body index, 4x4 placement in the body) of a frame given by name or index."""
+    entry = model._frame_lookup.get(frame)
+    if entry is not None:
+        return entry
     if isinstance(frame, str):
-        f = model.frame_id(frame)
-    else:
-        f = int(frame)
-        if not 0 <= f < len(model.frames):
-            raise InputError(f"frame index {f} out of range (model has {len(model.frames)} frames)")
-    return int(model.frame_body[f]), model.frame_placement[f]
+        model.frame_id(frame)  # raises the error naming the frame
+    raise InputError(f"frame {frame!r} is not a frame name or an index below {len(model.frames)}")

@@ -151,6 +151,11 @@ class Model:
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._frame_index = {n: i for i, n in enumerate(self.frame_names)}
+        # (body, placement) per frame name and index: one dict lookup on the fast path
+        self._frame_lookup = {}
+        for i, f in enumerate(self.frames):
+            entry = (int(f.body), np.array(f.placement, dtype=float))  # writable: faster Numba dispatch
+            self._frame_lookup[f.name] = self._frame_lookup[i] = entry
 
     # ------------------------------------------------------------------ names
     @property
