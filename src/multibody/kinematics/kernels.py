@@ -42,17 +42,23 @@ def q_status(tree, q):
     return 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def set_world_pose(tree, i, poses):
+    """``oMi[i] = oMi[parent] · liMi[i]`` (Featherstone ``ⁱX₀ = ⁱX_λ ^λX₀``)."""
+    p = int(tree[i, C_PARENT])
+    for r in range(3):
+        b0, b1, b2 = poses[0, p, r, 0], poses[0, p, r, 1], poses[0, p, r, 2]
+        for c in range(4):
+            poses[0, i, r, c] = b0 * poses[1, i, 0, c] + b1 * poses[1, i, 1, c] + b2 * poses[1, i, 2, c]
+        poses[0, i, r, 3] += poses[0, p, r, 3]
+
+
 @njit(cache=True, nogil=True)
 def fk_kernel(tree, q, poses):
     """World pose ``poses[0, i]`` and parent-relative pose ``poses[1, i]`` of every body."""
     for i in range(1, tree.shape[0]):
         set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
-        p = int(tree[i, C_PARENT])
-        for r in range(3):
-            b0, b1, b2 = poses[0, p, r, 0], poses[0, p, r, 1], poses[0, p, r, 2]
-            for c in range(4):
-                poses[0, i, r, c] = b0 * poses[1, i, 0, c] + b1 * poses[1, i, 1, c] + b2 * poses[1, i, 2, c]
-            poses[0, i, r, 3] += poses[0, p, r, 3]
+        set_world_pose(tree, i, poses)
 
 
 @njit(cache=True, nogil=True)
@@ -223,12 +229,7 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
         for _ in range(depth - 1 - d):
             i = int(tree[i, C_PARENT])
         set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
-        p = int(tree[i, C_PARENT])
-        for r in range(3):
-            b0, b1, b2 = poses[0, p, r, 0], poses[0, p, r, 1], poses[0, p, r, 2]
-            for k in range(4):
-                poses[0, i, r, k] = b0 * poses[1, i, 0, k] + b1 * poses[1, i, 1, k] + b2 * poses[1, i, 2, k]
-            poses[0, i, r, 3] += poses[0, p, r, 3]
+        set_world_pose(tree, i, poses)
         iv = int(tree[i, C_V])
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)

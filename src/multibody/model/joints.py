@@ -49,6 +49,8 @@ from numba import njit
 
 from ..spatial import quaternion as quat
 from ..spatial import so3
+from ..spatial.quaternion import rotation_entries
+from ..spatial.so3 import axis_angle_entries
 
 # joint type codes
 FIXED = 0
@@ -92,26 +94,6 @@ N_COL = 41
 
 
 @njit(cache=True, nogil=True, inline="always")
-def axis_rotation(x, y, z, angle):
-    """Entries (row major) of the rotation by ``angle`` about the unit axis
-    (x, y, z) (Rodrigues)."""
-    c = np.cos(angle)
-    s = np.sin(angle)
-    t = 1.0 - c
-    return (c + t * x * x, t * x * y - s * z, t * x * z + s * y,
-            t * x * y + s * z, c + t * y * y, t * y * z - s * x,
-            t * x * z - s * y, t * y * z + s * x, c + t * z * z)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def quaternion_rotation(w, x, y, z):
-    """Entries (row major) of the rotation matrix of the unit quaternion (w, x, y, z)."""
-    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y),
-            2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x),
-            2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y))
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _axis(tree, i, col):
     return tree[i, col], tree[i, col + 1], tree[i, col + 2]
 
@@ -122,7 +104,7 @@ def joint_transform(jt, tree, i, q, iq):
     returned as 12 scalars (R_J row major, then p_J)."""
     if jt == REVOLUTE:
         x, y, z = _axis(tree, i, C_AX1)
-        R = axis_rotation(x, y, z, q[iq])
+        R = axis_angle_entries(x, y, z, q[iq])
         return R + (0.0, 0.0, 0.0)
     if jt == PRISMATIC:
         d = q[iq]
@@ -130,33 +112,33 @@ def joint_transform(jt, tree, i, q, iq):
                 tree[i, C_AX1] * d, tree[i, C_AX1 + 1] * d, tree[i, C_AX1 + 2] * d)
     if jt == HELICAL:
         x, y, z = _axis(tree, i, C_AX1)
-        R = axis_rotation(x, y, z, q[iq])
+        R = axis_angle_entries(x, y, z, q[iq])
         d = tree[i, C_PITCH] * q[iq]
         return R + (x * d, y * d, z * d)
     if jt == CYLINDRICAL:
         x, y, z = _axis(tree, i, C_AX1)
-        R = axis_rotation(x, y, z, q[iq])
+        R = axis_angle_entries(x, y, z, q[iq])
         d = q[iq + 1]
         return R + (x * d, y * d, z * d)
     if jt == PLANAR:
         x, y, z = _axis(tree, i, C_AX1)
-        R = axis_rotation(x, y, z, q[iq + 2])
+        R = axis_angle_entries(x, y, z, q[iq + 2])
         a, b = q[iq], q[iq + 1]
         return R + (tree[i, C_AX2] * a + tree[i, C_AX3] * b,
                     tree[i, C_AX2 + 1] * a + tree[i, C_AX3 + 1] * b,
                     tree[i, C_AX2 + 2] * a + tree[i, C_AX3 + 2] * b)
     if jt == SPHERICAL:
-        return quaternion_rotation(q[iq], q[iq + 1], q[iq + 2], q[iq + 3]) + (0.0, 0.0, 0.0)
+        return rotation_entries(q[iq], q[iq + 1], q[iq + 2], q[iq + 3]) + (0.0, 0.0, 0.0)
     if jt == FREE:
-        return (quaternion_rotation(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
+        return (rotation_entries(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
                 + (q[iq], q[iq + 1], q[iq + 2]))
     if jt == TRANSLATIONAL:
         return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, q[iq], q[iq + 1], q[iq + 2])
     if jt == UNIVERSAL:
         x, y, z = _axis(tree, i, C_AX1)
-        a00, a01, a02, a10, a11, a12, a20, a21, a22 = axis_rotation(x, y, z, q[iq])
+        a00, a01, a02, a10, a11, a12, a20, a21, a22 = axis_angle_entries(x, y, z, q[iq])
         x, y, z = _axis(tree, i, C_AX2)
-        b00, b01, b02, b10, b11, b12, b20, b21, b22 = axis_rotation(x, y, z, q[iq + 1])
+        b00, b01, b02, b10, b11, b12, b20, b21, b22 = axis_angle_entries(x, y, z, q[iq + 1])
         return (a00 * b00 + a01 * b10 + a02 * b20, a00 * b01 + a01 * b11 + a02 * b21,
                 a00 * b02 + a01 * b12 + a02 * b22,
                 a10 * b00 + a11 * b10 + a12 * b20, a10 * b01 + a11 * b11 + a12 * b21,
@@ -232,7 +214,7 @@ def motion_subspace_into(tree, i, q, S, iv):
 @njit(cache=True, nogil=True, inline="always")
 def _universal_axis1(tree, i, q2):
     x, y, z = _axis(tree, i, C_AX2)
-    R = axis_rotation(x, y, z, q2)
+    R = axis_angle_entries(x, y, z, q2)
     a0, a1, a2 = _axis(tree, i, C_AX1)
     return (R[0] * a0 + R[3] * a1 + R[6] * a2, R[1] * a0 + R[4] * a1 + R[7] * a2,
             R[2] * a0 + R[5] * a1 + R[8] * a2)

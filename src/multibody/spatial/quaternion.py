@@ -41,20 +41,22 @@ def normalize(q):
     return q / np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def rotation_entries(w, x, y, z):
+    """The nine entries (row major) of the rotation matrix of the unit
+    quaternion (w, x, y, z), as scalars: the allocation-free form kernels use."""
+    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y),
+            2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x),
+            2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y))
+
+
 @njit(cache=True, nogil=True)
 def to_rotation_into(q, R):
     """Write the rotation matrix of unit quaternion ``q`` into ``R``; kernel form
     of :func:`to_rotation`."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[0, 1] = 2.0 * (x * y - w * z)
-    R[0, 2] = 2.0 * (x * z + w * y)
-    R[1, 0] = 2.0 * (x * y + w * z)
-    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[1, 2] = 2.0 * (y * z - w * x)
-    R[2, 0] = 2.0 * (x * z - w * y)
-    R[2, 1] = 2.0 * (y * z + w * x)
-    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    e = rotation_entries(q[0], q[1], q[2], q[3])
+    for k in range(9):
+        R[k // 3, k % 3] = e[k]
 
 
 @njit(cache=True, nogil=True)

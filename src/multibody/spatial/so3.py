@@ -69,6 +69,19 @@ def _exp_coeffs(t2):
     return s / t, 0.5 * sh * sh, (t - s) / (t2 * t)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def axis_angle_entries(x, y, z, angle):
+    """The nine entries (row major) of the rotation by ``angle`` about the
+    unit axis (x, y, z) (Rodrigues), as scalars: the allocation-free form
+    kernels use."""
+    c = np.cos(angle)
+    s = np.sin(angle)
+    t = 1.0 - c
+    return (c + t * x * x, t * x * y - s * z, t * x * z + s * y,
+            t * x * y + s * z, c + t * y * y, t * y * z - s * x,
+            t * x * z - s * y, t * y * z + s * x, c + t * z * z)
+
+
 @njit(cache=True, nogil=True)
 def exp_into(w, R):
     """Write ``exp([w])`` into the 3x3 array ``R``; kernel form of :func:`exp`."""
