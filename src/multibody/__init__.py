@@ -5,6 +5,7 @@ first, free-joint velocities in the body frame, SI units.
 """
 from .errors import InputError, ModelError, ModelFileError, MultibodyError, SimulationError
 from .model import Data, ModelBuilder, Model
+from .io import load_mjcf, load_urdf
 from .kinematics import (body_motion, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                          com_jacobian, forward_kinematics, frame_acceleration, frame_placements, frame_pose,
                          frame_velocity, jacobian, jacobian_dot_v, joint_jacobians, kinetic_energy, momentum,

@@ -6,7 +6,7 @@ import pinocchio as pin
 import pytest
 
 import multibody as mb
-from oracles import Mapping, from_pinocchio, pin_model, random_tree, swap6, to_pinocchio
+from oracles import ROBOTS, Mapping, pin_model, random_tree, robot_path, swap6, to_pinocchio
 
 TOL = 1e-10
 REFS = [("world", pin.WORLD), ("local", pin.LOCAL), ("local_world_aligned", pin.LOCAL_WORLD_ALIGNED)]
@@ -18,7 +18,7 @@ def _robot(name):
                             floating=name == "tree_floating").build()
         return model, to_pinocchio(model)
     pm = pin_model(name)
-    return from_pinocchio(pm, name), pm
+    return mb.load_urdf(robot_path(name), floating_base=ROBOTS[name][1]), pm
 
 
 @pytest.fixture(scope="module", params=["ur5", "panda", "solo12", "talos", "tree_fixed", "tree_floating"])

@@ -109,3 +109,19 @@ def test_potential_energy_gradient_is_gravity_force(model):
           - mb.potential_energy(model, model.integrate(q, v, -EPS))) / (2 * EPS)
     vcom = mb.center_of_mass(model, q, v)[1]
     assert abs(fd + model.total_mass * model.gravity @ vcom) < 1e-6
+
+
+def test_body_motion_world_and_local_agree_with_frame_velocity(model):
+    q = model.random_configuration(seed=8)
+    v = np.random.default_rng(8).normal(size=model.nv)
+    a = np.random.default_rng(9).normal(size=model.nv)
+    vel_l, acc_l = (x.copy() for x in mb.body_motion(model, q, v, a))
+    vel_w, acc_w = mb.body_motion(model, q, v, a, reference="world")
+    for i in (2, 6, model.nbodies - 1):
+        name = model.body_names[i]
+        np.testing.assert_allclose(vel_l[i], mb.frame_velocity(model, q, v, name, "local"), atol=1e-12)
+        np.testing.assert_allclose(vel_w[i], mb.frame_velocity(model, q, v, name, "world"), atol=1e-12)
+        np.testing.assert_allclose(acc_w[i], mb.frame_acceleration(model, q, v, a, name, "world"), atol=1e-12)
+    Vb, Ab = mb.body_motion(model, np.array([q, q]), np.array([v, v]), np.array([a, a]), reference="world")
+    np.testing.assert_allclose(Vb[1], vel_w, atol=1e-14)
+    np.testing.assert_allclose(Ab[0], acc_w, atol=1e-14)

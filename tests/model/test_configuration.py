@@ -77,3 +77,14 @@ def test_integrate_keeps_quaternions_unit_over_many_steps():
         if j.type in ("spherical", "free"):
             quat = q[j.q_slice][-4:]
             assert abs(np.linalg.norm(quat) - 1.0) < 1e-12
+
+
+def test_qdot_is_the_derivative_of_integrate():
+    model = random_tree(25, n=16, floating=True, pin_compatible=False).build()
+    rng = np.random.default_rng(6)
+    Q = model.random_configuration(seed=6, size=4)
+    V = rng.normal(size=(4, model.nv))
+    eps = 1e-6
+    fd = (model.integrate(Q, V, eps) - model.integrate(Q, V, -eps)) / (2 * eps)
+    np.testing.assert_allclose(model.qdot(Q, V), fd, atol=1e-8)
+    np.testing.assert_allclose(model.qdot(Q[0], V[0]), fd[0], atol=1e-8)

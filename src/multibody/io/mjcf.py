@@ -73,6 +73,7 @@ _FREE_DOF_ORDER = [3, 4, 5, 0, 1, 2]  # MuJoCo free-joint dofs (lin, ang) -> mul
 
 
 def _import_mujoco():
+    """The ``mujoco`` module, or an ImportError telling how to install it."""
     try:
         import mujoco
     except ImportError as e:
@@ -122,25 +123,32 @@ def load_mjcf(path_or_string, name=None, merge_fixed=True):
 
 
 class _Converter:
+    """Turns a compiled ``mujoco.MjModel`` into ModelBuilder calls (one use)."""
+
     def __init__(self, mujoco, m, src):
+        """``mujoco``: the module; ``m``: the MjModel; ``src``: how messages name the input."""
         self.mj, self.m, self.src = mujoco, m, src
 
     def err(self, msg):
+        """A ModelFileError whose message starts with the source."""
         return ModelFileError(f"{self.src}: {msg}")
 
     def name(self, objtype, i, default):
+        """Name of MuJoCo object ``i`` of ``objtype``; ``default`` if unnamed, None if ``i < 0``."""
         if i < 0:
             return None
         s = self.mj.mj_id2name(self.m, objtype, int(i))
         return s if s else default
 
     def add_body(self, b, what, *args, **kw):
+        """``b.add_body`` with builder errors re-raised as ModelFileError naming ``what``."""
         try:
             b.add_body(*args, **kw)
         except ModelError as e:
             raise self.err(f"{what}: {e}") from e
 
     def build(self, name, merge_fixed):
+        """Bodies and joints (see the module docstring), then geoms, sites, equalities."""
         mj, m = self.mj, self.m
         O = mj.mjtObj
         model_name = name or bytes(m.names).split(b"\0")[0].decode() or "mjcf"
@@ -177,7 +185,7 @@ class _Converter:
                 if jt == JT.mjJNT_HINGE:
                     p, Tref = np.array(m.jnt_pos[j], dtype=float), pose(axis_angle_rotation(axis, -qpos0))
                 elif jt == JT.mjJNT_SLIDE:
-                    p, Tref = np.zeros(3), np.eye(4)
+                    p, Tref = np.zeros(3), pose(None, -qpos0 * axis)
                 else:  # ball: qpos is absolute
                     p, Tref = np.array(m.jnt_pos[j], dtype=float), np.eye(4)
                 placement = T @ pose(None, p) @ Tref
@@ -203,6 +211,7 @@ class _Converter:
             raise self.err(str(e)) from e
 
     def inertial(self, i, B):
+        """Builder keywords (mass, com, inertia in the MuJoCo body frame) of body ``i``; {} if massless."""
         m = self.m
         mass = float(m.body_mass[i])
         moments = np.array(m.body_inertia[i], dtype=float)
@@ -214,6 +223,7 @@ class _Converter:
         return {"mass": mass, "com": np.array(m.body_ipos[i], dtype=float), "inertia": R @ np.diag(moments) @ R.T}
 
     def joint_kwargs(self, j, jt):
+        """Builder keywords of joint ``j``: per-dof damping, friction, armature (angular first), limits."""
         m, JT = self.m, self.mj.mjtJoint
         d0 = int(m.jnt_dofadr[j])
         nv = {JT.mjJNT_FREE: 6, JT.mjJNT_BALL: 3}.get(jt, 1)
@@ -229,6 +239,7 @@ class _Converter:
         return kw
 
     def geoms(self, b, body_names):
+        """Every geom as a geometry of the frame named after its MuJoCo body (sizes converted)."""
         mj, m = self.mj, self.m
         G = mj.mjtGeom
         shapes = {G.mjGEOM_PLANE: "plane", G.mjGEOM_HFIELD: "hfield", G.mjGEOM_SPHERE: "sphere",
@@ -265,6 +276,7 @@ class _Converter:
                            rgba=tuple(float(x) for x in m.geom_rgba[g]), collision=collision, visual=True)
 
     def mesh_file(self, k):
+        """The file of mesh asset ``k`` as MuJoCo recorded it (else the mesh name)."""
         m = self.m
         adr = int(m.mesh_pathadr[k]) if hasattr(m, "mesh_pathadr") else -1
         if adr >= 0 and hasattr(m, "paths"):
@@ -273,6 +285,7 @@ class _Converter:
         return self.name(self.mj.mjtObj.mjOBJ_MESH, k, f"mesh{k}")
 
     def sites(self, b, body_names, taken_bodies):
+        """Named sites as frames of kind 'user' (renamed ``<site>_1`` on a name clash)."""
         mj, m = self.mj, self.m
         taken = set(taken_bodies)
         for s in range(m.nsite):
@@ -283,6 +296,7 @@ class _Converter:
                         pose(quat_to_rotation(m.site_quat[s]), m.site_pos[s]), kind="user")
 
     def equalities(self, b):
+        """Active equality constraints, recorded with ``add_equality``."""
         mj, m = self.mj, self.m
         for e in range(m.neq):
             if not m.eq_active0[e]:

@@ -33,8 +33,14 @@ and turned into :class:`~multibody.model.ModelBuilder` calls. URDF semantics
   ``I_link = R I Rᵀ``. A link without ``<inertial>`` is massless. **Mass
   policy:** an explicit mass 0 with an all-zero inertia is also massless
   (accepted, as Pinocchio does); a mass 0 with a non-zero inertia, a negative
-  or non-finite mass, and an inertia that is not positive definite or
-  violates the triangle inequality are errors naming the link.
+  or non-finite mass, and an inertia that is not positive semi-definite or
+  violates the triangle inequality are errors naming the link. A *singular*
+  but physical inertia (a point mass or a thin rod, e.g. TALOS's
+  force-torque links) is accepted on a link attached by a fixed joint: it is
+  folded into its parent link (parallel-axis theorem; the dynamics are
+  unchanged) because ModelBuilder requires positive-definite inertias; on a
+  moving joint it is an error, and on a root fixed to the world it is
+  dropped (the world does not move).
 * ``<visual>`` / ``<collision>``: box (full extents), sphere (radius),
   cylinder and capsule (radius, length; axis z), mesh (file + scale) become
   geometries named after the element's ``name`` or ``<link>_<k>``; a visual's
@@ -109,7 +115,7 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
         root = ET.parse(path).getroot() if path else ET.fromstring(text)
     except ET.ParseError as e:
         raise ModelFileError(f"{src} is not well-formed XML: {e}") from None
-    except OSError as e:
+    except (OSError, ValueError) as e:
         raise ModelFileError(f"{src} cannot be read: {e}") from None
     if root.tag != "robot":
         raise ModelFileError(f"{src}: the root element is <{root.tag}>, expected <robot>")
@@ -158,6 +164,7 @@ def resolve_mesh(filename, package_dirs=(), base_dir=None):
 
 
 def _dirs(package_dirs):
+    """``package_dirs`` (None, one path or several) as a list of str."""
     if package_dirs is None:
         return []
     if isinstance(package_dirs, (str, os.PathLike)):
@@ -166,11 +173,15 @@ def _dirs(package_dirs):
 
 
 class _UrdfParser:
+    """Turns a parsed ``<robot>`` element into ModelBuilder calls (one use)."""
+
     def __init__(self, root, src, base_dir, package_dirs):
+        """``root``: the <robot> element; ``src``: how messages name the input."""
         self.root, self.src, self.base_dir = root, src, base_dir
         self.package_dirs = _dirs(package_dirs)
 
     def err(self, msg):
+        """A ModelFileError whose message starts with the file (or 'URDF string')."""
         return ModelFileError(f"{self.src}: {msg}")
 
     # ----------------------------------------------------------- attributes
@@ -286,6 +297,7 @@ class _UrdfParser:
             inert[ln] = None
 
     def materials(self):
+        """rgba of the robot-level ``<material name><color rgba/></material>`` entries."""
         out = {}
         for m in self.root.findall("material"):
             c = m.find("color")
@@ -338,6 +350,7 @@ class _UrdfParser:
 
     # -------------------------------------------------------------- topology
     def build(self, floating_base, merge_fixed, name):
+        """Check the topology (one tree of links), then add bodies, geometry and couplings and build."""
         root = self.root
         links = {}
         for el in root.findall("link"):
@@ -446,6 +459,7 @@ class _UrdfParser:
             raise self.err(str(e)) from e
 
     def add_body(self, b, what, *args, **kw):
+        """``b.add_body`` with builder errors re-raised as ModelFileError naming ``what``."""
         try:
             b.add_body(*args, **kw)
         except ModelFileError:

@@ -23,7 +23,7 @@ from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, 
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def q_status(tree, q):
     """0 if ``q`` is finite with unit quaternions (within QUATERNION_TOLERANCE on |q|²);
     otherwise ``1 + index`` of the first non-finite entry, or ``-body`` for
@@ -53,7 +53,7 @@ def set_world_pose(tree, i, poses):
         poses[0, i, r, 3] += poses[0, p, r, 3]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def fk_kernel(tree, q, poses):
     """World pose ``poses[0, i]`` and parent-relative pose ``poses[1, i]`` of every body."""
     for i in range(1, tree.shape[0]):
@@ -212,33 +212,59 @@ def frame_jacobian_from_joint_jacobians(tree, jac, body, oMf, ref):
 
 @njit(cache=True, nogil=True)
 def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
-    """``jac[2]`` = Jacobian of the frame at ``place`` (4x4 in ``body``) at q.
+    """``jac[2]`` = Jacobian of the frame at ``place`` (4x4 in ``body``) at q,
+    in reference ``ref`` (see :func:`frame_jacobian_from_joint_jacobians`).
 
-    Only the bodies that support ``body`` are visited, root first, as in
-    Pinocchio's computeFrameJacobian; their world poses ``poses[0]`` and the
-    joint Jacobian columns ``jac[1]`` of their coordinates are updated."""
-    depth = 0
+    One pass from the body up to the root, as in Pinocchio's
+    computeFrameJacobian: with ``M`` the frame's pose in body ``i``, the
+    column of coordinate k of joint i in frame coordinates is
+    ``Ad(M⁻¹) S_k``; then ``M ← liMi M``. At the root ``M`` is the frame's
+    world pose, which maps the columns to the requested reference. Only the
+    supporting bodies are visited (``poses[1]`` is updated for them;
+    ``poses[0]`` is not); other columns are zero."""
+    nv = jac.shape[2]
+    for r in range(6):
+        for k in range(nv):
+            jac[2, r, k] = 0.0
+    M = np.empty((2, 3, 4))  # M[0]: frame pose in the current body; M[1]: scratch
+    for r in range(3):
+        for c in range(4):
+            M[0, r, c] = place[r, c]
     i = body
     while i > 0:
-        depth += 1
-        i = int(tree[i, C_PARENT])
-    # walk the support root first without a scratch list: the ancestor at
-    # level ``d`` is ``depth - 1 - d`` parents up from the body (depth is small)
-    for d in range(depth):
-        i = body
-        for _ in range(depth - 1 - d):
-            i = int(tree[i, C_PARENT])
         set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
-        set_world_pose(tree, i, poses)
         iv = int(tree[i, C_V])
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
-            m = to_parent(poses[0, i], s0, s1, s2, s3, s4, s5)
+            m = to_child(M[0], s0, s1, s2, s3, s4, s5)
             for r in range(6):
-                jac[1, r, iv + k] = m[r]
-    oMf = np.empty((4, 4))
-    compose_into(poses[0, body], place, oMf)
-    frame_jacobian_from_joint_jacobians(tree, jac, body, oMf, ref)
+                jac[2, r, iv + k] = m[r]
+        for r in range(3):  # M ← liMi M
+            a0, a1, a2 = poses[1, i, r, 0], poses[1, i, r, 1], poses[1, i, r, 2]
+            for c in range(4):
+                M[1, r, c] = a0 * M[0, 0, c] + a1 * M[0, 1, c] + a2 * M[0, 2, c]
+            M[1, r, 3] += poses[1, i, r, 3]
+        for r in range(3):
+            for c in range(4):
+                M[0, r, c] = M[1, r, c]
+        i = int(tree[i, C_PARENT])
+    if ref == LOCAL:
+        return
+    T = M[0]  # the frame's world pose
+    i = body
+    while i > 0:
+        iv = int(tree[i, C_V])
+        for k in range(iv, iv + int(tree[i, C_NV])):
+            if ref == WORLD:
+                m = to_parent(T, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k], jac[2, 3, k], jac[2, 4, k],
+                              jac[2, 5, k])
+            else:  # world axes at the frame origin: rotate both parts
+                w = to_parent(T, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k], 0.0, 0.0, 0.0)
+                u = to_parent(T, jac[2, 3, k], jac[2, 4, k], jac[2, 5, k], 0.0, 0.0, 0.0)
+                m = (w[0], w[1], w[2], u[0], u[1], u[2])
+            for r in range(6):
+                jac[2, r, k] = m[r]
+        i = int(tree[i, C_PARENT])
 
 
 @njit(cache=True, nogil=True)
@@ -466,6 +492,13 @@ def fk_batch(tree, q, oMi):
         poses, jac, motion = workspace(tree.shape[0], 0)
         fk_kernel(tree, q[b], poses)
         oMi[b] = poses[0]
+
+
+def fk_batch_poses(tree, q):
+    """World poses (B, nb, 4, 4) of a batch of configurations."""
+    out = np.empty((q.shape[0], tree.shape[0], 4, 4))
+    fk_batch(tree, q, out)
+    return out
 
 
 @njit(cache=True, nogil=True, parallel=True)

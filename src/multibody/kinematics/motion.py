@@ -12,21 +12,41 @@ from . import kernels as K
 from ._common import config, data_for, frame_of, raise_status, reference_code, velocity
 
 
-def body_motion(model, q, v, a=None, data=None):
-    """Spatial velocity and acceleration of every body in body coordinates:
-    ``(vel, acc)``, each (nbodies, 6), angular first (Featherstone's ``v_i``,
-    ``a_i``; ``a=None`` means q̈ = 0, giving the bias accelerations J̇q̇).
-    The accelerations are spatial, not classical (notes P7)."""
+def body_motion(model, q, v, a=None, reference="local", data=None):
+    """Spatial velocity and acceleration of every body: ``(vel, acc)``, each
+    (nbodies, 6), angular first. ``reference="local"``: body coordinates
+    (Featherstone's ``v_i``, ``a_i``); ``"world"``: spatial vectors at the
+    world origin in world axes (``⁰X_i⁻¹ v_i``). ``a=None`` means q̈ = 0,
+    giving the bias accelerations J̇q̇. Accelerations are spatial, not
+    classical (notes P7; use :func:`frame_acceleration` for a point's).
+    Batches give (B, nbodies, 6)."""
+    ref = reference_code(reference)
+    if ref == K.LOCAL_WORLD_ALIGNED:
+        raise InputError("body_motion takes reference 'local' or 'world'")
     q = config(model, q)
     v = velocity(model, v, q)
     a = np.zeros_like(v) if a is None else velocity(model, a, q, "a")
     if q.ndim == 2:
         out = np.empty((q.shape[0], 2, model.nbodies, 6))
         K.motion_batch(model._tree, q, v, a, out)
-        return out[:, 0], out[:, 1]
+        vel, acc = out[:, 0], out[:, 1]
+        if ref == K.WORLD:
+            oMi = K.fk_batch_poses(model._tree, q)
+            vel, acc = _to_world(oMi, vel), _to_world(oMi, acc)
+        return vel, acc
     data = data_for(model, data)
     K.motion_kernel(model._tree, q, v, a, data.poses, data.jac, data.motion)
+    if ref == K.WORLD:
+        return _to_world(data.oMi, data.v), _to_world(data.oMi, data.a)
     return data.v, data.a
+
+
+def _to_world(oMi, m):
+    """Motion vectors of bodies (body coordinates) as spatial world vectors."""
+    R, p = oMi[..., :3, :3], oMi[..., :3, 3]
+    w = np.einsum("...ij,...j->...i", R, m[..., :3])
+    u = np.einsum("...ij,...j->...i", R, m[..., 3:]) + np.cross(p, w)
+    return np.concatenate([w, u], axis=-1)
 
 
 def _frame_motion(model, q, v, a, frame, reference, classical):
@@ -93,7 +113,7 @@ def jacobian(model, q, frame, reference="world", point=None, data=None):
             raise InputError(f"point has shape {pt.shape}, expected a finite (3,)")
         place = place.copy()
         place[:3, 3] += place[:3, :3] @ pt
-    if data is not None and getattr(q, "shape", None) == (model.nq,):
+    if data is not None and getattr(q, "shape", None) == model.q_shape:
         st = K.frame_jacobian_checked(model._tree, q, body, place, ref, data.poses, data.jac)
         if st:
             raise_status(model, q, st)

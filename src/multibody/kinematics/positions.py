@@ -16,11 +16,16 @@ def forward_kinematics(model, q, data=None):
     without allocating; ``q`` is still checked (shape, finite, unit
     quaternions), inside the kernel call. Exact up to round-off.
     """
-    if data is not None and getattr(q, "shape", None) == (model.nq,):
-        st = K.fk_checked(model._tree, q, data.poses)
-        if st:
-            raise_status(model, q, st)
-        return data.oMi
+    if data is not None:
+        try:
+            fast = q.shape == model.q_shape
+        except AttributeError:  # not an array: take the general path
+            fast = False
+        if fast:
+            st = K.fk_checked(model._tree, q, data.poses)
+            if st:
+                raise_status(model, q, st)
+            return data.oMi
     q = config(model, q)
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nbodies, 4, 4))

@@ -3,13 +3,25 @@ normalize. Each loops over the joints and calls the joint rule of
 :mod:`multibody.model.joints`; batched variants run in parallel."""
 from numba import njit, prange
 
-from .joints import C_Q, C_TYPE, C_V, difference_joint, integrate_joint, normalize_joint
+from .joints import C_Q, C_TYPE, C_V, difference_joint, integrate_joint, normalize_joint, qdot_joint
 
 
 @njit(cache=True, nogil=True)
 def integrate_kernel(tree, q, v, dt, out):
     for i in range(1, tree.shape[0]):
         integrate_joint(int(tree[i, C_TYPE]), q, int(tree[i, C_Q]), v, int(tree[i, C_V]), dt, out)
+
+
+@njit(cache=True, nogil=True)
+def qdot_kernel(tree, q, v, out):
+    for i in range(1, tree.shape[0]):
+        qdot_joint(int(tree[i, C_TYPE]), q, int(tree[i, C_Q]), v, int(tree[i, C_V]), out)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def qdot_batch(tree, q, v, out):
+    for b in prange(q.shape[0]):
+        qdot_kernel(tree, q[b], v[b], out[b])
 
 
 @njit(cache=True, nogil=True)

@@ -287,6 +287,36 @@ def _planar_exp(x, y, th, w, vx, vy, out, iq):
 
 
 @njit(cache=True, nogil=True)
+def qdot_joint(jt, q, iq, v, iv, out):
+    """``out[iq:iq+nq] = q̇``, the time derivative of the joint's coordinates
+    when it moves with velocity ``v`` (Featherstone's qdfn, §4.4): the
+    quaternion rate ``½ q ⊗ (0, ω)`` (ArtiSynth §0.2, ω in the child frame),
+    ``ṗ = R v`` for the free joint, the rotated in-plane velocity for the
+    planar joint (notes P9), ``q̇ = v`` otherwise."""
+    if jt == SPHERICAL or jt == FREE:
+        k = iq + (3 if jt == FREE else 0)
+        w0, w1, w2 = v[iv], v[iv + 1], v[iv + 2]
+        qw, qx, qy, qz = q[k], q[k + 1], q[k + 2], q[k + 3]
+        out[k] = 0.5 * (-qx * w0 - qy * w1 - qz * w2)
+        out[k + 1] = 0.5 * (qw * w0 + qy * w2 - qz * w1)
+        out[k + 2] = 0.5 * (qw * w1 + qz * w0 - qx * w2)
+        out[k + 3] = 0.5 * (qw * w2 + qx * w1 - qy * w0)
+        if jt == FREE:
+            R = rotation_entries(qw, qx, qy, qz)
+            for r in range(3):
+                out[iq + r] = R[3 * r] * v[iv + 3] + R[3 * r + 1] * v[iv + 4] + R[3 * r + 2] * v[iv + 5]
+    elif jt == PLANAR:
+        c = np.cos(q[iq + 2])
+        s = np.sin(q[iq + 2])
+        out[iq] = c * v[iv + 1] - s * v[iv + 2]
+        out[iq + 1] = s * v[iv + 1] + c * v[iv + 2]
+        out[iq + 2] = v[iv]
+    else:
+        for r in range(NQ[jt]):
+            out[iq + r] = v[iv + r]
+
+
+@njit(cache=True, nogil=True)
 def integrate_joint(jt, q, iq, v, iv, dt, out):
     """``out[iq:iq+nq] = q ⊕ v·dt`` on the joint's configuration manifold:
     vector addition, except SE(2) for planar, ``q ⊗ exp(ω dt)`` for

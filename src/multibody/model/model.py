@@ -118,6 +118,7 @@ class Model:
         self.nq = int(ints[-1, 2] + ints[-1, 4]) if self.nbodies > 1 else 0
         self.nv = int(ints[-1, 3] + ints[-1, 5]) if self.nbodies > 1 else 0
         self.parents = _readonly(ints[:, 1].copy())
+        self.q_shape, self.v_shape = (self.nq,), (self.nv,)
         self.body_names = tuple(body_names)
         self.joint_names = tuple(joint_names)
         self.body_mass = _readonly(np.asarray(body_mass, dtype=float))
@@ -165,7 +166,9 @@ class Model:
 
     @property
     def total_mass(self):
-        return float(np.sum(self.body_mass))
+        """Mass of the moving bodies (kg); links merged into the world are static
+        and not counted, as in Pinocchio's computeTotalMass."""
+        return float(np.sum(self.body_mass[1:]))
 
     def body_id(self, name):
         """Index of the body called ``name`` (raises InputError if absent)."""
@@ -248,6 +251,22 @@ class Model:
             _cfg.integrate_kernel(self._tree, q, v, float(dt), out)
         else:
             _cfg.integrate_batch(self._tree, q, v, float(dt), out)
+        return out
+
+    def qdot(self, q, v):
+        """Time derivative ``q̇`` (nq) of the configuration when the system
+        moves with velocity ``v`` (nv): Featherstone's ``q̇ = Q(q) v``
+        (quaternion rates, rotated free/planar translations). One state or
+        a batch."""
+        q = as_vector(q, "q", self.nq)
+        v = as_vector(v, "v", self.nv)
+        if q.shape[:-1] != v.shape[:-1]:
+            raise InputError(f"q has shape {q.shape} but v has shape {v.shape}")
+        out = np.empty_like(q)
+        if q.ndim == 1:
+            _cfg.qdot_kernel(self._tree, q, v, out)
+        else:
+            _cfg.qdot_batch(self._tree, q, v, out)
         return out
 
     def difference(self, q0, q1):
