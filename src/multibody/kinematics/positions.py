@@ -2,6 +2,7 @@
 Examples 4.1–4.4)."""
 import numpy as np
 
+from .._compiled import F64_1, F64_2C, F64_4C, entry
 from . import kernels as K
 from ._common import config, data_for, frame_of, raise_status
 
@@ -18,11 +19,11 @@ def forward_kinematics(model, q, data=None):
     """
     if data is not None:
         try:
-            fast = q.shape == model.q_shape
+            fast = q.shape == model.q_shape and q.dtype is F64
         except AttributeError:  # not an array: take the general path
             fast = False
         if fast:
-            st = K.fk_checked(model._tree, q, data.poses)
+            st = (_FK or _fk_entry())(model._tree, q, data.poses)
             if st:
                 raise_status(model, q, st)
             return data.oMi
@@ -34,6 +35,16 @@ def forward_kinematics(model, q, data=None):
     data = data_for(model, data)
     K.fk_kernel(model._tree, q, data.poses)
     return data.oMi
+
+
+F64 = np.dtype(np.float64)
+_FK = None
+
+
+def _fk_entry():
+    global _FK
+    _FK = entry(K.fk_checked, F64_2C, F64_1, F64_4C)
+    return _FK
 
 
 def frame_placements(model, q, data=None):
