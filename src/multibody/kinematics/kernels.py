@@ -440,6 +440,44 @@ def momentum_kernel(tree, poses, motion, out):
 
 
 @njit(cache=True, nogil=True)
+def world_inertia_into(tree, i, T, out):
+    """Spatial inertia (6x6, angular first) of body i at the world origin in
+    world axes, given its world pose T (Featherstone Eq. 2.66 in compact
+    form: h = R h_b, Ī = R Ī_b Rᵀ, then the origin moves from p to 0)."""
+    m = tree[i, C_MASS]
+    hb0, hb1, hb2 = tree[i, C_H], tree[i, C_H + 1], tree[i, C_H + 2]
+    for r in range(3):  # R Ī_b Rᵀ, row by row
+        a0 = T[r, 0] * tree[i, C_I] + T[r, 1] * tree[i, C_I + 3] + T[r, 2] * tree[i, C_I + 6]
+        a1 = T[r, 0] * tree[i, C_I + 1] + T[r, 1] * tree[i, C_I + 4] + T[r, 2] * tree[i, C_I + 7]
+        a2 = T[r, 0] * tree[i, C_I + 2] + T[r, 1] * tree[i, C_I + 5] + T[r, 2] * tree[i, C_I + 8]
+        for c in range(3):
+            out[r, c] = a0 * T[c, 0] + a1 * T[c, 1] + a2 * T[c, 2]
+    h0 = T[0, 0] * hb0 + T[0, 1] * hb1 + T[0, 2] * hb2
+    h1 = T[1, 0] * hb0 + T[1, 1] * hb1 + T[1, 2] * hb2
+    h2 = T[2, 0] * hb0 + T[2, 1] * hb1 + T[2, 2] * hb2
+    p0, p1, p2 = T[0, 3], T[1, 3], T[2, 3]
+    # moving the origin from p to 0: Ī_0 = Ī_p + 2(p·h)1 − p hᵀ − h pᵀ + m(|p|²1 − p pᵀ)
+    ph = p0 * h0 + p1 * h1 + p2 * h2
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    for r in range(3):
+        pr = p0 if r == 0 else (p1 if r == 1 else p2)
+        hr = h0 if r == 0 else (h1 if r == 1 else h2)
+        for c in range(3):
+            pc = p0 if c == 0 else (p1 if c == 1 else p2)
+            hc = h0 if c == 0 else (h1 if c == 1 else h2)
+            d = 1.0 if r == c else 0.0
+            out[r, c] += 2.0 * ph * d - pr * hc - hr * pc + m * (pp * d - pr * pc)
+    g0, g1, g2 = h0 + m * p0, h1 + m * p1, h2 + m * p2  # first moment about the world origin
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, -g2, g1
+    out[1, 3], out[1, 4], out[1, 5] = g2, 0.0, -g0
+    out[2, 3], out[2, 4], out[2, 5] = -g1, g0, 0.0
+    for r in range(3):
+        for c in range(3):
+            out[3 + c, r] = out[r, 3 + c]  # symmetric: the lower-left block is [g]ᵀ
+            out[3 + r, 3 + c] = m if r == c else 0.0
+
+
+@njit(cache=True, nogil=True)
 def centroidal_matrix_kernel(tree, poses, jac, com, Ag):
     """Centroidal momentum matrix ``A_G`` (6 x nv; rows: angular about the
     COM, linear; world axes). Column k is the momentum of the subtree

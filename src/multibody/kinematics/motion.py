@@ -36,7 +36,7 @@ def body_motion(model, q, v, a=None, reference="local", data=None):
             vel, acc = _to_world(oMi, vel), _to_world(oMi, acc)
         return vel, acc
     data = data_for(model, data)
-    K.motion_kernel(model._tree, q, v, a, data.poses, data.jac, data.motion)
+    K.motion_kernel(model._tree, q, v, a, data.poses, data.jac, data.spatial)
     if ref == K.WORLD:
         return _to_world(data.oMi, data.v), _to_world(data.oMi, data.a)
     return data.v, data.a

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ModelError
 from ..spatial import spatial as sp
 from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
-                     C_TYPE, C_V, JOINT_TYPES, N_COL, NQ, NV)
+                     C_TYPE, C_V, C_ARMATURE, C_GRAVITY, JOINT_TYPES, N_COL, NQ, NV)
 from .model import Coupling, EqualityConstraint, FrameInfo, Geometry, Model
 
 WORLD = "world"
@@ -287,6 +287,7 @@ class ModelBuilder:
         nb = len(bodies)
         tree = np.zeros((nb, N_COL))
         tree[0, C_PARENT] = -1
+        tree[0, C_GRAVITY:C_GRAVITY + 3] = self.gravity
         tree[0, C_R:C_R + 9] = np.eye(3).ravel()
         mass, com, inertia = np.zeros(nb), np.zeros((nb, 3)), np.zeros((nb, 3, 3))
         lo, hi, vl, el, dmp, fr, arm = ([] for _ in range(7))
@@ -310,6 +311,7 @@ class ModelBuilder:
                 if b.joint_type == "planar":
                     tree[i, C_AX3:C_AX3 + 3] = np.cross(b.axis, b.axis2)
                 tree[i, C_PITCH] = b.pitch
+                tree[i, C_ARMATURE:C_ARMATURE + nv] = b.armature
                 axes.append(tuple(b.axis))
                 for lst, arr in ((lo, b.lower), (hi, b.upper), (vl, b.velocity_limit), (el, b.effort_limit),
                                  (dmp, b.damping), (fr, b.friction), (arm, b.armature)):

@@ -90,7 +90,10 @@ C_PITCH = 27   # helical pitch (m/rad)
 C_MASS = 28    # body mass m
 C_H = 29       # 3: first moment h = m c (body frame)
 C_I = 32       # 9: rotational inertia about the body origin, Ī = I_C - m [c][c] (Featherstone rbi)
-N_COL = 41
+C_ARMATURE = 41  # 6: rotor inertia (armature) of each of the joint's coordinates
+N_COL = 47
+# Row 0 (the world) has no joint; it holds model-wide data:
+C_GRAVITY = C_AX1  # 3: gravity acceleration (world frame), in row 0
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -1,0 +1,6 @@
+"""L2: dynamics of the tree — inverse dynamics (RNEA), the joint-space
+inertia (CRBA) and its sparse factorization, forward dynamics (ABA, or
+CRBA + LᵀDL). Every function takes one state or a batch."""
+from .forward import aba, forward_dynamics
+from .inertia import InertiaFactor, crba, dof_parents, inverse_inertia, operational_space_inverse_inertia
+from .inverse import bias_forces, gravity_forces, rnea

@@ -1,0 +1,33 @@
+"""Argument handling shared by the dynamics API: checked states, external
+forces, workspaces and kernel statuses turned into clear errors."""
+import numpy as np
+
+from ..errors import InputError, SimulationError
+from ..kinematics._common import config, raise_status, velocity  # noqa: F401  (re-exported)
+from ..model.data import Data
+
+
+def data_for(model, data):
+    return Data(model) if data is None else data
+
+
+def external_forces(model, f_ext, batch=None):
+    """``f_ext`` as a float64 (nbodies, 6) array (or (B, nbodies, 6)): one
+    spatial force [n; f] per body, in the body frame, about the body origin;
+    row 0 (the world) is ignored. ``None`` gives ``None``."""
+    if f_ext is None:
+        return None
+    f = np.ascontiguousarray(f_ext, dtype=np.float64)
+    shape = (model.nbodies, 6)
+    if f.shape != shape and not (batch is not None and f.shape == (batch,) + shape):
+        raise InputError(f"f_ext has shape {f.shape}, expected {shape}"
+                         + (f" or ({batch}, {model.nbodies}, 6)" if batch else "")
+                         + " (one [n; f] per body, body frame)")
+    if not np.isfinite(f).all():
+        raise InputError(f"f_ext has a non-finite entry at index {tuple(np.argwhere(~np.isfinite(f))[0])}")
+    return f
+
+
+def singular_body(model, body, what):
+    raise SimulationError(f"{what}: the articulated inertia of body '{model.body_names[body]}' is singular "
+                          "along its joint (a massless subtree?)")

@@ -1,0 +1,102 @@
+"""Forward dynamics: the articulated-body algorithm (Featherstone ch. 7,
+Table 7.1) and, as a second method, CRBA + sparse LᵀDL (§6.5)."""
+import numpy as np
+from numba import types
+
+from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
+from ..errors import InputError
+from . import kernels as K
+from ._common import config, data_for, external_forces, singular_body, velocity
+from .inertia import dof_parents
+from .inverse import raise_state_status
+
+F64 = np.dtype(np.float64)
+_ABA = None
+
+
+def _aba_entry():
+    global _ABA
+    _ABA = entry(K.aba_checked, F64_2C, F64_1, F64_1, F64_1, types.boolean, types.boolean, F64_4C, F64_3C,
+                 F64_3C, F64_3C, F64_2C, F64_2C, F64_2C)
+    return _ABA
+
+
+def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
+    """Joint accelerations ``q̈`` (nv) under joint forces ``tau`` and
+    external forces, by the articulated-body algorithm in O(n)
+    (Featherstone Table 7.1, in world coordinates like Pinocchio's WORLD
+    convention). Armature is included. ``f_ext`` as in
+    :func:`~multibody.dynamics.inverse.rnea` (body frames). One state or a
+    batch. With ``data`` (one state) the result is ``data.ddq``. Accuracy:
+    round-off, ~1e-12 relative on the example-robot-data robots; it degrades
+    with the inertia ratios of the bodies (Featherstone §10.1)."""
+    if data is not None and f_ext is None:
+        try:
+            fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.shape == model.v_shape
+                    and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64)
+        except AttributeError:
+            fast = False
+        if fast:
+            st = (_ABA or _aba_entry())(model._tree, q, v, tau, gravity, False, data.poses, data.jac,
+                                        data.spatial, data.inertia6, data.U, data.Dinv, data.dofs)
+            if st:
+                if st < -K.ARG:
+                    singular_body(model, -st - K.ARG, "aba")
+                raise_state_status(model, q, st, ("q", "v", "tau"))
+            return data.ddq
+    q = config(model, q)
+    v = velocity(model, v, q)
+    tau = velocity(model, tau, q, "tau")
+    fe = external_forces(model, f_ext, q.shape[0] if q.ndim == 2 else None)
+    if q.ndim == 2:
+        out = np.empty((q.shape[0], model.nv))
+        status = np.zeros(q.shape[0], dtype=np.int64)
+        fb = np.zeros((q.shape[0], model.nbodies, 6)) if fe is None else np.broadcast_to(
+            fe, (q.shape[0], model.nbodies, 6)).copy()
+        K.aba_batch(model._tree, q, v, tau, bool(gravity), fb, fe is not None, out, status)
+        if status.any():
+            singular_body(model, int(status[status != 0][0]), "aba")
+        return out
+    data = data_for(model, data)
+    if fe is not None:
+        data.f[:] = fe
+    b = K.aba_kernel(model._tree, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac, data.spatial,
+                     data.inertia6, data.U, data.Dinv, data.dofs)
+    if b:
+        singular_body(model, b, "aba")
+    return data.ddq
+
+
+def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, data=None):
+    """Joint accelerations ``q̈ = H⁻¹(τ − C)``. ``method="aba"``: the O(n)
+    articulated-body algorithm; ``method="crba"``: H by CRBA and C by RNEA,
+    solved with the sparse LᵀDL factorization (O(n d²); Featherstone §10.3
+    predicts it wins on short, branched trees and loses on long chains —
+    see benchmarks/dynamics.py). Both agree to round-off."""
+    if method == "aba":
+        return aba(model, q, v, tau, f_ext=f_ext, gravity=gravity, data=data)
+    if method != "crba":
+        raise InputError(f"unknown forward dynamics method '{method}' (use 'aba' or 'crba')")
+    q = config(model, q)
+    v = velocity(model, v, q)
+    tau = velocity(model, tau, q, "tau")
+    fe = external_forces(model, f_ext, q.shape[0] if q.ndim == 2 else None)
+    lam = dof_parents(model)
+    if q.ndim == 2:
+        out = np.empty((q.shape[0], model.nv))
+        status = np.zeros(q.shape[0], dtype=np.int64)
+        fb = np.zeros((q.shape[0], model.nbodies, 6)) if fe is None else np.broadcast_to(
+            fe, (q.shape[0], model.nbodies, 6)).copy()
+        K.fd_crba_batch(model._tree, lam, q, v, tau, bool(gravity), fb, fe is not None, out, status)
+        if status.any():
+            raise InputError("the joint-space inertia is not positive definite")
+        return out
+    data = data_for(model, data)
+    if fe is not None:
+        data.f[:] = fe
+    L = np.empty((model.nv, model.nv))
+    st = K.fd_crba_kernel(model._tree, lam, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac,
+                          data.spatial, data.inertia6, data.M, L, data.ddq)
+    if st:
+        raise InputError(f"the joint-space inertia is not positive definite at coordinate {st - 1}")
+    return data.ddq

@@ -1,0 +1,88 @@
+"""Inverse dynamics by the recursive Newton–Euler algorithm (Featherstone
+ch. 5, Table 5.1): joint forces from positions, velocities and
+accelerations, and the bias and gravity terms of the equation of motion
+``τ = H(q) q̈ + C(q, q̇)`` (Eq. 1.1)."""
+import numpy as np
+
+from .._compiled import F64_1, F64_2C, F64_4C, F64_3C, entry
+from ..errors import InputError
+from . import kernels as K
+from ._common import config, data_for, external_forces, raise_status, velocity
+
+F64 = np.dtype(np.float64)
+_RNEA = None
+
+
+def _rnea_entry():
+    global _RNEA
+    from numba import types
+    _RNEA = entry(K.rnea_checked, F64_2C, F64_1, F64_1, F64_1, types.boolean, types.boolean, F64_4C, F64_3C,
+                  F64_1)
+    return _RNEA
+
+
+def raise_state_status(model, q, st, names=("q", "v", "a")):
+    """Turn a nonzero :func:`kernels.state_status` into the error it stands for."""
+    if abs(st) < K.ARG:
+        raise_status(model, q, st, names[0])
+    which, index = divmod(st - 1, K.ARG)
+    raise InputError(f"{names[which]} has a non-finite entry at index {index}")
+
+
+def rnea(model, q, v, a, f_ext=None, gravity=True, data=None):
+    """Joint forces ``τ`` (nv) that produce accelerations ``a`` at state
+    (q, v): ``τ = H(q) a + C(q, v) − Σ Jᵢᵀ f_extᵢ``, including gravity
+    (``model.gravity``, unless ``gravity=False``) and the armature term
+    ``diag(armature) a``.
+
+    ``f_ext``: (nbodies, 6) spatial forces [n; f] applied to each body,
+    expressed in the **body frame** about the body origin (Pinocchio's
+    convention); row 0 is ignored. Accepts one state or a batch (leading
+    axis). With ``data`` (one state) the result is ``data.tau`` (overwritten
+    by the next call) and ``data.f`` holds the joint reaction forces
+    (body frames). Accuracy: round-off only; relative error ~1e-14 of the
+    largest term for well-conditioned models (Featherstone §10.1).
+    """
+    if data is not None and f_ext is None:
+        try:
+            fast = (q.shape == model.q_shape and v.shape == model.v_shape and a.shape == model.v_shape
+                    and q.dtype is F64 and v.dtype is F64 and a.dtype is F64)
+        except AttributeError:
+            fast = False
+        if fast:
+            st = (_RNEA or _rnea_entry())(model._tree, q, v, a, gravity, False, data.poses, data.spatial, data.tau)
+            if st:
+                raise_state_status(model, q, st)
+            return data.tau
+    q = config(model, q)
+    v = velocity(model, v, q)
+    a = velocity(model, a, q, "a")
+    fe = external_forces(model, f_ext, q.shape[0] if q.ndim == 2 else None)
+    if q.ndim == 2:
+        out = np.empty((q.shape[0], model.nv))
+        fb = np.zeros((q.shape[0], model.nbodies, 6)) if fe is None else np.broadcast_to(
+            fe, (q.shape[0], model.nbodies, 6)).copy()
+        K.rnea_batch(model._tree, q, v, a, bool(gravity), fb, fe is not None, out)
+        return out
+    data = data_for(model, data)
+    if fe is not None:
+        data.f[:] = fe
+    K.rnea_kernel(model._tree, q, v, a, bool(gravity), fe is not None, data.poses, data.spatial, data.tau)
+    return data.tau
+
+
+def bias_forces(model, q, v, f_ext=None, data=None):
+    """``C(q, v)`` (nv): Coriolis, centrifugal and gravity forces minus the
+    external forces, i.e. ``rnea(q, v, 0)`` (Featherstone Eq. 6.2;
+    Pinocchio's nonLinearEffects)."""
+    q = np.asarray(q, dtype=float)
+    zeros = np.zeros(q.shape[:-1] + (model.nv,))
+    return rnea(model, q, v, zeros, f_ext=f_ext, data=data)
+
+
+def gravity_forces(model, q, data=None):
+    """``g(q)`` (nv): the joint forces that hold the system still against
+    gravity, ``rnea(q, 0, 0)`` (Pinocchio's computeGeneralizedGravity)."""
+    q = np.asarray(q, dtype=float)
+    zeros = np.zeros(q.shape[:-1] + (model.nv,))
+    return rnea(model, q, zeros, zeros, data=data)

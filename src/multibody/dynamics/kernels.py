@@ -1,0 +1,575 @@
+"""Compiled dynamics kernels over the model table (Featherstone ch. 5–7).
+
+* RNEA (Table 5.1) runs in body coordinates with the compact inertia
+  (Table A.4 products); gravity enters as the base acceleration
+  ``a_0 = −g`` (notes P5).
+* CRBA (Table 6.2) and ABA (Table 7.1) run in **world coordinates**, as
+  Pinocchio's WORLD convention: composite and articulated inertias then add
+  without the per-body congruence transform ``Xᵀ I X`` (Eq. 2.66), which is
+  the most expensive step of the body-coordinate forms. Motion subspaces
+  are mapped to the world once per body (``S_w = Ad(oMi) S``) and their
+  rate is ``Ṡ_w q̇ = v_i × S_w q̇ + Ad(oMi) c_J``.
+* The sparse LᵀDL factorization of H (Table 6.3) uses the expanded parent
+  array of the coordinates (Table 6.4), so it has no fill-in.
+
+Workspaces are those of :class:`~multibody.model.data.Data`; inner loops
+index them directly (docs/architecture.md).
+"""
+import numpy as np
+from numba import njit, prange
+
+from ..kinematics.kernels import fk_kernel, inertia_times, q_status, to_child, to_parent, world_inertia_into
+from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, joint_bias,
+                            subspace_column)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def cross_motion(w0, w1, w2, u0, u1, u2, m0, m1, m2, m3, m4, m5):
+    """``[ω; v] × [m; m_O] = [ω × m; ω × m_O + v × m]`` (Featherstone Eq. 2.31)."""
+    return (w1 * m2 - w2 * m1, w2 * m0 - w0 * m2, w0 * m1 - w1 * m0,
+            w1 * m5 - w2 * m4 + u1 * m2 - u2 * m1,
+            w2 * m3 - w0 * m5 + u2 * m0 - u0 * m2,
+            w0 * m4 - w1 * m3 + u0 * m1 - u1 * m0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def cross_force(w0, w1, w2, u0, u1, u2, n0, n1, n2, f0, f1, f2):
+    """``[ω; v] ×* [n; f] = [ω × n + v × f; ω × f]`` (Featherstone Eq. 2.32)."""
+    return (w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1,
+            w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2,
+            w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0,
+            w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def force_to_parent(T, n0, n1, n2, f0, f1, f2):
+    """A force ``[n; f]`` in the child frame (pose T in the parent) expressed
+    in the parent: ``^λX_i* f = [R n + p × R f; R f]`` (Featherstone Eq. 2.27)."""
+    a0 = T[0, 0] * f0 + T[0, 1] * f1 + T[0, 2] * f2
+    a1 = T[1, 0] * f0 + T[1, 1] * f1 + T[1, 2] * f2
+    a2 = T[2, 0] * f0 + T[2, 1] * f1 + T[2, 2] * f2
+    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+    return (T[0, 0] * n0 + T[0, 1] * n1 + T[0, 2] * n2 + py * a2 - pz * a1,
+            T[1, 0] * n0 + T[1, 1] * n1 + T[1, 2] * n2 + pz * a0 - px * a2,
+            T[2, 0] * n0 + T[2, 1] * n1 + T[2, 2] * n2 + px * a1 - py * a0,
+            a0, a1, a2)
+
+
+@njit(cache=True, nogil=True)
+def rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
+    """Recursive Newton–Euler (Featherstone Table 5.1, body coordinates):
+    ``tau = H(q) a + C(q, v) − Σ Jᵢᵀ fextᵢ`` plus the armature term
+    ``diag(armature) a``. ``spatial[2]`` holds the external forces on entry
+    when ``fext_on`` (body coordinates, at the body origin) and the joint
+    reaction forces ``f_i`` on exit; ``spatial[0]``/``[1]`` receive the body
+    velocities and accelerations (offset by gravity, notes P5)."""
+    fk_kernel(tree, q, poses)
+    nb = tree.shape[0]
+    g = 1.0 if gravity_on else 0.0
+    for r in range(3):
+        spatial[0, 0, r] = 0.0
+        spatial[0, 0, 3 + r] = 0.0
+        spatial[1, 0, r] = 0.0
+        spatial[1, 0, 3 + r] = -g * tree[0, C_GRAVITY + r]
+    for i in range(1, nb):
+        p = int(tree[i, C_PARENT])
+        iv = int(tree[i, C_V])
+        T = poses[1, i]
+        vp = to_child(T, spatial[0, p, 0], spatial[0, p, 1], spatial[0, p, 2],
+                      spatial[0, p, 3], spatial[0, p, 4], spatial[0, p, 5])
+        ap = to_child(T, spatial[1, p, 0], spatial[1, p, 1], spatial[1, p, 2],
+                      spatial[1, p, 3], spatial[1, p, 4], spatial[1, p, 5])
+        vj0 = vj1 = vj2 = vj3 = vj4 = vj5 = 0.0
+        aj0 = aj1 = aj2 = aj3 = aj4 = aj5 = 0.0
+        for k in range(int(tree[i, C_NV])):
+            s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
+            qd = v[iv + k]
+            qa = a[iv + k]
+            vj0 += s0 * qd
+            vj1 += s1 * qd
+            vj2 += s2 * qd
+            vj3 += s3 * qd
+            vj4 += s4 * qd
+            vj5 += s5 * qd
+            aj0 += s0 * qa
+            aj1 += s1 * qa
+            aj2 += s2 * qa
+            aj3 += s3 * qa
+            aj4 += s4 * qa
+            aj5 += s5 * qa
+        w0, w1, w2 = vp[0] + vj0, vp[1] + vj1, vp[2] + vj2
+        u0, u1, u2 = vp[3] + vj3, vp[4] + vj4, vp[5] + vj5
+        c = joint_bias(tree, i, q, v)
+        x = cross_motion(w0, w1, w2, u0, u1, u2, vj0, vj1, vj2, vj3, vj4, vj5)
+        b0 = ap[0] + aj0 + c[0] + x[0]
+        b1 = ap[1] + aj1 + c[1] + x[1]
+        b2 = ap[2] + aj2 + c[2] + x[2]
+        b3 = ap[3] + aj3 + c[3] + x[3]
+        b4 = ap[4] + aj4 + c[4] + x[4]
+        b5 = ap[5] + aj5 + c[5] + x[5]
+        spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2] = w0, w1, w2
+        spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5] = u0, u1, u2
+        spatial[1, i, 0], spatial[1, i, 1], spatial[1, i, 2] = b0, b1, b2
+        spatial[1, i, 3], spatial[1, i, 4], spatial[1, i, 5] = b3, b4, b5
+        # f = I a + v ×* I v − f_ext
+        Ia = inertia_times(tree, i, b0, b1, b2, b3, b4, b5)
+        Iv = inertia_times(tree, i, w0, w1, w2, u0, u1, u2)
+        y = cross_force(w0, w1, w2, u0, u1, u2, Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
+        if fext_on:
+            for r in range(6):
+                spatial[2, i, r] = Ia[r] + y[r] - spatial[2, i, r]
+        else:
+            for r in range(6):
+                spatial[2, i, r] = Ia[r] + y[r]
+    for i in range(nb - 1, 0, -1):
+        iv = int(tree[i, C_V])
+        f0, f1, f2 = spatial[2, i, 0], spatial[2, i, 1], spatial[2, i, 2]
+        f3, f4, f5 = spatial[2, i, 3], spatial[2, i, 4], spatial[2, i, 5]
+        for k in range(int(tree[i, C_NV])):
+            s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
+            tau[iv + k] = (s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5
+                           + tree[i, C_ARMATURE + k] * a[iv + k])
+        p = int(tree[i, C_PARENT])
+        if p > 0:
+            fp = force_to_parent(poses[1, i], f0, f1, f2, f3, f4, f5)
+            for r in range(6):
+                spatial[2, p, r] += fp[r]
+
+
+@njit(cache=True, nogil=True)
+def world_motion_pass(tree, q, v, poses, jac, spatial):
+    """Forward pass shared by CRBA and ABA (world coordinates): poses,
+    world motion subspaces ``jac[1]`` (= joint Jacobian), world spatial
+    velocities ``spatial[0]`` and the velocity-product accelerations
+    ``spatial[3] = Ṡ_w q̇ = v_i × (S_w q̇) + Ad(oMi) c_J``."""
+    fk_kernel(tree, q, poses)
+    for r in range(6):
+        spatial[0, 0, r] = 0.0
+        spatial[3, 0, r] = 0.0
+    for i in range(1, tree.shape[0]):
+        p = int(tree[i, C_PARENT])
+        iv = int(tree[i, C_V])
+        T = poses[0, i]
+        vj0 = vj1 = vj2 = vj3 = vj4 = vj5 = 0.0
+        for k in range(int(tree[i, C_NV])):
+            s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
+            m = to_parent(T, s0, s1, s2, s3, s4, s5)
+            for r in range(6):
+                jac[1, r, iv + k] = m[r]
+            qd = v[iv + k]
+            vj0 += m[0] * qd
+            vj1 += m[1] * qd
+            vj2 += m[2] * qd
+            vj3 += m[3] * qd
+            vj4 += m[4] * qd
+            vj5 += m[5] * qd
+        w0, w1, w2 = spatial[0, p, 0] + vj0, spatial[0, p, 1] + vj1, spatial[0, p, 2] + vj2
+        u0, u1, u2 = spatial[0, p, 3] + vj3, spatial[0, p, 4] + vj4, spatial[0, p, 5] + vj5
+        spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2] = w0, w1, w2
+        spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5] = u0, u1, u2
+        c = joint_bias(tree, i, q, v)
+        cw = to_parent(T, c[0], c[1], c[2], c[3], c[4], c[5])
+        x = cross_motion(w0, w1, w2, u0, u1, u2, vj0, vj1, vj2, vj3, vj4, vj5)
+        for r in range(6):
+            spatial[3, i, r] = x[r] + cw[r]
+
+
+@njit(cache=True, nogil=True)
+def crba_kernel(tree, q, poses, jac, inertia6, M):
+    """Joint-space inertia ``M = H(q)`` (Featherstone Table 6.2) in world
+    coordinates: composite inertias ``Ic_λ += Ic_i`` without transforms,
+    ``H_ij = S_iᵀ Ic_j S_j`` for i on the path from j to the root, plus the
+    armature on the diagonal. Only the lower triangle's branch pattern is
+    nonzero (§6.4); the full symmetric matrix is written."""
+    nb = tree.shape[0]
+    nv = M.shape[0]
+    fk_kernel(tree, q, poses)
+    for i in range(1, nb):
+        world_inertia_into(tree, i, poses[0, i], inertia6[i])
+        iv = int(tree[i, C_V])
+        for k in range(int(tree[i, C_NV])):
+            s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
+            m = to_parent(poses[0, i], s0, s1, s2, s3, s4, s5)
+            for r in range(6):
+                jac[1, r, iv + k] = m[r]
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    F = np.empty(6)
+    for i in range(nb - 1, 0, -1):
+        iv = int(tree[i, C_V])
+        Ic = inertia6[i]
+        for k in range(iv, iv + int(tree[i, C_NV])):
+            for r in range(6):
+                F[r] = (Ic[r, 0] * jac[1, 0, k] + Ic[r, 1] * jac[1, 1, k] + Ic[r, 2] * jac[1, 2, k]
+                        + Ic[r, 3] * jac[1, 3, k] + Ic[r, 4] * jac[1, 4, k] + Ic[r, 5] * jac[1, 5, k])
+            # columns of this joint and of every joint supporting it
+            j = i
+            while j > 0:
+                jv = int(tree[j, C_V])
+                for l in range(jv, jv + int(tree[j, C_NV])):
+                    if l > k:
+                        continue
+                    h = (jac[1, 0, l] * F[0] + jac[1, 1, l] * F[1] + jac[1, 2, l] * F[2]
+                         + jac[1, 3, l] * F[3] + jac[1, 4, l] * F[4] + jac[1, 5, l] * F[5])
+                    M[k, l] = h
+                    M[l, k] = h
+                j = int(tree[j, C_PARENT])
+            M[k, k] += tree[i, C_ARMATURE + k - iv]
+        p = int(tree[i, C_PARENT])
+        if p > 0:
+            for r in range(6):
+                for c in range(6):
+                    inertia6[p, r, c] += Ic[r, c]
+
+
+@njit(cache=True, nogil=True)
+def invert_spd_block(D, n, out, row):
+    """``out[row:row+n, :n] = D[:n, :n]⁻¹`` for a small symmetric positive
+    definite D (a joint's articulated inertia ``SᵀIᴬS``), by Cholesky.
+    Returns False if D is not positive definite (a massless subtree)."""
+    L = np.zeros((6, 6))
+    for j in range(n):
+        d = D[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return False
+        L[j, j] = np.sqrt(d)
+        for i in range(j + 1, n):
+            x = D[i, j]
+            for k in range(j):
+                x -= L[i, k] * L[j, k]
+            L[i, j] = x / L[j, j]
+    # columns of L⁻¹, then D⁻¹ = L⁻ᵀ L⁻¹
+    Li = np.zeros((6, 6))
+    for c in range(n):
+        for i in range(c, n):
+            x = 1.0 if i == c else 0.0
+            for k in range(c, i):
+                x -= L[i, k] * Li[k, c]
+            Li[i, c] = x / L[i, i]
+    for i in range(n):
+        for j in range(n):
+            x = 0.0
+            for k in range(max(i, j), n):
+                x += Li[k, i] * Li[k, j]
+            out[row + i, j] = x
+    return True
+
+
+@njit(cache=True, nogil=True)
+def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
+    """Articulated-body algorithm (Featherstone Table 7.1) in world
+    coordinates: returns 0 and writes ``q̈`` to ``dofs[1]``, or returns the
+    index of the first body whose articulated inertia is singular along its
+    joint (a massless subtree). ``spatial[2]`` holds the external forces
+    (body coordinates) on entry when ``fext_on``. Joint armature is added to
+    ``D = Sᵀ Iᴬ S`` (rotor inertia, §9.6)."""
+    nb = tree.shape[0]
+    world_motion_pass(tree, q, v, poses, jac, spatial)
+    S = jac[1]
+    Iv = np.empty(6)
+    ap = np.empty(6)
+    for i in range(1, nb):
+        IA = inertia6[i]
+        world_inertia_into(tree, i, poses[0, i], IA)
+        w = spatial[0, i]
+        for r in range(6):
+            Iv[r] = (IA[r, 0] * w[0] + IA[r, 1] * w[1] + IA[r, 2] * w[2]
+                     + IA[r, 3] * w[3] + IA[r, 4] * w[4] + IA[r, 5] * w[5])
+        pA = cross_force(w[0], w[1], w[2], w[3], w[4], w[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
+        if fext_on:
+            fw = force_to_parent(poses[0, i], spatial[2, i, 0], spatial[2, i, 1], spatial[2, i, 2],
+                                 spatial[2, i, 3], spatial[2, i, 4], spatial[2, i, 5])
+            for r in range(6):
+                spatial[2, i, r] = pA[r] - fw[r]
+        else:
+            for r in range(6):
+                spatial[2, i, r] = pA[r]
+    D = np.empty((6, 6))
+    Ia = np.empty((6, 6))
+    UD = np.empty((6, 6))
+    pa = np.empty(6)
+    for i in range(nb - 1, 0, -1):
+        iv = int(tree[i, C_V])
+        n = int(tree[i, C_NV])
+        IA = inertia6[i]
+        p = int(tree[i, C_PARENT])
+        if n == 0:  # a fixed joint: the body is rigidly part of its parent
+            if p > 0:
+                for r in range(6):
+                    spatial[2, p, r] += spatial[2, i, r]
+                    for c in range(6):
+                        inertia6[p, r, c] += IA[r, c]
+            continue
+        for k in range(n):
+            for r in range(6):
+                U[r, iv + k] = (IA[r, 0] * S[0, iv + k] + IA[r, 1] * S[1, iv + k] + IA[r, 2] * S[2, iv + k]
+                                + IA[r, 3] * S[3, iv + k] + IA[r, 4] * S[4, iv + k] + IA[r, 5] * S[5, iv + k])
+        for k in range(n):
+            u = tau[iv + k]
+            for r in range(6):
+                u -= S[r, iv + k] * spatial[2, i, r]
+            dofs[2, iv + k] = u
+            for l in range(n):
+                x = 0.0
+                for r in range(6):
+                    x += S[r, iv + k] * U[r, iv + l]
+                D[k, l] = x
+            D[k, k] += tree[i, C_ARMATURE + k]
+        if not invert_spd_block(D, n, Dinv, iv):
+            return i
+        if p == 0:
+            continue
+        # UD = U D⁻¹ (6 x n)
+        for r in range(6):
+            for l in range(n):
+                x = 0.0
+                for k in range(n):
+                    x += U[r, iv + k] * Dinv[iv + k, l]
+                UD[r, l] = x
+        # Iᵃ = Iᴬ − U D⁻¹ Uᵀ,  pᵃ = pᴬ + Iᵃ c + U D⁻¹ u
+        for r in range(6):
+            for c in range(6):
+                x = IA[r, c]
+                for k in range(n):
+                    x -= UD[r, k] * U[c, iv + k]
+                Ia[r, c] = x
+        for r in range(6):
+            x = spatial[2, i, r]
+            for c in range(6):
+                x += Ia[r, c] * spatial[3, i, c]
+            for k in range(n):
+                x += UD[r, k] * dofs[2, iv + k]
+            pa[r] = x
+        for r in range(6):
+            spatial[2, p, r] += pa[r]
+            for c in range(6):
+                inertia6[p, r, c] += Ia[r, c]
+    g = 1.0 if gravity_on else 0.0
+    for r in range(3):
+        spatial[1, 0, r] = 0.0
+        spatial[1, 0, 3 + r] = -g * tree[0, C_GRAVITY + r]
+    for i in range(1, nb):
+        p = int(tree[i, C_PARENT])
+        iv = int(tree[i, C_V])
+        n = int(tree[i, C_NV])
+        for r in range(6):
+            ap[r] = spatial[1, p, r] + spatial[3, i, r]
+        for k in range(n):  # u − Uᵀ a'
+            x = dofs[2, iv + k]
+            for r in range(6):
+                x -= U[r, iv + k] * ap[r]
+            dofs[3, iv + k] = x
+        for k in range(n):
+            x = 0.0
+            for l in range(n):
+                x += Dinv[iv + k, l] * dofs[3, iv + l]
+            dofs[1, iv + k] = x
+        for r in range(6):
+            x = ap[r]
+            for k in range(n):
+                x += S[r, iv + k] * dofs[1, iv + k]
+            spatial[1, i, r] = x
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def dof_parents(tree, out):
+    """Expanded parent array of the coordinates (Featherstone Table 6.4):
+    ``out[k]`` is the coordinate before k on the path to the root (-1 at the
+    root), skipping bodies without coordinates."""
+    for i in range(1, tree.shape[0]):
+        iv = int(tree[i, C_V])
+        n = int(tree[i, C_NV])
+        if n == 0:
+            continue
+        p = int(tree[i, C_PARENT])
+        while p > 0 and int(tree[p, C_NV]) == 0:
+            p = int(tree[p, C_PARENT])
+        out[iv] = int(tree[p, C_V]) + int(tree[p, C_NV]) - 1 if p > 0 else -1
+        for k in range(1, n):
+            out[iv + k] = iv + k - 1
+
+
+@njit(cache=True, nogil=True)
+def ltdl_kernel(lam, H):
+    """In-place sparse ``H = Lᵀ D L`` (Featherstone Table 6.3): D on the
+    diagonal, the unit lower-triangular L strictly below it, with the
+    branch-induced sparsity of H (no fill-in). Returns the first coordinate
+    with a non-positive pivot + 1, or 0."""
+    n = H.shape[0]
+    for k in range(n - 1, -1, -1):
+        if not H[k, k] > 0.0:
+            return k + 1
+        i = lam[k]
+        while i >= 0:
+            a = H[k, i] / H[k, k]
+            j = i
+            while j >= 0:
+                H[i, j] -= a * H[k, j]
+                j = lam[j]
+            H[k, i] = a
+            i = lam[i]
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def ltdl_solve(lam, L, x):
+    """``x ← H⁻¹ x`` from the in-place factor of :func:`ltdl_kernel`
+    (Table 6.5: x = L⁻¹ D⁻¹ L⁻ᵀ x)."""
+    n = L.shape[0]
+    for i in range(n - 1, -1, -1):  # L⁻ᵀ
+        j = lam[i]
+        while j >= 0:
+            x[j] -= L[i, j] * x[i]
+            j = lam[j]
+    for i in range(n):
+        x[i] /= L[i, i]
+    for i in range(n):  # L⁻¹
+        j = lam[i]
+        while j >= 0:
+            x[i] -= L[i, j] * x[j]
+            j = lam[j]
+
+
+@njit(cache=True, nogil=True)
+def ltdl_multiply(lam, H, x, y):
+    """``y = H x`` using only the branch-induced nonzeros of the lower
+    triangle of H (Table 6.5)."""
+    n = H.shape[0]
+    for i in range(n):
+        y[i] = H[i, i] * x[i]
+    for i in range(n - 1, -1, -1):
+        j = lam[i]
+        while j >= 0:
+            y[i] += H[i, j] * x[j]
+            y[j] += H[i, j] * x[i]
+            j = lam[j]
+
+
+# ------------------------------------------------------------ checked entries
+ARG = 1 << 32  # status = ARG * argument + index + 1 (argument 0: q, 1: v, 2: a or tau)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def state_status(tree, q, v, x):
+    """0 if q (finite, unit quaternions), v and x are valid; otherwise the
+    kinematics q_status (q), or ``ARG * argument + index + 1`` for the first
+    non-finite entry of v (argument 1) or x (argument 2)."""
+    st = q_status(tree, q)
+    if st != 0:
+        return st
+    for k in range(v.shape[0]):
+        if not np.isfinite(v[k]):
+            return ARG + k + 1
+    for k in range(x.shape[0]):
+        if not np.isfinite(x[k]):
+            return 2 * ARG + k + 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def rnea_checked(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
+    st = state_status(tree, q, v, a)
+    if st == 0:
+        rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau)
+    return st
+
+
+@njit(cache=True, nogil=True)
+def aba_checked(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
+    st = state_status(tree, q, v, tau)
+    if st == 0:
+        b = aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs)
+        if b:
+            return -ARG - b  # singular articulated inertia at body b
+    return st
+
+
+# ----------------------------------------------------------------- batches
+@njit(cache=True, nogil=True)
+def _ws(nb, nv):
+    poses = np.zeros((2, nb, 4, 4))
+    for k in range(2):
+        for i in range(nb):
+            for r in range(4):
+                poses[k, i, r, r] = 1.0
+    return (poses, np.zeros((3, 6, nv)), np.zeros((4, nb, 6)), np.zeros((nb, 6, 6)), np.zeros((6, nv)),
+            np.zeros((nv, 6)), np.zeros((4, nv)))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def rnea_batch(tree, q, v, a, gravity_on, fext, fext_on, out):
+    nb = tree.shape[0]
+    for b in prange(q.shape[0]):
+        poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, v.shape[1])
+        if fext_on:
+            spatial[2] = fext[b]
+        rnea_kernel(tree, q[b], v[b], a[b], gravity_on, fext_on, poses, spatial, out[b])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def crba_batch(tree, q, out):
+    nb = tree.shape[0]
+    for b in prange(q.shape[0]):
+        poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, out.shape[1])
+        crba_kernel(tree, q[b], poses, jac, inertia6, out[b])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def aba_batch(tree, q, v, tau, gravity_on, fext, fext_on, out, status):
+    nb = tree.shape[0]
+    for b in prange(q.shape[0]):
+        poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, v.shape[1])
+        if fext_on:
+            spatial[2] = fext[b]
+        status[b] = aba_kernel(tree, q[b], v[b], tau[b], gravity_on, fext_on, poses, jac, spatial, inertia6,
+                               U, Dinv, dofs)
+        out[b] = dofs[1]
+
+
+@njit(cache=True, nogil=True)
+def fd_crba_kernel(tree, lam, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, M, L, out):
+    """Forward dynamics by CRBA + sparse LᵀDL (Featherstone §6.5):
+    ``q̈ = H⁻¹(τ − C)`` with ``C`` from RNEA at q̈ = 0. ``M`` receives H,
+    ``L`` its in-place factor. Returns the LᵀDL status (0 = success)."""
+    zero = np.zeros(v.shape[0])
+    rnea_kernel(tree, q, v, zero, gravity_on, fext_on, poses, spatial, out)
+    for k in range(out.shape[0]):
+        out[k] = tau[k] - out[k]
+    crba_kernel(tree, q, poses, jac, inertia6, M)
+    for r in range(M.shape[0]):
+        for c in range(M.shape[0]):
+            L[r, c] = M[r, c]
+    st = ltdl_kernel(lam, L)
+    if st == 0:
+        ltdl_solve(lam, L, out)
+    return st
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fd_crba_batch(tree, lam, q, v, tau, gravity_on, fext, fext_on, out, status):
+    nb = tree.shape[0]
+    nv = v.shape[1]
+    for b in prange(q.shape[0]):
+        poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, nv)
+        if fext_on:
+            spatial[2] = fext[b]
+        M = np.empty((nv, nv))
+        L = np.empty((nv, nv))
+        status[b] = fd_crba_kernel(tree, lam, q[b], v[b], tau[b], gravity_on, fext_on, poses, jac, spatial,
+                                   inertia6, M, L, out[b])
+
+
+@njit(cache=True, nogil=True)
+def inverse_inertia_kernel(lam, L, Minv):
+    """``Minv = H⁻¹`` from the in-place LᵀDL factor, column by column."""
+    n = L.shape[0]
+    for c in range(n):
+        x = np.zeros(n)
+        x[c] = 1.0
+        ltdl_solve(lam, L, x)
+        for r in range(n):
+            Minv[r, c] = x[r]
