@@ -4,9 +4,19 @@ fill-in (§6.5), its inverse, and the operational-space inverse inertia
 ``J H⁻¹ Jᵀ`` (§7.2.1)."""
 import numpy as np
 
+from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
 from ..errors import InputError, SimulationError
 from . import kernels as K
-from ._common import config, data_for
+from ._common import config, data_for, raise_status
+
+F64 = np.dtype(np.float64)
+_CRBA = None
+
+
+def _crba_entry():
+    global _CRBA
+    _CRBA = entry(K.crba_checked, F64_2C, F64_1, F64_4C, F64_3C, F64_3C, F64_2C)
+    return _CRBA
 
 
 def crba(model, q, data=None):
@@ -17,6 +27,11 @@ def crba(model, q, data=None):
     batch (B, nv, nv). With ``data`` the result is ``data.M``. Accuracy:
     round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
     what solves with H can achieve."""
+    if data is not None and getattr(q, "shape", None) == model.q_shape and q.dtype is F64:
+        st = (_CRBA or _crba_entry())(model._tree, q, data.poses, data.jac, data.inertia6, data.M)
+        if st:
+            raise_status(model, q, st)
+        return data.M
     q = config(model, q)
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nv, model.nv))

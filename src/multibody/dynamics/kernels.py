@@ -18,8 +18,9 @@ index them directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
-from ..kinematics.kernels import fk_kernel, inertia_times, q_status, to_child, to_parent, world_inertia_into
-from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, joint_bias,
+from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, to_child, to_parent,
+                                  world_inertia_into)
+from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, UNIVERSAL, joint_bias,
                             subspace_column)
 
 
@@ -41,20 +42,6 @@ def cross_force(w0, w1, w2, u0, u1, u2, n0, n1, n2, f0, f1, f2):
             w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def force_to_parent(T, n0, n1, n2, f0, f1, f2):
-    """A force ``[n; f]`` in the child frame (pose T in the parent) expressed
-    in the parent: ``^λX_i* f = [R n + p × R f; R f]`` (Featherstone Eq. 2.27)."""
-    a0 = T[0, 0] * f0 + T[0, 1] * f1 + T[0, 2] * f2
-    a1 = T[1, 0] * f0 + T[1, 1] * f1 + T[1, 2] * f2
-    a2 = T[2, 0] * f0 + T[2, 1] * f1 + T[2, 2] * f2
-    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
-    return (T[0, 0] * n0 + T[0, 1] * n1 + T[0, 2] * n2 + py * a2 - pz * a1,
-            T[1, 0] * n0 + T[1, 1] * n1 + T[1, 2] * n2 + pz * a0 - px * a2,
-            T[2, 0] * n0 + T[2, 1] * n1 + T[2, 2] * n2 + px * a1 - py * a0,
-            a0, a1, a2)
-
-
 @njit(cache=True, nogil=True)
 def rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
     """Recursive Newton–Euler (Featherstone Table 5.1, body coordinates):
@@ -74,10 +61,9 @@ def rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
     for i in range(1, nb):
         p = int(tree[i, C_PARENT])
         iv = int(tree[i, C_V])
-        T = poses[1, i]
-        vp = to_child(T, spatial[0, p, 0], spatial[0, p, 1], spatial[0, p, 2],
+        vp = to_child(poses, 1, i, spatial[0, p, 0], spatial[0, p, 1], spatial[0, p, 2],
                       spatial[0, p, 3], spatial[0, p, 4], spatial[0, p, 5])
-        ap = to_child(T, spatial[1, p, 0], spatial[1, p, 1], spatial[1, p, 2],
+        ap = to_child(poses, 1, i, spatial[1, p, 0], spatial[1, p, 1], spatial[1, p, 2],
                       spatial[1, p, 3], spatial[1, p, 4], spatial[1, p, 5])
         vj0 = vj1 = vj2 = vj3 = vj4 = vj5 = 0.0
         aj0 = aj1 = aj2 = aj3 = aj4 = aj5 = 0.0
@@ -131,7 +117,7 @@ def rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
                            + tree[i, C_ARMATURE + k] * a[iv + k])
         p = int(tree[i, C_PARENT])
         if p > 0:
-            fp = force_to_parent(poses[1, i], f0, f1, f2, f3, f4, f5)
+            fp = force_to_parent(poses, 1, i, f0, f1, f2, f3, f4, f5)
             for r in range(6):
                 spatial[2, p, r] += fp[r]
 
@@ -149,11 +135,10 @@ def world_motion_pass(tree, q, v, poses, jac, spatial):
     for i in range(1, tree.shape[0]):
         p = int(tree[i, C_PARENT])
         iv = int(tree[i, C_V])
-        T = poses[0, i]
         vj0 = vj1 = vj2 = vj3 = vj4 = vj5 = 0.0
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
-            m = to_parent(T, s0, s1, s2, s3, s4, s5)
+            m = to_parent(poses, 0, i, s0, s1, s2, s3, s4, s5)
             for r in range(6):
                 jac[1, r, iv + k] = m[r]
             qd = v[iv + k]
@@ -167,11 +152,21 @@ def world_motion_pass(tree, q, v, poses, jac, spatial):
         u0, u1, u2 = spatial[0, p, 3] + vj3, spatial[0, p, 4] + vj4, spatial[0, p, 5] + vj5
         spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2] = w0, w1, w2
         spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5] = u0, u1, u2
-        c = joint_bias(tree, i, q, v)
-        cw = to_parent(T, c[0], c[1], c[2], c[3], c[4], c[5])
         x = cross_motion(w0, w1, w2, u0, u1, u2, vj0, vj1, vj2, vj3, vj4, vj5)
         for r in range(6):
-            spatial[3, i, r] = x[r] + cw[r]
+            spatial[3, i, r] = x[r]
+        if int(tree[i, C_TYPE]) == UNIVERSAL:  # the only joint whose S varies in its own frame
+            c = joint_bias(tree, i, q, v)
+            cw = to_parent(poses, 0, i, c[0], c[1], c[2], c[3], c[4], c[5])
+            for r in range(6):
+                spatial[3, i, r] += cw[r]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_dot(A, i, r, x0, x1, x2, x3, x4, x5):
+    """Row r of the 6x6 matrix ``A[i]`` times the vector x."""
+    return (A[i, r, 0] * x0 + A[i, r, 1] * x1 + A[i, r, 2] * x2
+            + A[i, r, 3] * x3 + A[i, r, 4] * x4 + A[i, r, 5] * x5)
 
 
 @njit(cache=True, nogil=True)
@@ -185,50 +180,59 @@ def crba_kernel(tree, q, poses, jac, inertia6, M):
     nv = M.shape[0]
     fk_kernel(tree, q, poses)
     for i in range(1, nb):
-        world_inertia_into(tree, i, poses[0, i], inertia6[i])
+        world_inertia_into(tree, i, poses, inertia6)
         iv = int(tree[i, C_V])
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
-            m = to_parent(poses[0, i], s0, s1, s2, s3, s4, s5)
+            m = to_parent(poses, 0, i, s0, s1, s2, s3, s4, s5)
             for r in range(6):
                 jac[1, r, iv + k] = m[r]
     for r in range(nv):
         for c in range(nv):
             M[r, c] = 0.0
-    F = np.empty(6)
     for i in range(nb - 1, 0, -1):
         iv = int(tree[i, C_V])
-        Ic = inertia6[i]
         for k in range(iv, iv + int(tree[i, C_NV])):
-            for r in range(6):
-                F[r] = (Ic[r, 0] * jac[1, 0, k] + Ic[r, 1] * jac[1, 1, k] + Ic[r, 2] * jac[1, 2, k]
-                        + Ic[r, 3] * jac[1, 3, k] + Ic[r, 4] * jac[1, 4, k] + Ic[r, 5] * jac[1, 5, k])
-            # columns of this joint and of every joint supporting it
+            s0, s1, s2 = jac[1, 0, k], jac[1, 1, k], jac[1, 2, k]
+            s3, s4, s5 = jac[1, 3, k], jac[1, 4, k], jac[1, 5, k]
+            F0 = _row_dot(inertia6, i, 0, s0, s1, s2, s3, s4, s5)
+            F1 = _row_dot(inertia6, i, 1, s0, s1, s2, s3, s4, s5)
+            F2 = _row_dot(inertia6, i, 2, s0, s1, s2, s3, s4, s5)
+            F3 = _row_dot(inertia6, i, 3, s0, s1, s2, s3, s4, s5)
+            F4 = _row_dot(inertia6, i, 4, s0, s1, s2, s3, s4, s5)
+            F5 = _row_dot(inertia6, i, 5, s0, s1, s2, s3, s4, s5)
+            # columns of this joint (up to k) and of every joint supporting it
+            l = k
             j = i
             while j > 0:
                 jv = int(tree[j, C_V])
-                for l in range(jv, jv + int(tree[j, C_NV])):
-                    if l > k:
-                        continue
-                    h = (jac[1, 0, l] * F[0] + jac[1, 1, l] * F[1] + jac[1, 2, l] * F[2]
-                         + jac[1, 3, l] * F[3] + jac[1, 4, l] * F[4] + jac[1, 5, l] * F[5])
+                while l >= jv:
+                    h = (jac[1, 0, l] * F0 + jac[1, 1, l] * F1 + jac[1, 2, l] * F2
+                         + jac[1, 3, l] * F3 + jac[1, 4, l] * F4 + jac[1, 5, l] * F5)
                     M[k, l] = h
                     M[l, k] = h
+                    l -= 1
                 j = int(tree[j, C_PARENT])
+                if j > 0:
+                    l = int(tree[j, C_V]) + int(tree[j, C_NV]) - 1
             M[k, k] += tree[i, C_ARMATURE + k - iv]
         p = int(tree[i, C_PARENT])
         if p > 0:
             for r in range(6):
                 for c in range(6):
-                    inertia6[p, r, c] += Ic[r, c]
+                    inertia6[p, r, c] += inertia6[i, r, c]
 
 
 @njit(cache=True, nogil=True)
-def invert_spd_block(D, n, out, row):
+def invert_spd_block(D, n, out, row, scratch):
     """``out[row:row+n, :n] = D[:n, :n]⁻¹`` for a small symmetric positive
-    definite D (a joint's articulated inertia ``SᵀIᴬS``), by Cholesky.
-    Returns False if D is not positive definite (a massless subtree)."""
-    L = np.zeros((6, 6))
+    definite D (a joint's articulated inertia ``SᵀIᴬS``), by Cholesky;
+    ``scratch`` is (2, 6, 6). Returns False if D is not positive definite
+    (a massless subtree)."""
+    L = scratch[0]
+    for i in range(n):
+        for j in range(n):
+            L[i, j] = 0.0
     for j in range(n):
         d = D[j, j]
         for k in range(j):
@@ -242,7 +246,7 @@ def invert_spd_block(D, n, out, row):
                 x -= L[i, k] * L[j, k]
             L[i, j] = x / L[j, j]
     # columns of L⁻¹, then D⁻¹ = L⁻ᵀ L⁻¹
-    Li = np.zeros((6, 6))
+    Li = scratch[1]
     for c in range(n):
         for i in range(c, n):
             x = 1.0 if i == c else 0.0
@@ -272,15 +276,15 @@ def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inerti
     Iv = np.empty(6)
     ap = np.empty(6)
     for i in range(1, nb):
-        IA = inertia6[i]
-        world_inertia_into(tree, i, poses[0, i], IA)
-        w = spatial[0, i]
+        world_inertia_into(tree, i, poses, inertia6)
+        w0, w1, w2 = spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2]
+        w3, w4, w5 = spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5]
         for r in range(6):
-            Iv[r] = (IA[r, 0] * w[0] + IA[r, 1] * w[1] + IA[r, 2] * w[2]
-                     + IA[r, 3] * w[3] + IA[r, 4] * w[4] + IA[r, 5] * w[5])
-        pA = cross_force(w[0], w[1], w[2], w[3], w[4], w[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
+            Iv[r] = (inertia6[i, r, 0] * w0 + inertia6[i, r, 1] * w1 + inertia6[i, r, 2] * w2
+                     + inertia6[i, r, 3] * w3 + inertia6[i, r, 4] * w4 + inertia6[i, r, 5] * w5)
+        pA = cross_force(w0, w1, w2, w3, w4, w5, Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
         if fext_on:
-            fw = force_to_parent(poses[0, i], spatial[2, i, 0], spatial[2, i, 1], spatial[2, i, 2],
+            fw = force_to_parent(poses, 0, i, spatial[2, i, 0], spatial[2, i, 1], spatial[2, i, 2],
                                  spatial[2, i, 3], spatial[2, i, 4], spatial[2, i, 5])
             for r in range(6):
                 spatial[2, i, r] = pA[r] - fw[r]
@@ -290,23 +294,50 @@ def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inerti
     D = np.empty((6, 6))
     Ia = np.empty((6, 6))
     UD = np.empty((6, 6))
+    scratch = np.empty((2, 6, 6))
     pa = np.empty(6)
     for i in range(nb - 1, 0, -1):
         iv = int(tree[i, C_V])
         n = int(tree[i, C_NV])
-        IA = inertia6[i]
         p = int(tree[i, C_PARENT])
+        if n == 1:
+            # the common case, written out: U = Iᴬs, D = sᵀU, Iᵃ = Iᴬ − U Uᵀ/D, pᵃ = pᴬ + Iᵃc + U u/D
+            s0, s1, s2, s3, s4, s5 = S[0, iv], S[1, iv], S[2, iv], S[3, iv], S[4, iv], S[5, iv]
+            for r in range(6):
+                U[r, iv] = (inertia6[i, r, 0] * s0 + inertia6[i, r, 1] * s1 + inertia6[i, r, 2] * s2
+                            + inertia6[i, r, 3] * s3 + inertia6[i, r, 4] * s4 + inertia6[i, r, 5] * s5)
+            d = (s0 * U[0, iv] + s1 * U[1, iv] + s2 * U[2, iv] + s3 * U[3, iv] + s4 * U[4, iv]
+                 + s5 * U[5, iv] + tree[i, C_ARMATURE])
+            if not d > 0.0:
+                return i
+            dinv = 1.0 / d
+            Dinv[iv, 0] = dinv
+            u = tau[iv] - (s0 * spatial[2, i, 0] + s1 * spatial[2, i, 1] + s2 * spatial[2, i, 2]
+                           + s3 * spatial[2, i, 3] + s4 * spatial[2, i, 4] + s5 * spatial[2, i, 5])
+            dofs[2, iv] = u
+            if p == 0:
+                continue
+            ud = u * dinv
+            for r in range(6):
+                ur = U[r, iv] * dinv
+                x = spatial[2, i, r] + U[r, iv] * ud
+                for c in range(6):
+                    a = inertia6[i, r, c] - ur * U[c, iv]
+                    inertia6[p, r, c] += a
+                    x += a * spatial[3, i, c]
+                spatial[2, p, r] += x
+            continue
         if n == 0:  # a fixed joint: the body is rigidly part of its parent
             if p > 0:
                 for r in range(6):
                     spatial[2, p, r] += spatial[2, i, r]
                     for c in range(6):
-                        inertia6[p, r, c] += IA[r, c]
+                        inertia6[p, r, c] += inertia6[i, r, c]
             continue
         for k in range(n):
             for r in range(6):
-                U[r, iv + k] = (IA[r, 0] * S[0, iv + k] + IA[r, 1] * S[1, iv + k] + IA[r, 2] * S[2, iv + k]
-                                + IA[r, 3] * S[3, iv + k] + IA[r, 4] * S[4, iv + k] + IA[r, 5] * S[5, iv + k])
+                U[r, iv + k] = (inertia6[i, r, 0] * S[0, iv + k] + inertia6[i, r, 1] * S[1, iv + k] + inertia6[i, r, 2] * S[2, iv + k]
+                                + inertia6[i, r, 3] * S[3, iv + k] + inertia6[i, r, 4] * S[4, iv + k] + inertia6[i, r, 5] * S[5, iv + k])
         for k in range(n):
             u = tau[iv + k]
             for r in range(6):
@@ -318,7 +349,7 @@ def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inerti
                     x += S[r, iv + k] * U[r, iv + l]
                 D[k, l] = x
             D[k, k] += tree[i, C_ARMATURE + k]
-        if not invert_spd_block(D, n, Dinv, iv):
+        if not invert_spd_block(D, n, Dinv, iv, scratch):
             return i
         if p == 0:
             continue
@@ -332,7 +363,7 @@ def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inerti
         # Iᵃ = Iᴬ − U D⁻¹ Uᵀ,  pᵃ = pᴬ + Iᵃ c + U D⁻¹ u
         for r in range(6):
             for c in range(6):
-                x = IA[r, c]
+                x = inertia6[i, r, c]
                 for k in range(n):
                     x -= UD[r, k] * U[c, iv + k]
                 Ia[r, c] = x
@@ -485,6 +516,14 @@ def aba_checked(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inert
         b = aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs)
         if b:
             return -ARG - b  # singular articulated inertia at body b
+    return st
+
+
+@njit(cache=True, nogil=True)
+def crba_checked(tree, q, poses, jac, inertia6, M):
+    st = q_status(tree, q)
+    if st == 0:
+        crba_kernel(tree, q, poses, jac, inertia6, M)
     return st
 
 

@@ -88,34 +88,50 @@ def frames_kernel(fbody, fplace, oMi, oMf):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def to_child(T, m0, m1, m2, m3, m4, m5):
-    """``Ad(T⁻¹) m`` as 6 scalars: the motion vector m, given in the parent,
-    expressed in the child frame whose pose in the parent is T
-    (Featherstone ``X m``, Table A.4)."""
-    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+def to_child(P, k, i, m0, m1, m2, m3, m4, m5):
+    """``Ad(T⁻¹) m`` as 6 scalars, T = ``P[k, i]``: the motion vector m,
+    given in the parent, expressed in the child frame whose pose in the
+    parent is T (Featherstone ``X m``, Table A.4). Poses are addressed by
+    index rather than passed as views (docs/architecture.md, rule 1)."""
+    px, py, pz = P[k, i, 0, 3], P[k, i, 1, 3], P[k, i, 2, 3]
     u0 = m3 + m1 * pz - m2 * py
     u1 = m4 + m2 * px - m0 * pz
     u2 = m5 + m0 * py - m1 * px
-    return (T[0, 0] * m0 + T[1, 0] * m1 + T[2, 0] * m2,
-            T[0, 1] * m0 + T[1, 1] * m1 + T[2, 1] * m2,
-            T[0, 2] * m0 + T[1, 2] * m1 + T[2, 2] * m2,
-            T[0, 0] * u0 + T[1, 0] * u1 + T[2, 0] * u2,
-            T[0, 1] * u0 + T[1, 1] * u1 + T[2, 1] * u2,
-            T[0, 2] * u0 + T[1, 2] * u1 + T[2, 2] * u2)
+    return (P[k, i, 0, 0] * m0 + P[k, i, 1, 0] * m1 + P[k, i, 2, 0] * m2,
+            P[k, i, 0, 1] * m0 + P[k, i, 1, 1] * m1 + P[k, i, 2, 1] * m2,
+            P[k, i, 0, 2] * m0 + P[k, i, 1, 2] * m1 + P[k, i, 2, 2] * m2,
+            P[k, i, 0, 0] * u0 + P[k, i, 1, 0] * u1 + P[k, i, 2, 0] * u2,
+            P[k, i, 0, 1] * u0 + P[k, i, 1, 1] * u1 + P[k, i, 2, 1] * u2,
+            P[k, i, 0, 2] * u0 + P[k, i, 1, 2] * u1 + P[k, i, 2, 2] * u2)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def to_parent(T, m0, m1, m2, m3, m4, m5):
-    """``Ad(T) m`` as 6 scalars: the motion vector m of the child frame
-    expressed in the parent (Featherstone ``X⁻¹ m``)."""
-    w0 = T[0, 0] * m0 + T[0, 1] * m1 + T[0, 2] * m2
-    w1 = T[1, 0] * m0 + T[1, 1] * m1 + T[1, 2] * m2
-    w2 = T[2, 0] * m0 + T[2, 1] * m1 + T[2, 2] * m2
-    px, py, pz = T[0, 3], T[1, 3], T[2, 3]
-    return (w0, w1, w2,
-            T[0, 0] * m3 + T[0, 1] * m4 + T[0, 2] * m5 + py * w2 - pz * w1,
-            T[1, 0] * m3 + T[1, 1] * m4 + T[1, 2] * m5 + pz * w0 - px * w2,
-            T[2, 0] * m3 + T[2, 1] * m4 + T[2, 2] * m5 + px * w1 - py * w0)
+def rotate(P, k, i, x0, x1, x2):
+    """``R x`` for the rotation R of the pose ``P[k, i]``."""
+    return (P[k, i, 0, 0] * x0 + P[k, i, 0, 1] * x1 + P[k, i, 0, 2] * x2,
+            P[k, i, 1, 0] * x0 + P[k, i, 1, 1] * x1 + P[k, i, 1, 2] * x2,
+            P[k, i, 2, 0] * x0 + P[k, i, 2, 1] * x1 + P[k, i, 2, 2] * x2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def to_parent(P, k, i, m0, m1, m2, m3, m4, m5):
+    """``Ad(T) m`` as 6 scalars, T = ``P[k, i]``: the motion vector m of the
+    child frame expressed in the parent (Featherstone ``X⁻¹ m``)."""
+    w0, w1, w2 = rotate(P, k, i, m0, m1, m2)
+    l0, l1, l2 = rotate(P, k, i, m3, m4, m5)
+    px, py, pz = P[k, i, 0, 3], P[k, i, 1, 3], P[k, i, 2, 3]
+    return (w0, w1, w2, l0 + py * w2 - pz * w1, l1 + pz * w0 - px * w2, l2 + px * w1 - py * w0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def force_to_parent(P, k, i, n0, n1, n2, f0, f1, f2):
+    """A force ``[n; f]`` in the child frame (pose ``P[k, i]`` in the parent)
+    expressed in the parent: ``^λX_i* f = [R n + p × R f; R f]``
+    (Featherstone Eq. 2.27)."""
+    a0, a1, a2 = rotate(P, k, i, f0, f1, f2)
+    b0, b1, b2 = rotate(P, k, i, n0, n1, n2)
+    px, py, pz = P[k, i, 0, 3], P[k, i, 1, 3], P[k, i, 2, 3]
+    return (b0 + py * a2 - pz * a1, b1 + pz * a0 - px * a2, b2 + px * a1 - py * a0, a0, a1, a2)
 
 
 @njit(cache=True, nogil=True)
@@ -135,10 +151,9 @@ def motion_kernel(tree, q, v, a, poses, jac, motion):
         iv = int(tree[i, C_V])
         nvj = int(tree[i, C_NV])
         motion_subspace_into(tree, i, q, S, iv)
-        T = poses[1, i]
-        vp = to_child(T, motion[0, p, 0], motion[0, p, 1], motion[0, p, 2],
+        vp = to_child(poses, 1, i, motion[0, p, 0], motion[0, p, 1], motion[0, p, 2],
                       motion[0, p, 3], motion[0, p, 4], motion[0, p, 5])
-        ap = to_child(T, motion[1, p, 0], motion[1, p, 1], motion[1, p, 2],
+        ap = to_child(poses, 1, i, motion[1, p, 0], motion[1, p, 1], motion[1, p, 2],
                       motion[1, p, 3], motion[1, p, 4], motion[1, p, 5])
         c = joint_bias(tree, i, q, v)
         for r in range(6):
@@ -171,9 +186,8 @@ def joint_jacobians_kernel(tree, q, poses, jac):
     for i in range(1, tree.shape[0]):
         iv = int(tree[i, C_V])
         motion_subspace_into(tree, i, q, S, iv)
-        T = poses[0, i]
         for k in range(iv, iv + int(tree[i, C_NV])):
-            m = to_parent(T, S[0, k], S[1, k], S[2, k], S[3, k], S[4, k], S[5, k])
+            m = to_parent(poses, 0, i, S[0, k], S[1, k], S[2, k], S[3, k], S[4, k], S[5, k])
             for r in range(6):
                 jac[1, r, k] = m[r]
 
@@ -226,41 +240,40 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
     for r in range(6):
         for k in range(nv):
             jac[2, r, k] = 0.0
-    M = np.empty((2, 3, 4))  # M[0]: frame pose in the current body; M[1]: scratch
+    M = np.empty((2, 1, 4, 4))  # M[0, 0]: frame pose in the current body; M[1, 0]: scratch
     for r in range(3):
         for c in range(4):
-            M[0, r, c] = place[r, c]
+            M[0, 0, r, c] = place[r, c]
     i = body
     while i > 0:
         set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
         iv = int(tree[i, C_V])
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
-            m = to_child(M[0], s0, s1, s2, s3, s4, s5)
+            m = to_child(M, 0, 0, s0, s1, s2, s3, s4, s5)
             for r in range(6):
                 jac[2, r, iv + k] = m[r]
         for r in range(3):  # M ← liMi M
             a0, a1, a2 = poses[1, i, r, 0], poses[1, i, r, 1], poses[1, i, r, 2]
             for c in range(4):
-                M[1, r, c] = a0 * M[0, 0, c] + a1 * M[0, 1, c] + a2 * M[0, 2, c]
-            M[1, r, 3] += poses[1, i, r, 3]
+                M[1, 0, r, c] = a0 * M[0, 0, 0, c] + a1 * M[0, 0, 1, c] + a2 * M[0, 0, 2, c]
+            M[1, 0, r, 3] += poses[1, i, r, 3]
         for r in range(3):
             for c in range(4):
-                M[0, r, c] = M[1, r, c]
+                M[0, 0, r, c] = M[1, 0, r, c]
         i = int(tree[i, C_PARENT])
     if ref == LOCAL:
         return
-    T = M[0]  # the frame's world pose
     i = body
     while i > 0:
         iv = int(tree[i, C_V])
         for k in range(iv, iv + int(tree[i, C_NV])):
             if ref == WORLD:
-                m = to_parent(T, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k], jac[2, 3, k], jac[2, 4, k],
+                m = to_parent(M, 0, 0, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k], jac[2, 3, k], jac[2, 4, k],
                               jac[2, 5, k])
             else:  # world axes at the frame origin: rotate both parts
-                w = to_parent(T, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k], 0.0, 0.0, 0.0)
-                u = to_parent(T, jac[2, 3, k], jac[2, 4, k], jac[2, 5, k], 0.0, 0.0, 0.0)
+                w = rotate(M, 0, 0, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k])
+                u = rotate(M, 0, 0, jac[2, 3, k], jac[2, 4, k], jac[2, 5, k])
                 m = (w[0], w[1], w[2], u[0], u[1], u[2])
             for r in range(6):
                 jac[2, r, k] = m[r]
@@ -276,21 +289,21 @@ def frame_jacobian_checked(tree, q, body, place, ref, poses, jac):
 
 
 @njit(cache=True, nogil=True)
-def motion_in_reference(oMf, m, ref, out):
-    """A motion vector ``m`` of a frame, given in the frame's coordinates,
-    written to ``out`` in reference ``ref`` (WORLD: spatial at the world
-    origin; LOCAL; LOCAL_WORLD_ALIGNED: world axes at the frame origin)."""
+def motion_in_reference(F, m, ref, out):
+    """A motion vector ``m`` of a frame with world pose ``F[0, 0]``, given in
+    the frame's coordinates, written to ``out`` in reference ``ref`` (WORLD:
+    spatial at the world origin; LOCAL; LOCAL_WORLD_ALIGNED: world axes at
+    the frame origin)."""
     if ref == LOCAL:
         for r in range(6):
             out[r] = m[r]
         return
     if ref == WORLD:
-        w = to_parent(oMf, m[0], m[1], m[2], m[3], m[4], m[5])
+        w = to_parent(F, 0, 0, m[0], m[1], m[2], m[3], m[4], m[5])
     else:
-        w = to_parent(oMf, m[0], m[1], m[2], 0.0, 0.0, 0.0)
-        w = (w[0], w[1], w[2], oMf[0, 0] * m[3] + oMf[0, 1] * m[4] + oMf[0, 2] * m[5],
-             oMf[1, 0] * m[3] + oMf[1, 1] * m[4] + oMf[1, 2] * m[5],
-             oMf[2, 0] * m[3] + oMf[2, 1] * m[4] + oMf[2, 2] * m[5])
+        a = rotate(F, 0, 0, m[0], m[1], m[2])
+        b = rotate(F, 0, 0, m[3], m[4], m[5])
+        w = (a[0], a[1], a[2], b[0], b[1], b[2])
     for r in range(6):
         out[r] = w[r]
 
@@ -303,11 +316,14 @@ def frame_motion_kernel(tree, q, v, a, body, place, ref, classical, poses, jac, 
     Eq. 2.50) in the same axes (so WORLD then means world-aligned axes at
     the frame origin: a classical acceleration belongs to a point)."""
     motion_kernel(tree, q, v, a, poses, jac, motion)
-    oMf = np.empty((4, 4))
-    compose_into(poses[0, body], place, oMf)
-    vl = np.array(to_child(place, motion[0, body, 0], motion[0, body, 1], motion[0, body, 2],
+    F = np.empty((2, 1, 4, 4))  # F[0, 0]: the frame's world pose; F[1, 0]: its placement in the body
+    compose_into(poses[0, body], place, F[0, 0])
+    for r in range(4):
+        for c in range(4):
+            F[1, 0, r, c] = place[r, c]
+    vl = np.array(to_child(F, 1, 0, motion[0, body, 0], motion[0, body, 1], motion[0, body, 2],
                            motion[0, body, 3], motion[0, body, 4], motion[0, body, 5]))
-    al = np.array(to_child(place, motion[1, body, 0], motion[1, body, 1], motion[1, body, 2],
+    al = np.array(to_child(F, 1, 0, motion[1, body, 0], motion[1, body, 1], motion[1, body, 2],
                            motion[1, body, 3], motion[1, body, 4], motion[1, body, 5]))
     if classical:
         al[3] += vl[1] * vl[5] - vl[2] * vl[4]
@@ -315,8 +331,8 @@ def frame_motion_kernel(tree, q, v, a, body, place, ref, classical, poses, jac, 
         al[5] += vl[0] * vl[4] - vl[1] * vl[3]
         if ref == WORLD:
             ref = LOCAL_WORLD_ALIGNED
-    motion_in_reference(oMf, vl, ref, out[0])
-    motion_in_reference(oMf, al, ref, out[1])
+    motion_in_reference(F, vl, ref, out[0])
+    motion_in_reference(F, al, ref, out[1])
 
 
 @njit(cache=True, nogil=True)
@@ -424,57 +440,54 @@ def momentum_kernel(tree, poses, motion, out):
     for i in range(1, tree.shape[0]):
         f = inertia_times(tree, i, motion[0, i, 0], motion[0, i, 1], motion[0, i, 2],
                           motion[0, i, 3], motion[0, i, 4], motion[0, i, 5])
-        # a force transforms with the transpose of the motion transform Ad(T⁻¹)
-        w = to_parent(poses[0, i], f[0], f[1], f[2], 0.0, 0.0, 0.0)
-        T = poses[0, i]
-        l0 = T[0, 0] * f[3] + T[0, 1] * f[4] + T[0, 2] * f[5]
-        l1 = T[1, 0] * f[3] + T[1, 1] * f[4] + T[1, 2] * f[5]
-        l2 = T[2, 0] * f[3] + T[2, 1] * f[4] + T[2, 2] * f[5]
-        px, py, pz = T[0, 3], T[1, 3], T[2, 3]
-        out[0] += w[0] + py * l2 - pz * l1
-        out[1] += w[1] + pz * l0 - px * l2
-        out[2] += w[2] + px * l1 - py * l0
-        out[3] += l0
-        out[4] += l1
-        out[5] += l2
+        h = force_to_parent(poses, 0, i, f[0], f[1], f[2], f[3], f[4], f[5])
+        for r in range(6):
+            out[r] += h[r]
 
 
-@njit(cache=True, nogil=True)
-def world_inertia_into(tree, i, T, out):
-    """Spatial inertia (6x6, angular first) of body i at the world origin in
-    world axes, given its world pose T (Featherstone Eq. 2.66 in compact
-    form: h = R h_b, Ī = R Ī_b Rᵀ, then the origin moves from p to 0)."""
+@njit(cache=True, nogil=True, inline="always")
+def world_inertia_into(tree, i, poses, out):
+    """``out[i]`` = spatial inertia (6x6, angular first) of body i at the
+    world origin in world axes, from its world pose ``poses[0, i]``
+    (Featherstone Eq. 2.66 in compact form: h = R h_b, Ī = R Ī_b Rᵀ, then
+    the origin moves from p to 0)."""
     m = tree[i, C_MASS]
     hb0, hb1, hb2 = tree[i, C_H], tree[i, C_H + 1], tree[i, C_H + 2]
     for r in range(3):  # R Ī_b Rᵀ, row by row
-        a0 = T[r, 0] * tree[i, C_I] + T[r, 1] * tree[i, C_I + 3] + T[r, 2] * tree[i, C_I + 6]
-        a1 = T[r, 0] * tree[i, C_I + 1] + T[r, 1] * tree[i, C_I + 4] + T[r, 2] * tree[i, C_I + 7]
-        a2 = T[r, 0] * tree[i, C_I + 2] + T[r, 1] * tree[i, C_I + 5] + T[r, 2] * tree[i, C_I + 8]
+        R0, R1, R2 = poses[0, i, r, 0], poses[0, i, r, 1], poses[0, i, r, 2]
+        a0 = R0 * tree[i, C_I] + R1 * tree[i, C_I + 3] + R2 * tree[i, C_I + 6]
+        a1 = R0 * tree[i, C_I + 1] + R1 * tree[i, C_I + 4] + R2 * tree[i, C_I + 7]
+        a2 = R0 * tree[i, C_I + 2] + R1 * tree[i, C_I + 5] + R2 * tree[i, C_I + 8]
         for c in range(3):
-            out[r, c] = a0 * T[c, 0] + a1 * T[c, 1] + a2 * T[c, 2]
-    h0 = T[0, 0] * hb0 + T[0, 1] * hb1 + T[0, 2] * hb2
-    h1 = T[1, 0] * hb0 + T[1, 1] * hb1 + T[1, 2] * hb2
-    h2 = T[2, 0] * hb0 + T[2, 1] * hb1 + T[2, 2] * hb2
-    p0, p1, p2 = T[0, 3], T[1, 3], T[2, 3]
+            out[i, r, c] = a0 * poses[0, i, c, 0] + a1 * poses[0, i, c, 1] + a2 * poses[0, i, c, 2]
+    h0 = poses[0, i, 0, 0] * hb0 + poses[0, i, 0, 1] * hb1 + poses[0, i, 0, 2] * hb2
+    h1 = poses[0, i, 1, 0] * hb0 + poses[0, i, 1, 1] * hb1 + poses[0, i, 1, 2] * hb2
+    h2 = poses[0, i, 2, 0] * hb0 + poses[0, i, 2, 1] * hb1 + poses[0, i, 2, 2] * hb2
+    p0, p1, p2 = poses[0, i, 0, 3], poses[0, i, 1, 3], poses[0, i, 2, 3]
     # moving the origin from p to 0: Ī_0 = Ī_p + 2(p·h)1 − p hᵀ − h pᵀ + m(|p|²1 − p pᵀ)
-    ph = p0 * h0 + p1 * h1 + p2 * h2
-    pp = p0 * p0 + p1 * p1 + p2 * p2
-    for r in range(3):
-        pr = p0 if r == 0 else (p1 if r == 1 else p2)
-        hr = h0 if r == 0 else (h1 if r == 1 else h2)
-        for c in range(3):
-            pc = p0 if c == 0 else (p1 if c == 1 else p2)
-            hc = h0 if c == 0 else (h1 if c == 1 else h2)
-            d = 1.0 if r == c else 0.0
-            out[r, c] += 2.0 * ph * d - pr * hc - hr * pc + m * (pp * d - pr * pc)
+    d = 2.0 * (p0 * h0 + p1 * h1 + p2 * h2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
+    out[i, 0, 0] += d - 2.0 * p0 * h0 - m * p0 * p0
+    out[i, 1, 1] += d - 2.0 * p1 * h1 - m * p1 * p1
+    out[i, 2, 2] += d - 2.0 * p2 * h2 - m * p2 * p2
+    x01 = -(p0 * h1 + h0 * p1) - m * p0 * p1
+    x02 = -(p0 * h2 + h0 * p2) - m * p0 * p2
+    x12 = -(p1 * h2 + h1 * p2) - m * p1 * p2
+    out[i, 0, 1] += x01
+    out[i, 1, 0] += x01
+    out[i, 0, 2] += x02
+    out[i, 2, 0] += x02
+    out[i, 1, 2] += x12
+    out[i, 2, 1] += x12
     g0, g1, g2 = h0 + m * p0, h1 + m * p1, h2 + m * p2  # first moment about the world origin
-    out[0, 3], out[0, 4], out[0, 5] = 0.0, -g2, g1
-    out[1, 3], out[1, 4], out[1, 5] = g2, 0.0, -g0
-    out[2, 3], out[2, 4], out[2, 5] = -g1, g0, 0.0
-    for r in range(3):
-        for c in range(3):
-            out[3 + c, r] = out[r, 3 + c]  # symmetric: the lower-left block is [g]ᵀ
-            out[3 + r, 3 + c] = m if r == c else 0.0
+    out[i, 0, 3], out[i, 0, 4], out[i, 0, 5] = 0.0, -g2, g1
+    out[i, 1, 3], out[i, 1, 4], out[i, 1, 5] = g2, 0.0, -g0
+    out[i, 2, 3], out[i, 2, 4], out[i, 2, 5] = -g1, g0, 0.0
+    out[i, 3, 0], out[i, 3, 1], out[i, 3, 2] = 0.0, g2, -g1  # symmetric: the lower-left block is [g]ᵀ
+    out[i, 4, 0], out[i, 4, 1], out[i, 4, 2] = -g2, 0.0, g0
+    out[i, 5, 0], out[i, 5, 1], out[i, 5, 2] = g1, -g0, 0.0
+    out[i, 3, 3], out[i, 3, 4], out[i, 3, 5] = m, 0.0, 0.0
+    out[i, 4, 3], out[i, 4, 4], out[i, 4, 5] = 0.0, m, 0.0
+    out[i, 5, 3], out[i, 5, 4], out[i, 5, 5] = 0.0, 0.0, m
 
 
 @njit(cache=True, nogil=True)
@@ -489,26 +502,21 @@ def centroidal_matrix_kernel(tree, poses, jac, com, Ag):
             Ag[r, k] = 0.0
     for j in range(nb - 1, 0, -1):
         # each body j contributes to the columns of every joint on its path to the root
-        T = poses[0, j]
         i = j
         while i > 0:
             iv = int(tree[i, C_V])
             for k in range(iv, iv + int(tree[i, C_NV])):
-                m = to_child(T, jac[1, 0, k], jac[1, 1, k], jac[1, 2, k], jac[1, 3, k], jac[1, 4, k],
-                             jac[1, 5, k])
+                m = to_child(poses, 0, j, jac[1, 0, k], jac[1, 1, k], jac[1, 2, k], jac[1, 3, k],
+                             jac[1, 4, k], jac[1, 5, k])
                 f = inertia_times(tree, j, m[0], m[1], m[2], m[3], m[4], m[5])
-                w = to_parent(T, f[0], f[1], f[2], 0.0, 0.0, 0.0)
-                l0 = T[0, 0] * f[3] + T[0, 1] * f[4] + T[0, 2] * f[5]
-                l1 = T[1, 0] * f[3] + T[1, 1] * f[4] + T[1, 2] * f[5]
-                l2 = T[2, 0] * f[3] + T[2, 1] * f[4] + T[2, 2] * f[5]
-                # angular momentum about the COM of a force (n, f) applied at the body origin p
-                dx, dy, dz = T[0, 3] - com[0], T[1, 3] - com[1], T[2, 3] - com[2]
-                Ag[0, k] += w[0] + dy * l2 - dz * l1
-                Ag[1, k] += w[1] + dz * l0 - dx * l2
-                Ag[2, k] += w[2] + dx * l1 - dy * l0
-                Ag[3, k] += l0
-                Ag[4, k] += l1
-                Ag[5, k] += l2
+                h = force_to_parent(poses, 0, j, f[0], f[1], f[2], f[3], f[4], f[5])
+                # angular momentum about the COM instead of the world origin: n_G = n_O − c × f
+                Ag[0, k] += h[0] - (com[1] * h[5] - com[2] * h[4])
+                Ag[1, k] += h[1] - (com[2] * h[3] - com[0] * h[5])
+                Ag[2, k] += h[2] - (com[0] * h[4] - com[1] * h[3])
+                Ag[3, k] += h[3]
+                Ag[4, k] += h[4]
+                Ag[5, k] += h[5]
             i = int(tree[i, C_PARENT])
 
 
