@@ -604,11 +604,38 @@ def fd_crba_batch(tree, lam, q, v, tau, gravity_on, fext, fext_on, out, status):
 
 @njit(cache=True, nogil=True)
 def inverse_inertia_kernel(lam, L, Minv):
-    """``Minv = H⁻¹`` from the in-place LᵀDL factor, column by column."""
+    """``Minv = H⁻¹`` from the in-place LᵀDL factor: ``H⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ``.
+    Column c of ``L⁻ᵀ`` is nonzero only on c and its ancestors, so each
+    column costs O(depth) before the final O(nnz) sweep with ``L⁻¹``. H⁻¹ is
+    symmetric, so column c is written as row c (contiguous)."""
     n = L.shape[0]
     for c in range(n):
-        x = np.zeros(n)
-        x[c] = 1.0
-        ltdl_solve(lam, L, x)
         for r in range(n):
-            Minv[r, c] = x[r]
+            Minv[c, r] = 0.0
+        Minv[c, c] = 1.0
+        i = c  # L⁻ᵀ e_c: only c and its ancestors are touched, deepest first
+        while i >= 0:
+            j = lam[i]
+            while j >= 0:
+                Minv[c, j] -= L[i, j] * Minv[c, i]
+                j = lam[j]
+            i = lam[i]
+    for c in range(n):
+        for r in range(n):
+            Minv[c, r] /= L[r, r]
+        for i in range(n):  # L⁻¹
+            j = lam[i]
+            while j >= 0:
+                Minv[c, i] -= L[i, j] * Minv[c, j]
+                j = lam[j]
+
+
+@njit(cache=True, nogil=True)
+def minv_kernel(tree, lam, q, poses, jac, inertia6, M, Minv):
+    """``Minv = H(q)⁻¹``: CRBA, the in-place sparse LᵀDL of a copy (in
+    ``M``), and :func:`inverse_inertia_kernel`. Returns the LᵀDL status."""
+    crba_kernel(tree, q, poses, jac, inertia6, M)
+    st = ltdl_kernel(lam, M)
+    if st == 0:
+        inverse_inertia_kernel(lam, M, Minv)
+    return st

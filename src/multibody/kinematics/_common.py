@@ -4,6 +4,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.checks import as_vector, check_quaternions
+from ..model.configuration import q_status, q_status_rows
 from ..model.data import Data
 from . import kernels as K
 
@@ -29,9 +30,17 @@ def raise_status(model, q, status, name="q"):
 
 
 def config(model, q, name="q"):
-    """``q`` checked: float64, shape (nq,) or (B, nq), finite, unit quaternions."""
-    q = as_vector(q, name, model.nq)
-    check_quaternions(model, q, name)
+    """``q`` checked: float64, shape (nq,) or (B, nq), finite, unit
+    quaternions (one compiled pass, :func:`~multibody.model.configuration.q_status`)."""
+    q = as_vector(q, name, model.nq, finite=False)
+    if q.ndim == 1:
+        st = q_status(model._tree, q)
+        if st:
+            raise_status(model, q, st, name)
+    else:
+        row, st = q_status_rows(model._tree, q)
+        if st:
+            raise_status(model, q[row], st, f"{name}[{row}]")
     return q
 
 

@@ -15,31 +15,12 @@ these arrays directly instead of taking views (see joints.py for why).
 import numpy as np
 from numba import njit, prange
 
-from ..model.checks import QUATERNION_TOLERANCE
+from ..model.configuration import q_status  # noqa: F401  (re-exported for the dynamics kernels)
 from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, SPHERICAL,
                             joint_bias, joint_transform, motion_subspace_into, set_local_pose,
                             subspace_column)
 
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
-
-
-@njit(cache=True, nogil=True, inline="always")
-def q_status(tree, q):
-    """0 if ``q`` is finite with unit quaternions (within QUATERNION_TOLERANCE on |q|²);
-    otherwise ``1 + index`` of the first non-finite entry, or ``-body`` for
-    the first body whose quaternion is not unit. Lets the checked API
-    validate inside the kernel call instead of with extra numpy passes."""
-    for k in range(q.shape[0]):
-        if not np.isfinite(q[k]):
-            return 1 + k
-    for i in range(1, tree.shape[0]):
-        jt = int(tree[i, C_TYPE])
-        if jt == SPHERICAL or jt == FREE:
-            s = int(tree[i, C_Q]) + (3 if jt == FREE else 0)
-            n2 = q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3]
-            if abs(n2 - 1.0) > QUATERNION_TOLERANCE:
-                return -i
-    return 0
 
 
 @njit(cache=True, nogil=True, inline="always")

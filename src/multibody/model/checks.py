@@ -6,10 +6,10 @@ import numpy as np
 from ..errors import InputError
 
 
-def as_vector(x, name, size, batch=True):
+def as_vector(x, name, size, batch=True, finite=True):
     """``x`` as a C-contiguous float64 array of shape ``(size,)`` or, if
-    ``batch``, ``(B, size)``; raises :class:`InputError` otherwise or if any
-    entry is not finite."""
+    ``batch``, ``(B, size)``; raises :class:`InputError` otherwise or (if
+    ``finite``) if any entry is not finite."""
     a = np.ascontiguousarray(x, dtype=np.float64)
     if a.ndim == 1 and a.shape[0] == size:
         pass
@@ -18,7 +18,7 @@ def as_vector(x, name, size, batch=True):
     else:
         expected = f"({size},)" + (f" or (batch, {size})" if batch else "")
         raise InputError(f"{name} has shape {np.shape(x)}, expected {expected}")
-    if not np.isfinite(a).all():
+    if finite and not np.isfinite(a).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
         raise InputError(f"{name} has a non-finite entry at index {bad[0] if a.ndim == 1 else bad}")
     return a

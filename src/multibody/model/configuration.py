@@ -1,9 +1,42 @@
 """Kernels over the whole configuration vector: integrate, difference,
 normalize. Each loops over the joints and calls the joint rule of
 :mod:`multibody.model.joints`; batched variants run in parallel."""
+import numpy as np
 from numba import njit, prange
 
-from .joints import C_Q, C_TYPE, C_V, difference_joint, integrate_joint, normalize_joint, qdot_joint
+from .checks import QUATERNION_TOLERANCE
+from .joints import (C_Q, C_TYPE, C_V, FREE, SPHERICAL, difference_joint, integrate_joint, normalize_joint,
+                     qdot_joint)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def q_status(tree, q):
+    """0 if ``q`` is finite with unit quaternions (within QUATERNION_TOLERANCE
+    on |q|²); otherwise ``1 + index`` of the first non-finite entry, or
+    ``-body`` for the first body whose quaternion is not unit. Checked APIs
+    validate with this inside their kernel call instead of extra numpy passes."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1 + k
+    for i in range(1, tree.shape[0]):
+        jt = int(tree[i, C_TYPE])
+        if jt == SPHERICAL or jt == FREE:
+            s = int(tree[i, C_Q]) + (3 if jt == FREE else 0)
+            n2 = q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3]
+            if abs(n2 - 1.0) > QUATERNION_TOLERANCE:
+                return -i
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def q_status_rows(tree, q):
+    """(row, status) of the first row of a batch of configurations that
+    fails :func:`q_status`, or (-1, 0)."""
+    for b in range(q.shape[0]):
+        st = q_status(tree, q[b])
+        if st != 0:
+            return b, st
+    return -1, 0
 
 
 @njit(cache=True, nogil=True)

@@ -40,3 +40,4 @@ class Data:
         self.inertia6 = np.zeros((nb, 6, 6))
         self.U = np.zeros((6, nv))
         self.Dinv = np.zeros((nv, 6))
+        self.dof_parent = model.dof_parent

@@ -119,6 +119,18 @@ class Model:
         self.nv = int(ints[-1, 3] + ints[-1, 5]) if self.nbodies > 1 else 0
         self.parents = _readonly(ints[:, 1].copy())
         self.q_shape, self.v_shape = (self.nq,), (self.nv,)
+        # expanded parent array of the coordinates (Featherstone Table 6.4), for the sparse LᵀDL
+        self.dof_parent = np.full(self.nv, -1, dtype=np.int64)
+        for i in range(1, self.nbodies):
+            iv, n = int(ints[i, 3]), int(ints[i, 5])
+            if n == 0:
+                continue
+            p = int(ints[i, 1])
+            while p > 0 and ints[p, 5] == 0:
+                p = int(ints[p, 1])
+            self.dof_parent[iv] = ints[p, 3] + ints[p, 5] - 1 if p > 0 else -1
+            self.dof_parent[iv + 1:iv + n] = np.arange(iv, iv + n - 1)
+        self.dof_parent.setflags(write=False)
         self.body_names = tuple(body_names)
         self.joint_names = tuple(joint_names)
         self.body_mass = _readonly(np.asarray(body_mass, dtype=float))
