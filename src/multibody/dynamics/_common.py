@@ -8,7 +8,12 @@ from ..model.data import Data
 
 
 def data_for(model, data):
-    return Data(model) if data is None else data
+    """``data`` if it was made for ``model``, a new workspace if it is None."""
+    if data is None:
+        return Data(model)
+    if getattr(data, "model", None) is not model:
+        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
+    return data
 
 
 def external_forces(model, f_ext, batch=None):

@@ -7,7 +7,7 @@ from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
 from ..errors import InputError
 from . import kernels as K
 from ._common import config, data_for, external_forces, singular_body, velocity
-from .inertia import dof_parents
+from .inertia import not_positive_definite
 from .inverse import raise_state_status
 
 F64 = np.dtype(np.float64)
@@ -30,7 +30,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
     batch. With ``data`` (one state) the result is ``data.ddq``. Accuracy:
     round-off, ~1e-12 relative on the example-robot-data robots; it degrades
     with the inertia ratios of the bodies (Featherstone §10.1)."""
-    if data is not None and f_ext is None:
+    if data is not None and data.model is model and f_ext is None:
         try:
             fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.shape == model.v_shape
                     and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64)
@@ -81,7 +81,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
     v = velocity(model, v, q)
     tau = velocity(model, tau, q, "tau")
     fe = external_forces(model, f_ext, q.shape[0] if q.ndim == 2 else None)
-    lam = dof_parents(model)
+    lam = model.dof_parent
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nv))
         status = np.zeros(q.shape[0], dtype=np.int64)
@@ -89,7 +89,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
             fe, (q.shape[0], model.nbodies, 6)).copy()
         K.fd_crba_batch(model._tree, lam, q, v, tau, bool(gravity), fb, fe is not None, out, status)
         if status.any():
-            raise InputError("the joint-space inertia is not positive definite")
+            raise not_positive_definite(model, int(status[status != 0][0]) - 1)
         return out
     data = data_for(model, data)
     if fe is not None:
@@ -98,5 +98,5 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
     st = K.fd_crba_kernel(model._tree, lam, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac,
                           data.spatial, data.inertia6, data.M, L, data.ddq)
     if st:
-        raise InputError(f"the joint-space inertia is not positive definite at coordinate {st - 1}")
+        raise not_positive_definite(model, st - 1)
     return data.ddq

@@ -27,7 +27,8 @@ def crba(model, q, data=None):
     batch (B, nv, nv). With ``data`` the result is ``data.M``. Accuracy:
     round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
     what solves with H can achieve."""
-    if data is not None and getattr(q, "shape", None) == model.q_shape and q.dtype is F64:
+    if data is not None and data.model is model and getattr(q, "shape", None) == model.q_shape \
+            and q.dtype is F64:
         st = (_CRBA or _crba_entry())(model._tree, q, data.poses, data.jac, data.inertia6, data.M)
         if st:
             raise_status(model, q, st)
@@ -64,9 +65,7 @@ class InertiaFactor:
         self._LD = H
         st = K.ltdl_kernel(self.lam, self._LD)
         if st:
-            name = model.joints[_joint_of_dof(model, st - 1)].name
-            raise SimulationError(f"the joint-space inertia is not positive definite at coordinate {st - 1} "
-                                  f"(joint '{name}')")
+            raise not_positive_definite(model, st - 1)
 
     @property
     def D(self):
@@ -93,10 +92,22 @@ class InertiaFactor:
 
     def multiply(self, x, H):
         """``H x`` using only the branch-induced nonzeros of H (Table 6.5)."""
+        n = self._LD.shape[0]
         x = np.ascontiguousarray(x, dtype=np.float64)
+        H = np.ascontiguousarray(H, dtype=np.float64)
+        if x.shape != (n,):
+            raise InputError(f"x has shape {x.shape}, expected ({n},)")
+        if H.shape != (n, n):
+            raise InputError(f"H has shape {H.shape}, expected ({n}, {n})")
         y = np.empty_like(x)
-        K.ltdl_multiply(self.lam, np.ascontiguousarray(H, dtype=np.float64), x, y)
+        K.ltdl_multiply(self.lam, H, x, y)
         return y
+
+
+def not_positive_definite(model, k):
+    """The error for an H whose LᵀDL pivot at coordinate k is not positive."""
+    return SimulationError(f"the joint-space inertia is not positive definite at coordinate {k} "
+                           f"(joint '{model.joints[_joint_of_dof(model, k)].name}'; a massless subtree?)")
 
 
 def _joint_of_dof(model, k):
@@ -120,8 +131,7 @@ def inverse_inertia(model, q, data=None):
     out = np.empty((model.nv, model.nv))
     st = K.minv_kernel(model._tree, lam, q, data.poses, data.jac, data.inertia6, data.M, out)
     if st:
-        raise SimulationError(f"the joint-space inertia is not positive definite at coordinate {st - 1} "
-                              f"(joint '{model.joints[_joint_of_dof(model, st - 1)].name}')")
+        raise not_positive_definite(model, st - 1)
     return out
 
 
@@ -130,6 +140,9 @@ def operational_space_inverse_inertia(model, q, J):
     operational-space (or contact-space) inertia (Featherstone §7.2.1,
     Eq. 7.10), by sparse solves with the LᵀDL factor of H."""
     q = config(model, q)
+    if q.ndim != 1:
+        raise InputError("operational_space_inverse_inertia takes one configuration q of shape "
+                         f"({model.nq},), got {q.shape}")
     J = np.asarray(J, dtype=np.float64)
     if J.ndim != 2 or J.shape[1] != model.nv:
         raise InputError(f"J has shape {J.shape}, expected (m, {model.nv})")

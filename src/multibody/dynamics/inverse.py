@@ -43,7 +43,7 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None):
     (body frames). Accuracy: round-off only; relative error ~1e-14 of the
     largest term for well-conditioned models (Featherstone §10.1).
     """
-    if data is not None and f_ext is None:
+    if data is not None and data.model is model and f_ext is None:
         try:
             fast = (q.shape == model.q_shape and v.shape == model.v_shape and a.shape == model.v_shape
                     and q.dtype is F64 and v.dtype is F64 and a.dtype is F64)

@@ -52,7 +52,12 @@ def velocity(model, v, q, name="v"):
 
 
 def data_for(model, data):
-    return Data(model) if data is None else data
+    """``data`` if it was made for ``model``, a new workspace if it is None."""
+    if data is None:
+        return Data(model)
+    if getattr(data, "model", None) is not model:
+        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
+    return data
 
 
 def frame_of(model, frame):

@@ -124,7 +124,8 @@ def jacobian(model, q, frame, reference="world", point=None, data=None):
             raise InputError(f"point has shape {pt.shape}, expected a finite (3,)")
         place = place.copy()
         place[:3, 3] += place[:3, :3] @ pt
-    if data is not None and getattr(q, "shape", None) == model.q_shape and q.dtype is F64:
+    if data is not None and data.model is model and getattr(q, "shape", None) == model.q_shape \
+            and q.dtype is F64:
         st = (_JAC or _jac_entry())(model._tree, q, body, place, ref, data.poses, data.jac)
         if st:
             raise_status(model, q, st)

@@ -17,7 +17,7 @@ def forward_kinematics(model, q, data=None):
     without allocating; ``q`` is still checked (shape, finite, unit
     quaternions), inside the kernel call. Exact up to round-off.
     """
-    if data is not None:
+    if data is not None and data.model is model:
         try:
             fast = q.shape == model.q_shape and q.dtype is F64
         except AttributeError:  # not an array: take the general path

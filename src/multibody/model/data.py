@@ -26,7 +26,7 @@ class Data:
 
     def __init__(self, model):
         nb, nv, nf = model.nbodies, model.nv, len(model.frames)
-        self.model_name = model.name
+        self.model = model  # fast paths check ``data.model is model``: a foreign Data would overflow
         self.poses = np.tile(np.eye(4), (2, nb, 1, 1))
         self.oMi, self.liMi = self.poses[0], self.poses[1]
         self.oMf = np.tile(np.eye(4), (nf, 1, 1))
