@@ -56,7 +56,10 @@ def main(argv):
         rc_nojit = subprocess.call([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rest], cwd=ROOT, env=env)
         return rc or rc_nojit
     ensure_env("test")
-    return subprocess.call([PY, os.path.join(ROOT, "benchmarks", "kinematics.py"), *rest], cwd=ROOT)
+    rc = 0
+    for script in ("kinematics.py", "dynamics.py"):
+        rc = rc or subprocess.call([PY, os.path.join(ROOT, "benchmarks", script), *rest], cwd=ROOT)
+    return rc
 
 
 if __name__ == "__main__":

@@ -529,6 +529,16 @@ def crba_checked(tree, q, poses, jac, inertia6, M):
 
 # ----------------------------------------------------------------- batches
 @njit(cache=True, nogil=True)
+def chunk_count(B):
+    """Number of chunks a batch of B states is split into for ``prange``:
+    each chunk reuses one workspace (allocating one per state cost more than
+    the algorithm on small robots), and 64 chunks balance the load on any
+    common thread count. (numba.get_num_threads() would make the kernels
+    uncacheable.)"""
+    return max(1, min(B, 64))
+
+
+@njit(cache=True, nogil=True)
 def _ws(nb, nv):
     poses = np.zeros((2, nb, 4, 4))
     for k in range(2):
@@ -542,31 +552,40 @@ def _ws(nb, nv):
 @njit(cache=True, nogil=True, parallel=True)
 def rnea_batch(tree, q, v, a, gravity_on, fext, fext_on, out):
     nb = tree.shape[0]
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk, not per state
         poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, v.shape[1])
-        if fext_on:
-            spatial[2] = fext[b]
-        rnea_kernel(tree, q[b], v[b], a[b], gravity_on, fext_on, poses, spatial, out[b])
+        for b in range(c * B // n, (c + 1) * B // n):
+            if fext_on:
+                spatial[2] = fext[b]
+            rnea_kernel(tree, q[b], v[b], a[b], gravity_on, fext_on, poses, spatial, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def crba_batch(tree, q, out):
     nb = tree.shape[0]
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):
         poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, out.shape[1])
-        crba_kernel(tree, q[b], poses, jac, inertia6, out[b])
+        for b in range(c * B // n, (c + 1) * B // n):
+            crba_kernel(tree, q[b], poses, jac, inertia6, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def aba_batch(tree, q, v, tau, gravity_on, fext, fext_on, out, status):
     nb = tree.shape[0]
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):
         poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, v.shape[1])
-        if fext_on:
-            spatial[2] = fext[b]
-        status[b] = aba_kernel(tree, q[b], v[b], tau[b], gravity_on, fext_on, poses, jac, spatial, inertia6,
-                               U, Dinv, dofs)
-        out[b] = dofs[1]
+        for b in range(c * B // n, (c + 1) * B // n):
+            if fext_on:
+                spatial[2] = fext[b]
+            status[b] = aba_kernel(tree, q[b], v[b], tau[b], gravity_on, fext_on, poses, jac, spatial,
+                                   inertia6, U, Dinv, dofs)
+            out[b] = dofs[1]
 
 
 @njit(cache=True, nogil=True)
@@ -592,14 +611,17 @@ def fd_crba_kernel(tree, lam, q, v, tau, gravity_on, fext_on, poses, jac, spatia
 def fd_crba_batch(tree, lam, q, v, tau, gravity_on, fext, fext_on, out, status):
     nb = tree.shape[0]
     nv = v.shape[1]
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):
         poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, nv)
-        if fext_on:
-            spatial[2] = fext[b]
         M = np.empty((nv, nv))
         L = np.empty((nv, nv))
-        status[b] = fd_crba_kernel(tree, lam, q[b], v[b], tau[b], gravity_on, fext_on, poses, jac, spatial,
-                                   inertia6, M, L, out[b])
+        for b in range(c * B // n, (c + 1) * B // n):
+            if fext_on:
+                spatial[2] = fext[b]
+            status[b] = fd_crba_kernel(tree, lam, q[b], v[b], tau[b], gravity_on, fext_on, poses, jac, spatial,
+                                       inertia6, M, L, out[b])
 
 
 @njit(cache=True, nogil=True)
