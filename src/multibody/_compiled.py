@@ -1,4 +1,7 @@
-"""Direct entry points of compiled kernels for the fast paths.
+"""How public functions call compiled kernels: direct entry points for the
+fast paths, and the chunking of batches.
+
+Entry points.
 
 Calling a Numba dispatcher costs ~0.16 µs plus ~0.035 µs per array
 argument to find the compiled version matching the argument types; that is
@@ -10,7 +13,7 @@ an ndarray of the signature's dtype and number of dimensions (layouts 'A'
 accept any strides). With ``NUMBA_DISABLE_JIT=1`` the plain function is
 returned.
 """
-from numba import types
+from numba import njit, types
 
 F64_1 = types.float64[:]            # any layout: strided views are fine
 F64_2C = types.float64[:, ::1]
@@ -30,3 +33,13 @@ def entry(dispatcher, *sig):
         fn = dispatcher.compile(sig) if hasattr(dispatcher, "compile") else dispatcher
         _cache[key] = fn
     return fn
+
+
+@njit(cache=True, nogil=True)
+def chunk_count(B):
+    """Number of chunks a batch of B states is split into for ``prange``:
+    each chunk reuses one workspace (allocating one per state cost more than
+    the algorithm on small robots), and 64 chunks balance the load on any
+    common thread count. (``numba.get_num_threads()`` inside a kernel would
+    make it uncacheable.)"""
+    return max(1, min(B, 64))

@@ -18,6 +18,7 @@ index them directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
+from .._compiled import chunk_count
 from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, to_child, to_parent,
                                   world_inertia_into)
 from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, UNIVERSAL, joint_bias,
@@ -528,16 +529,6 @@ def crba_checked(tree, q, poses, jac, inertia6, M):
 
 
 # ----------------------------------------------------------------- batches
-@njit(cache=True, nogil=True)
-def chunk_count(B):
-    """Number of chunks a batch of B states is split into for ``prange``:
-    each chunk reuses one workspace (allocating one per state cost more than
-    the algorithm on small robots), and 64 chunks balance the load on any
-    common thread count. (numba.get_num_threads() would make the kernels
-    uncacheable.)"""
-    return max(1, min(B, 64))
-
-
 @njit(cache=True, nogil=True)
 def _ws(nb, nv):
     poses = np.zeros((2, nb, 4, 4))

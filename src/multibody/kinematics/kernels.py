@@ -15,6 +15,7 @@ these arrays directly instead of taking views (see joints.py for why).
 import numpy as np
 from numba import njit, prange
 
+from .._compiled import chunk_count
 from ..model.configuration import q_status  # noqa: F401  (re-exported for the dynamics kernels)
 from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, SPHERICAL,
                             joint_bias, joint_transform, motion_subspace_into, set_local_pose,
@@ -515,10 +516,13 @@ def workspace(nb, nv):
 
 @njit(cache=True, nogil=True, parallel=True)
 def fk_batch(tree, q, oMi):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], 0)
-        fk_kernel(tree, q[b], poses)
-        oMi[b] = poses[0]
+        for b in range(c * B // n, (c + 1) * B // n):
+            fk_kernel(tree, q[b], poses)
+            oMi[b] = poses[0]
 
 
 def fk_batch_poses(tree, q):
@@ -530,73 +534,97 @@ def fk_batch_poses(tree, q):
 
 @njit(cache=True, nogil=True, parallel=True)
 def frame_jacobian_batch(tree, q, body, place, ref, out):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], out.shape[2])
-        frame_jacobian_kernel(tree, q[b], body, place, ref, poses, jac)
-        out[b] = jac[2]
+        for b in range(c * B // n, (c + 1) * B // n):
+            frame_jacobian_kernel(tree, q[b], body, place, ref, poses, jac)
+            out[b] = jac[2]
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def motion_batch(tree, q, v, a, out):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        motion_kernel(tree, q[b], v[b], a[b], poses, jac, motion)
-        out[b] = motion
+        for b in range(c * B // n, (c + 1) * B // n):
+            motion_kernel(tree, q[b], v[b], a[b], poses, jac, motion)
+            out[b] = motion
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def frame_motion_batch(tree, q, v, a, body, place, ref, classical, out):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        frame_motion_kernel(tree, q[b], v[b], a[b], body, place, ref, classical, poses, jac, motion, out[b])
+        for b in range(c * B // n, (c + 1) * B // n):
+            frame_motion_kernel(tree, q[b], v[b], a[b], body, place, ref, classical, poses, jac, motion, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def com_batch(tree, q, v, out):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
-        com_kernel(tree, poses, motion, out[b])
+        for b in range(c * B // n, (c + 1) * B // n):
+            motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+            com_kernel(tree, poses, motion, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def com_jacobian_batch(tree, q, out):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], out.shape[2])
-        joint_jacobians_kernel(tree, q[b], poses, jac)
-        com_jacobian_kernel(tree, poses, jac, out[b])
+        for b in range(c * B // n, (c + 1) * B // n):
+            joint_jacobians_kernel(tree, q[b], poses, jac)
+            com_jacobian_kernel(tree, poses, jac, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def energy_batch(tree, q, v, gravity, out):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
-        out[b, 0] = kinetic_energy_kernel(tree, motion)
-        out[b, 1] = potential_energy_kernel(tree, poses, gravity)
+        for b in range(c * B // n, (c + 1) * B // n):
+            motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+            out[b, 0] = kinetic_energy_kernel(tree, motion)
+            out[b, 1] = potential_energy_kernel(tree, poses, gravity)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def momentum_batch(tree, q, v, out):
     """out[b, 0]: spatial momentum at the world origin; out[b, 1]: centroidal."""
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
-        momentum_kernel(tree, poses, motion, out[b, 0])
-        cv = np.empty((2, 3))
-        com_kernel(tree, poses, motion, cv)
-        h = out[b, 0]
-        out[b, 1, 0] = h[0] - (cv[0, 1] * h[5] - cv[0, 2] * h[4])
-        out[b, 1, 1] = h[1] - (cv[0, 2] * h[3] - cv[0, 0] * h[5])
-        out[b, 1, 2] = h[2] - (cv[0, 0] * h[4] - cv[0, 1] * h[3])
-        out[b, 1, 3:] = h[3:]
+        for b in range(c * B // n, (c + 1) * B // n):
+            motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+            momentum_kernel(tree, poses, motion, out[b, 0])
+            cv = np.empty((2, 3))
+            com_kernel(tree, poses, motion, cv)
+            h = out[b, 0]
+            out[b, 1, 0] = h[0] - (cv[0, 1] * h[5] - cv[0, 2] * h[4])
+            out[b, 1, 1] = h[1] - (cv[0, 2] * h[3] - cv[0, 0] * h[5])
+            out[b, 1, 2] = h[2] - (cv[0, 0] * h[4] - cv[0, 1] * h[3])
+            out[b, 1, 3:] = h[3:]
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def centroidal_matrix_batch(tree, q, out):
-    for b in prange(q.shape[0]):
+    B = q.shape[0]
+    n = chunk_count(B)
+    for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
         poses, jac, motion = workspace(tree.shape[0], out.shape[2])
-        joint_jacobians_kernel(tree, q[b], poses, jac)
-        cv = np.empty((2, 3))
-        com_kernel(tree, poses, motion, cv)
-        centroidal_matrix_kernel(tree, poses, jac, cv[0], out[b])
+        for b in range(c * B // n, (c + 1) * B // n):
+            joint_jacobians_kernel(tree, q[b], poses, jac)
+            cv = np.empty((2, 3))
+            com_kernel(tree, poses, motion, cv)
+            centroidal_matrix_kernel(tree, poses, jac, cv[0], out[b])
