@@ -15,4 +15,6 @@ from .dynamics import (aba, bias_forces, crba, floating_base_forward_dynamics, f
                        forward_dynamics, gravity_forces, hybrid_dynamics, inertial_parameters, inverse_inertia,
                        operational_space_inverse_inertia, regressor, rnea)
 
+from . import forces
+
 __version__ = "0.1.0"

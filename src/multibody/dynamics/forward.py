@@ -12,6 +12,7 @@ from .inverse import raise_state_status
 
 F64 = np.dtype(np.float64)
 _ABA = None
+_FD_CRBA = None
 
 
 def _aba_entry():
@@ -67,6 +68,13 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
     return data.ddq
 
 
+def _fd_crba_entry():
+    global _FD_CRBA
+    _FD_CRBA = entry(K.fd_crba_checked, F64_2C, types.int64[::1], F64_1, F64_1, F64_1, types.boolean, F64_4C,
+                     F64_3C, F64_3C, F64_3C, F64_2C, F64_2C, F64_1)
+    return _FD_CRBA
+
+
 def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, data=None):
     """Joint accelerations ``q̈ = H⁻¹(τ − C)``. ``method="aba"``: the O(n)
     articulated-body algorithm; ``method="crba"``: H by CRBA and C by RNEA,
@@ -77,6 +85,20 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
         return aba(model, q, v, tau, f_ext=f_ext, gravity=gravity, data=data)
     if method != "crba":
         raise InputError(f"unknown forward dynamics method '{method}' (use 'aba' or 'crba')")
+    if data is not None and data.model is model and f_ext is None:
+        try:
+            fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.shape == model.v_shape
+                    and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64)
+        except AttributeError:
+            fast = False
+        if fast:
+            st = (_FD_CRBA or _fd_crba_entry())(model._tree, model.dof_parent, q, v, tau, gravity, data.poses,
+                                                data.jac, data.spatial, data.inertia6, data.M, data.L, data.ddq)
+            if st:
+                if st < -K.ARG:
+                    raise not_positive_definite(model, -st - K.ARG - 1)
+                raise_state_status(model, q, st, ("q", "v", "tau"))
+            return data.ddq
     q = config(model, q)
     v = velocity(model, v, q)
     tau = velocity(model, tau, q, "tau")
@@ -94,9 +116,8 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
     data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe
-    L = np.empty((model.nv, model.nv))
     st = K.fd_crba_kernel(model._tree, lam, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac,
-                          data.spatial, data.inertia6, data.M, L, data.ddq)
+                          data.spatial, data.inertia6, data.M, data.L, data.ddq)
     if st:
         raise not_positive_definite(model, st - 1)
     return data.ddq

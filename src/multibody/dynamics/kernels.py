@@ -467,6 +467,66 @@ def ltdl_solve(lam, L, x):
 
 
 @njit(cache=True, nogil=True)
+def ltl_kernel(lam, H):
+    """In-place sparse ``H = Lᵀ L`` (Featherstone Table 6.3, the LᵀL column):
+    L lower triangular with H's branch-induced sparsity (no fill-in), in the
+    lower triangle of H. Returns the first coordinate with a non-positive
+    pivot + 1, or 0."""
+    n = H.shape[0]
+    for k in range(n - 1, -1, -1):
+        if not H[k, k] > 0.0:
+            return k + 1
+        H[k, k] = np.sqrt(H[k, k])
+        i = lam[k]
+        while i >= 0:
+            H[k, i] /= H[k, k]
+            i = lam[i]
+        i = lam[k]
+        while i >= 0:
+            j = i
+            while j >= 0:
+                H[i, j] -= H[k, i] * H[k, j]
+                j = lam[j]
+            i = lam[i]
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def ltl_solve(lam, L, x):
+    """``x ← H⁻¹ x = L⁻¹ L⁻ᵀ x`` from the factor of :func:`ltl_kernel` (Table 6.5)."""
+    n = L.shape[0]
+    for i in range(n - 1, -1, -1):  # L⁻ᵀ
+        x[i] /= L[i, i]
+        j = lam[i]
+        while j >= 0:
+            x[j] -= L[i, j] * x[i]
+            j = lam[j]
+    for i in range(n):  # L⁻¹
+        j = lam[i]
+        while j >= 0:
+            x[i] -= L[i, j] * x[j]
+            j = lam[j]
+        x[i] /= L[i, i]
+
+
+@njit(cache=True, nogil=True)
+def l_multiply(lam, L, x, y, transpose, unit):
+    """``y = L x`` or ``y = Lᵀ x`` for a sparse lower-triangular factor
+    (Table 6.5); ``unit`` takes the diagonal as 1 (the L of LᵀDL)."""
+    n = L.shape[0]
+    for i in range(n):
+        y[i] = x[i] if unit else L[i, i] * x[i]
+    for i in range(n):
+        j = lam[i]
+        while j >= 0:
+            if transpose:
+                y[j] += L[i, j] * x[i]
+            else:
+                y[i] += L[i, j] * x[j]
+            j = lam[j]
+
+
+@njit(cache=True, nogil=True)
 def ltdl_multiply(lam, H, x, y):
     """``y = H x`` using only the branch-induced nonzeros of the lower
     triangle of H (Table 6.5)."""
@@ -595,6 +655,18 @@ def fd_crba_kernel(tree, lam, q, v, tau, gravity_on, fext_on, poses, jac, spatia
     st = ltdl_kernel(lam, L)
     if st == 0:
         ltdl_solve(lam, L, out)
+    return st
+
+
+@njit(cache=True, nogil=True)
+def fd_crba_checked(tree, lam, q, v, tau, gravity_on, poses, jac, spatial, inertia6, M, L, out):
+    """:func:`fd_crba_kernel` (no external forces) after validating q, v, tau;
+    returns the state status, or ``-ARG - k - 1`` for a non-positive pivot at k."""
+    st = state_status(tree, q, v, tau)
+    if st == 0:
+        f = fd_crba_kernel(tree, lam, q, v, tau, gravity_on, False, poses, jac, spatial, inertia6, M, L, out)
+        if f:
+            return -ARG - f
     return st
 
 

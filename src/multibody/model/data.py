@@ -37,6 +37,7 @@ class Data:
         self.dofs = np.zeros((4, nv))
         self.tau, self.ddq = self.dofs[0], self.dofs[1]
         self.M = np.zeros((nv, nv))
+        self.L = np.zeros((nv, nv))  # sparse LᵀDL factor of M (forward_dynamics method="crba")
         self.inertia6 = np.zeros((nb, 6, 6))
         self.U = np.zeros((6, nv))
         self.Dinv = np.zeros((nv, 6))

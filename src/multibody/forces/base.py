@@ -1,0 +1,177 @@
+"""The force-element interface and the sum of several elements.
+
+Conventions (DESIGN.md, docs/forces.md): a force element gives the
+generalized force ``τ(q, v, t)`` (nv, same units and sign as the ``τ`` of
+:func:`multibody.rnea`: it is *applied* to the system, so the equation of
+motion is ``M q̈ + C = τ_actuation + Σ τ_elements``), and on request its
+Jacobians ``K = ∂τ/∂q`` and ``D = ∂τ/∂v`` (nv x nv). ``q`` is perturbed in
+the tangent space: ``K δ = τ(q ⊕ δ) - τ(q) + O(δ²)`` with
+``q ⊕ δ = model.integrate(q, δ)``. So a spring has negative (semi)definite
+``K``, a damper negative semidefinite ``D``, and an implicit integrator
+solves with ``M - h D - h² K``.
+"""
+import numbers
+import weakref
+
+import numpy as np
+
+from ..errors import InputError, ModelError
+from ._kin import State
+
+
+class ForceElement:
+    """Base class of the force elements.
+
+    Subclasses implement :meth:`_bind` (resolve names against a model; the
+    result is cached per model) and :meth:`_evaluate`. ``conservative`` is
+    True when ``τ = -∂V/∂q`` holds exactly for :meth:`potential_energy`;
+    non-conservative elements report a zero potential.
+    """
+
+    conservative = False
+    def __init__(self, name=None):
+        self.name = name
+        self._bindings = weakref.WeakKeyDictionary()
+
+    # ------------------------------------------------------------ naming
+    def _label(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return self.name if self.name else self._label()
+
+    def error(self, msg, cls=ModelError):
+        return cls(f"{self!r}: {msg}")
+
+    # ------------------------------------------------------------ binding
+    def bind(self, model):
+        """Resolve the element's names against ``model`` (cached)."""
+        b = self._bindings.get(model)
+        if b is None:
+            b = self._bindings[model] = self._bind(model)
+        return b
+
+    def _bind(self, model):
+        return None
+
+    # --------------------------------------------------------- evaluation
+    def evaluate(self, model, q, v, t=0.0, data=None, jacobians=False):
+        """``(τ, K, D)`` at state ``(q, v)`` and time ``t``: ``τ`` (nv,); if
+        ``jacobians``, ``K = ∂τ/∂q`` (tangent space) and ``D = ∂τ/∂v``
+        (nv x nv), else ``None``. ``data``: an optional
+        :class:`multibody.Data` workspace for the kinematics."""
+        st = State(model, q, v, t, data)
+        tau, K, D = self._evaluate(st, self.bind(model), bool(jacobians))
+        if not jacobians:
+            return tau, None, None
+        nv = model.nv
+        return tau, (np.zeros((nv, nv)) if K is None else K), (np.zeros((nv, nv)) if D is None else D)
+
+    def _evaluate(self, st, b, jacobians):
+        """Return ``(τ, K or None, D or None)``; ``None`` means zero."""
+        raise NotImplementedError
+
+    def potential_energy(self, model, q):
+        """Potential energy (J) whose negative tangent gradient is ``τ`` for
+        conservative elements; 0 for non-conservative ones."""
+        return 0.0
+
+    def power(self, model, q, v, t=0.0, data=None):
+        """Power ``τ·v`` (W) the element delivers to the system."""
+        tau = self.evaluate(model, q, v, t, data)[0]
+        return float(tau @ np.asarray(v, dtype=float))
+
+
+def generalized_forces(elements, model, q, v, t=0.0, data=None, jacobians=False):
+    """Sum of the elements' ``(τ, K, D)`` at one state (see
+    :meth:`ForceElement.evaluate`); the kinematics (one world Jacobian and
+    the body poses) are computed once and shared by all elements."""
+    elements = list(elements)
+    for e in elements:
+        if not isinstance(e, ForceElement):
+            raise InputError(f"generalized_forces: {e!r} is not a ForceElement")
+    st = State(model, q, v, t, data)
+    nv = model.nv
+    tau = np.zeros(nv)
+    K = np.zeros((nv, nv)) if jacobians else None
+    D = np.zeros((nv, nv)) if jacobians else None
+    for e in elements:
+        te, Ke, De = e._evaluate(st, e.bind(model), bool(jacobians))
+        tau += te
+        if jacobians:
+            if Ke is not None:
+                K += Ke
+            if De is not None:
+                D += De
+    return tau, K, D
+
+
+def total_potential_energy(elements, model, q):
+    """Σ of the elements' potential energies."""
+    return float(sum(e.potential_energy(model, q) for e in elements))
+
+
+# ---------------------------------------------------------- validation
+
+
+def nonnegative(owner, value, what, size=None):
+    """``value`` as a float (size None) or a float array of ``size`` entries
+    (a scalar is broadcast), finite and >= 0; errors name ``owner``."""
+    a = np.asarray(value, dtype=float) if not callable(value) else None
+    if a is None:
+        raise owner.error(f"{what} must be a number, got a callable")
+    if size is None:
+        if a.ndim != 0:
+            raise owner.error(f"{what} must be a scalar, got shape {a.shape}")
+    else:
+        if a.ndim == 0:
+            a = np.full(size, float(a))
+        elif a.shape != (size,):
+            raise owner.error(f"{what} must be a scalar or {size} values, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise owner.error(f"{what} must be finite, got {value!r}")
+    if np.any(a < 0):
+        raise owner.error(f"{what} must be non-negative, got {value!r}")
+    return float(a) if size is None else a
+
+
+def vector3(owner, value, what, unit=False):
+    a = np.asarray(value, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise owner.error(f"{what} must be a finite 3-vector, got {value!r}")
+    if unit:
+        n = np.linalg.norm(a)
+        if n < 1e-12:
+            raise owner.error(f"{what} has zero length")
+        a = a / n
+    return a
+
+
+def resolve_frame(owner, model, frame):
+    """(body, 4x4 placement) of a frame given by name or index; None or
+    "world" is the world frame."""
+    if frame is None:
+        frame = "world"
+    entry = model._frame_lookup.get(frame)
+    if entry is None:
+        raise owner.error(f"model '{model.name}' has no frame {frame!r}")
+    body, place = entry
+    return int(body), np.array(place, dtype=float)
+
+
+def resolve_joint(owner, model, joint):
+    """The JointInfo of a joint given by name or index (not the universe)."""
+    if isinstance(joint, str):
+        idx = model._joint_index.get(joint)
+        if idx is None:
+            raise owner.error(f"model '{model.name}' has no joint {joint!r}")
+    elif isinstance(joint, numbers.Integral):
+        idx = int(joint)
+        if not 0 <= idx < model.njoints:
+            raise owner.error(f"joint index {idx} out of range (model '{model.name}' has {model.njoints} joints)")
+    else:
+        raise owner.error(f"joint must be a name or an index, got {joint!r}")
+    j = model.joints[idx]
+    if idx == 0 or j.nv == 0:
+        raise owner.error(f"joint '{j.name}' has no velocity coordinates")
+    return j
