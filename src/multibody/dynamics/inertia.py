@@ -7,6 +7,7 @@ import numpy as np
 from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
 from ..errors import InputError, SimulationError
 from . import kernels as K
+from . import minv_kernels as MK
 from ._common import config, data_for, raise_status
 
 F64 = np.dtype(np.float64)
@@ -118,21 +119,58 @@ def _joint_of_dof(model, k):
 
 
 def inverse_inertia(model, q, data=None):
-    """``H(q)⁻¹`` (nv x nv), from the sparse LᵀDL factorization of the CRBA
-    matrix (one compiled call). Cost O(n·nnz(H)): fine for branched robots,
-    O(n³) on long chains (Pinocchio's computeMinverse is O(n²) there).
-    With ``data``, ``data.M`` holds the factor afterwards. Accuracy:
-    relative error ~cond(H)·1e-16."""
+    """``H(q)⁻¹`` (nv x nv, symmetric, armature included) by the ABA-based
+    recursion (Carpentier 2018; Pinocchio's ``computeMinverse``): the
+    articulated-body algorithm with v = 0 and a symbolic τ, in world
+    coordinates, O(n²) on chains (see ``minv_kernels``). One state or a
+    batch (B, nv, nv); one compiled call. With ``data`` its workspaces hold
+    the ABA quantities afterwards (``data.J`` the world motion subspaces,
+    ``data.inertia6`` the articulated inertias, ``data.U``, ``data.Dinv``);
+    the result is a new array. Accuracy: relative error ~cond(H)·1e-16.
+    A massless subtree (``SᵀIᴬS`` singular) raises SimulationError."""
+    if data is not None and data.model is model and getattr(q, "shape", None) == model.q_shape \
+            and q.dtype is F64:
+        out = np.empty((model.nv, model.nv))
+        st = (_MINV or _minv_entry())(model._tree, q, data.poses, data.jac, data.inertia6, data.U, data.Dinv, out)
+        if st:
+            _raise_minv_status(model, q, st)
+        return out
     q = config(model, q)
     if q.ndim == 2:
-        return np.array([inverse_inertia(model, x, data) for x in q])
+        out = np.empty((q.shape[0], model.nv, model.nv))
+        status = np.zeros(q.shape[0], dtype=np.int64)
+        MK.minv_batch(model._tree, q, out, status)
+        bad = np.flatnonzero(status)
+        if bad.size:
+            raise _not_positive_definite_at_body(model, int(status[bad[0]]))
+        return out
     data = data_for(model, data)
-    lam = data.dof_parent
     out = np.empty((model.nv, model.nv))
-    st = K.minv_kernel(model._tree, lam, q, data.poses, data.jac, data.inertia6, data.M, out)
+    st = MK.minv_checked(model._tree, q, data.poses, data.jac, data.inertia6, data.U, data.Dinv, out)
     if st:
-        raise not_positive_definite(model, st - 1)
+        _raise_minv_status(model, q, st)
     return out
+
+
+_MINV = None
+
+
+def _minv_entry():
+    global _MINV
+    _MINV = entry(MK.minv_checked, F64_2C, F64_1, F64_4C, F64_3C, F64_3C, F64_2C, F64_2C, F64_2C)
+    return _MINV
+
+
+def _not_positive_definite_at_body(model, body):
+    """The error for a body whose ``D = SᵀIᴬS + armature`` is not positive
+    definite: H is then singular, named by the body's first coordinate."""
+    return not_positive_definite(model, model.joints[body].v_slice.start)
+
+
+def _raise_minv_status(model, q, st):
+    if st <= -K.ARG:
+        raise _not_positive_definite_at_body(model, -st - K.ARG)
+    raise_status(model, q, st)
 
 
 def operational_space_inverse_inertia(model, q, J):
