@@ -53,29 +53,38 @@ def dof_parents(model):
 
 
 class InertiaFactor:
-    """Sparse ``H = Lᵀ D L`` of a joint-space inertia matrix (Featherstone
-    Table 6.3), exploiting branch-induced sparsity: no fill-in, cost
-    O(n d²) for depth d. ``L`` is unit lower triangular with nonzeros only
-    where H has them; ``D`` is diagonal."""
+    """Sparse factorization of a joint-space inertia matrix exploiting
+    branch-induced sparsity (Featherstone §6.5, Tables 6.3–6.5): no
+    fill-in, cost O(n d²) for depth d, solves and products in O(nnz).
 
-    def __init__(self, model, H):
+    ``kind="ltdl"`` (default): ``H = Lᵀ D L`` with L unit lower triangular
+    and D diagonal (no square roots). ``kind="ltl"``: ``H = Lᵀ L`` with L
+    lower triangular. In both, L has nonzeros only where H has them."""
+
+    def __init__(self, model, H, kind="ltdl"):
         H = np.array(H, dtype=np.float64)
         if H.shape != (model.nv, model.nv):
             raise InputError(f"H has shape {H.shape}, expected ({model.nv}, {model.nv})")
+        if kind not in ("ltdl", "ltl"):
+            raise InputError(f"unknown factorization kind '{kind}' (use 'ltdl' or 'ltl')")
+        self.kind = kind
         self.lam = dof_parents(model)
         self._LD = H
-        st = K.ltdl_kernel(self.lam, self._LD)
+        st = (K.ltdl_kernel if kind == "ltdl" else K.ltl_kernel)(self.lam, self._LD)
         if st:
             raise not_positive_definite(model, st - 1)
 
     @property
     def D(self):
-        return np.diag(self._LD).copy()
+        """The diagonal D of LᵀDL (ones for LᵀL)."""
+        return np.diag(self._LD).copy() if self.kind == "ltdl" else np.ones(self._LD.shape[0])
 
     @property
     def L(self):
-        L = np.tril(self._LD, -1)
-        L[np.diag_indices_from(L)] = 1.0
+        """The lower-triangular factor (unit diagonal for LᵀDL)."""
+        L = np.tril(self._LD, -1 if self.kind == "ltdl" else 0)
+        if self.kind == "ltdl":
+            L[np.diag_indices_from(L)] = 1.0
         return L
 
     def solve(self, b):
@@ -83,13 +92,24 @@ class InertiaFactor:
         b = np.array(b, dtype=np.float64)
         if b.shape[0] != self._LD.shape[0]:
             raise InputError(f"b has shape {b.shape}, expected ({self._LD.shape[0]}, ...)")
+        solve = K.ltdl_solve if self.kind == "ltdl" else K.ltl_solve
         if b.ndim == 1:
-            K.ltdl_solve(self.lam, self._LD, b)
+            solve(self.lam, self._LD, b)
             return b
         cols = np.ascontiguousarray(b.T)
         for c in cols:
-            K.ltdl_solve(self.lam, self._LD, c)
+            solve(self.lam, self._LD, c)
         return cols.T.copy()
+
+    def L_multiply(self, x, transpose=False):
+        """``L x`` (or ``Lᵀ x``) with the sparse factor (Table 6.5)."""
+        n = self._LD.shape[0]
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if x.shape != (n,):
+            raise InputError(f"x has shape {x.shape}, expected ({n},)")
+        y = np.empty_like(x)
+        K.l_multiply(self.lam, self._LD, x, y, bool(transpose), self.kind == "ltdl")
+        return y
 
     def multiply(self, x, H):
         """``H x`` using only the branch-induced nonzeros of H (Table 6.5)."""

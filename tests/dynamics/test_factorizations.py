@@ -1,0 +1,66 @@
+"""Both sparse factorizations of H (Featherstone Table 6.3: LᵀDL and LᵀL)
+reproduce H with no fill-in, and their solves and products (Table 6.5)
+match dense numpy."""
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.dynamics import InertiaFactor, dof_parents
+from multibody.errors import InputError
+from oracles import random_tree
+
+
+def _root_path_pattern(lam):
+    n = len(lam)
+    P = np.eye(n, dtype=bool)
+    for i in range(n):
+        j = lam[i]
+        while j >= 0:
+            P[i, j] = P[j, i] = True
+            j = lam[j]
+    return P
+
+
+@pytest.mark.parametrize("kind", ["ltdl", "ltl"])
+@pytest.mark.parametrize("seed, floating", [(61, True), (62, False), (63, True)])
+def test_factor_reproduces_h_without_fill_in(kind, seed, floating):
+    model = random_tree(seed, n=12, floating=floating, pin_compatible=False, fixed=2).build()
+    q = model.random_configuration(seed=seed)
+    H = mb.crba(model, q).copy()
+    fac = InertiaFactor(model, H, kind=kind)
+    L, D = fac.L, fac.D
+    np.testing.assert_allclose(L.T @ np.diag(D) @ L, H, atol=1e-12 * np.abs(H).max())
+    # no fill-in: below the diagonal, L is zero wherever i and j are not on a common root path
+    off_path = ~_root_path_pattern(dof_parents(model))
+    assert np.all(L[np.tril(off_path, -1)] == 0.0)
+    rng = np.random.default_rng(seed)
+    b = rng.normal(size=model.nv)
+    cond = np.linalg.cond(H)
+    np.testing.assert_allclose(fac.solve(b), np.linalg.solve(H, b), rtol=0,
+                               atol=100 * model.nv * cond * 1e-16 * np.abs(np.linalg.solve(H, b)).max())
+    B = rng.normal(size=(model.nv, 3))
+    np.testing.assert_allclose(fac.solve(B), np.linalg.solve(H, B), rtol=0,
+                               atol=100 * model.nv * cond * 1e-16 * np.abs(np.linalg.solve(H, B)).max())
+    np.testing.assert_allclose(fac.L_multiply(b), L @ b, atol=1e-12)
+    np.testing.assert_allclose(fac.L_multiply(b, transpose=True), L.T @ b, atol=1e-12)
+    np.testing.assert_allclose(fac.multiply(b, H), H @ b, atol=1e-12 * np.abs(H).max())
+
+
+def test_ltl_equals_cholesky_of_the_reversed_matrix():
+    """LᵀL of H is the Cholesky factor of H with rows and columns reversed
+    (an independent oracle: numpy's dense Cholesky)."""
+    model = random_tree(64, n=10, floating=True).build()
+    H = mb.crba(model, model.random_configuration(seed=1)).copy()
+    L = InertiaFactor(model, H, kind="ltl").L
+    C = np.linalg.cholesky(H[::-1, ::-1])  # H_rev = C Cᵀ, C lower triangular
+    np.testing.assert_allclose(L, C.T[::-1, ::-1], atol=1e-12 * np.abs(H).max())
+
+
+def test_unknown_kind_and_bad_shapes():
+    model = random_tree(65, n=4, floating=False).build()
+    H = mb.crba(model, model.neutral())
+    with pytest.raises(InputError, match="unknown factorization kind 'qr'"):
+        InertiaFactor(model, H, kind="qr")
+    fac = InertiaFactor(model, H, kind="ltl")
+    with pytest.raises(InputError, match="x has shape"):
+        fac.L_multiply(np.ones(model.nv + 1))
