@@ -58,7 +58,7 @@ def per_call(name):
     rows["fd via crba"] = (timeit(lambda: pin_fd_crba(pm, pd, qp, vp, taup)),
                            timeit(lambda: mb.forward_dynamics(model, q, v, tau, method="crba", data=data)))
     rows["inverse inertia"] = (timeit(lambda: pin.computeMinverse(pm, pd, qp)),
-                               timeit(lambda: mb.inverse_inertia(model, q)))
+                               timeit(lambda: mb.inverse_inertia(model, q, data)))
     return model, pm, mp, rows
 
 
