@@ -66,7 +66,6 @@ def main():
     ap.add_argument("--batch", type=int, default=1000)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    import multibody.kinematics.kernels  # noqa: F401  (import compiles or loads the cache)
     print(f"multibody {mb.__version__}, pinocchio {pin.__version__}, numpy {np.__version__}; "
           f"{os.cpu_count()} cores; us per call (per configuration for batches)\n")
     print(f"{'model':<10}{'nq':>4}{'nv':>4}  {'operation':<22}{'pinocchio':>11}{'multibody':>11}{'ratio':>8}")

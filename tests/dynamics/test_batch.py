@@ -23,7 +23,7 @@ def case(request):
     return model, Q, V, A, T, FE
 
 
-def _each(batch, single_fn):
+def _assert_each_equals_single(batch, single_fn):
     assert batch.shape[0] == B
     for b in range(B):
         np.testing.assert_array_equal(batch[b], single_fn(b))
@@ -31,37 +31,37 @@ def _each(batch, single_fn):
 
 def test_rnea_batch(case):
     model, Q, V, A, T, FE = case
-    _each(mb.rnea(model, Q, V, A), lambda b: mb.rnea(model, Q[b], V[b], A[b]))
-    _each(mb.rnea(model, Q, V, A, gravity=False), lambda b: mb.rnea(model, Q[b], V[b], A[b], gravity=False))
-    _each(mb.rnea(model, Q, V, A, f_ext=FE), lambda b: mb.rnea(model, Q[b], V[b], A[b], f_ext=FE[b]))
-    _each(mb.rnea(model, Q, V, A, f_ext=FE[0]), lambda b: mb.rnea(model, Q[b], V[b], A[b], f_ext=FE[0]))
-    _each(mb.bias_forces(model, Q, V), lambda b: mb.bias_forces(model, Q[b], V[b]))
-    _each(mb.bias_forces(model, Q, V, f_ext=FE), lambda b: mb.bias_forces(model, Q[b], V[b], f_ext=FE[b]))
-    _each(mb.gravity_forces(model, Q), lambda b: mb.gravity_forces(model, Q[b]))
+    _assert_each_equals_single(mb.rnea(model, Q, V, A), lambda b: mb.rnea(model, Q[b], V[b], A[b]))
+    _assert_each_equals_single(mb.rnea(model, Q, V, A, gravity=False), lambda b: mb.rnea(model, Q[b], V[b], A[b], gravity=False))
+    _assert_each_equals_single(mb.rnea(model, Q, V, A, f_ext=FE), lambda b: mb.rnea(model, Q[b], V[b], A[b], f_ext=FE[b]))
+    _assert_each_equals_single(mb.rnea(model, Q, V, A, f_ext=FE[0]), lambda b: mb.rnea(model, Q[b], V[b], A[b], f_ext=FE[0]))
+    _assert_each_equals_single(mb.bias_forces(model, Q, V), lambda b: mb.bias_forces(model, Q[b], V[b]))
+    _assert_each_equals_single(mb.bias_forces(model, Q, V, f_ext=FE), lambda b: mb.bias_forces(model, Q[b], V[b], f_ext=FE[b]))
+    _assert_each_equals_single(mb.gravity_forces(model, Q), lambda b: mb.gravity_forces(model, Q[b]))
 
 
 def test_crba_and_inverse_batch(case):
     model, Q, *_ = case
-    _each(mb.crba(model, Q), lambda b: mb.crba(model, Q[b]))
-    _each(mb.inverse_inertia(model, Q), lambda b: mb.inverse_inertia(model, Q[b]))
+    _assert_each_equals_single(mb.crba(model, Q), lambda b: mb.crba(model, Q[b]))
+    _assert_each_equals_single(mb.inverse_inertia(model, Q), lambda b: mb.inverse_inertia(model, Q[b]))
 
 
 def test_aba_batch(case):
     model, Q, V, A, T, FE = case
-    _each(mb.aba(model, Q, V, T), lambda b: mb.aba(model, Q[b], V[b], T[b]))
-    _each(mb.aba(model, Q, V, T, gravity=False), lambda b: mb.aba(model, Q[b], V[b], T[b], gravity=False))
-    _each(mb.aba(model, Q, V, T, f_ext=FE), lambda b: mb.aba(model, Q[b], V[b], T[b], f_ext=FE[b]))
-    _each(mb.aba(model, Q, V, T, f_ext=FE[1]), lambda b: mb.aba(model, Q[b], V[b], T[b], f_ext=FE[1]))
-    _each(mb.forward_dynamics(model, Q, V, T), lambda b: mb.forward_dynamics(model, Q[b], V[b], T[b]))
+    _assert_each_equals_single(mb.aba(model, Q, V, T), lambda b: mb.aba(model, Q[b], V[b], T[b]))
+    _assert_each_equals_single(mb.aba(model, Q, V, T, gravity=False), lambda b: mb.aba(model, Q[b], V[b], T[b], gravity=False))
+    _assert_each_equals_single(mb.aba(model, Q, V, T, f_ext=FE), lambda b: mb.aba(model, Q[b], V[b], T[b], f_ext=FE[b]))
+    _assert_each_equals_single(mb.aba(model, Q, V, T, f_ext=FE[1]), lambda b: mb.aba(model, Q[b], V[b], T[b], f_ext=FE[1]))
+    _assert_each_equals_single(mb.forward_dynamics(model, Q, V, T), lambda b: mb.forward_dynamics(model, Q[b], V[b], T[b]))
 
 
 def test_forward_dynamics_crba_batch(case):
     model, Q, V, A, T, FE = case
     fd = lambda *a, **k: mb.forward_dynamics(*a, method="crba", **k)  # noqa: E731
-    _each(fd(model, Q, V, T), lambda b: fd(model, Q[b], V[b], T[b]))
-    _each(fd(model, Q, V, T, gravity=False), lambda b: fd(model, Q[b], V[b], T[b], gravity=False))
-    _each(fd(model, Q, V, T, f_ext=FE), lambda b: fd(model, Q[b], V[b], T[b], f_ext=FE[b]))
-    _each(fd(model, Q, V, T, f_ext=FE[2]), lambda b: fd(model, Q[b], V[b], T[b], f_ext=FE[2]))
+    _assert_each_equals_single(fd(model, Q, V, T), lambda b: fd(model, Q[b], V[b], T[b]))
+    _assert_each_equals_single(fd(model, Q, V, T, gravity=False), lambda b: fd(model, Q[b], V[b], T[b], gravity=False))
+    _assert_each_equals_single(fd(model, Q, V, T, f_ext=FE), lambda b: fd(model, Q[b], V[b], T[b], f_ext=FE[b]))
+    _assert_each_equals_single(fd(model, Q, V, T, f_ext=FE[2]), lambda b: fd(model, Q[b], V[b], T[b], f_ext=FE[2]))
 
 
 def test_data_path_equals_allocating_path(case):

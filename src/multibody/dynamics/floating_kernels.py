@@ -24,7 +24,7 @@ from ..kinematics.kernels import force_to_parent, set_world_pose, to_parent, wor
 from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, UNIVERSAL,
                             joint_bias, joint_transform, set_local_pose, subspace_column)
 from .hybrid_kernels import workspace
-from .kernels import ARG, cross_force, cross_motion, invert_spd_block, state_status
+from .kernels import ARG, articulated_init, cross_force, cross_motion, invert_spd_block, state_status
 
 
 @njit(cache=True, nogil=True)
@@ -107,25 +107,9 @@ def fb_aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, ine
     sh = v.shape[0] - tau.shape[0]  # 0, or 6 when tau holds the joint forces only
     base_motion_pass(tree, q, v, poses, jac, spatial)
     S = jac[1]
-    Iv = np.empty(6)
     ap = np.empty(6)
     # pass 1: Iᴬ = I, pᴬ = v ×* I v − f_ext (base coordinates), base included
-    for i in range(1, nb):
-        world_inertia_into(tree, i, poses, inertia6)
-        w0, w1, w2 = spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2]
-        w3, w4, w5 = spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5]
-        for r in range(6):
-            Iv[r] = (inertia6[i, r, 0] * w0 + inertia6[i, r, 1] * w1 + inertia6[i, r, 2] * w2
-                     + inertia6[i, r, 3] * w3 + inertia6[i, r, 4] * w4 + inertia6[i, r, 5] * w5)
-        pA = cross_force(w0, w1, w2, w3, w4, w5, Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
-        if fext_on:
-            fw = force_to_parent(poses, 0, i, spatial[2, i, 0], spatial[2, i, 1], spatial[2, i, 2],
-                                 spatial[2, i, 3], spatial[2, i, 4], spatial[2, i, 5])
-            for r in range(6):
-                spatial[2, i, r] = pA[r] - fw[r]
-        else:
-            for r in range(6):
-                spatial[2, i, r] = pA[r]
+    articulated_init(tree, poses, spatial, inertia6, fext_on)
     # pass 2 over the joints of the tree (bodies 2..), accumulating into the
     # base too (no λ(i) ≠ 0 guard, Table 9.4)
     D = np.empty((6, 6))

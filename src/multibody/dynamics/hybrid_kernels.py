@@ -32,9 +32,8 @@ Workspaces are those of :class:`~multibody.model.data.Data` (``dofs[0]`` =
 import numpy as np
 from numba import njit, prange
 
-from ..kinematics.kernels import force_to_parent, world_inertia_into
 from ..model.joints import C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_V
-from .kernels import ARG, cross_force, invert_spd_block, state_status, world_motion_pass
+from .kernels import ARG, articulated_init, invert_spd_block, state_status, world_motion_pass
 
 
 @njit(cache=True, nogil=True)
@@ -54,7 +53,7 @@ def hybrid_kernel(tree, q, v, qdd_in, tau_in, mask, gravity_on, fext_on, poses, 
     Iv = np.empty(6)
     ap = np.empty(6)
     fidx = np.empty(6, dtype=np.int64)
-    # pass 1: c_i += S_p q̈_p, Iᴬ = I, pᴬ = v ×* I v − f_ext
+    # pass 1: c_i += S_p q̈_p, then Iᴬ = I, pᴬ = v ×* I v − f_ext
     for i in range(1, nb):
         iv = int(tree[i, C_V])
         for k in range(iv, iv + int(tree[i, C_NV])):
@@ -62,21 +61,7 @@ def hybrid_kernel(tree, q, v, qdd_in, tau_in, mask, gravity_on, fext_on, poses, 
                 x = qdd_in[k]
                 for r in range(6):
                     spatial[3, i, r] += S[r, k] * x
-        world_inertia_into(tree, i, poses, inertia6)
-        w0, w1, w2 = spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2]
-        w3, w4, w5 = spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5]
-        for r in range(6):
-            Iv[r] = (inertia6[i, r, 0] * w0 + inertia6[i, r, 1] * w1 + inertia6[i, r, 2] * w2
-                     + inertia6[i, r, 3] * w3 + inertia6[i, r, 4] * w4 + inertia6[i, r, 5] * w5)
-        pA = cross_force(w0, w1, w2, w3, w4, w5, Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
-        if fext_on:
-            fw = force_to_parent(poses, 0, i, spatial[2, i, 0], spatial[2, i, 1], spatial[2, i, 2],
-                                 spatial[2, i, 3], spatial[2, i, 4], spatial[2, i, 5])
-            for r in range(6):
-                spatial[2, i, r] = pA[r] - fw[r]
-        else:
-            for r in range(6):
-                spatial[2, i, r] = pA[r]
+    articulated_init(tree, poses, spatial, inertia6, fext_on)
     # pass 2: articulated inertias, reduced to the free coordinates
     D = np.empty((6, 6))
     Ia = np.empty((6, 6))

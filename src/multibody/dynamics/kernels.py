@@ -21,7 +21,7 @@ from numba import njit, prange
 from .._compiled import chunk_count
 from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, to_child, to_parent,
                                   world_inertia_into)
-from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, UNIVERSAL, joint_bias,
+from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_TYPE, C_V, UNIVERSAL, joint_bias,
                             subspace_column)
 
 
@@ -264,19 +264,14 @@ def invert_spd_block(D, n, out, row, scratch):
 
 
 @njit(cache=True, nogil=True)
-def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
-    """Articulated-body algorithm (Featherstone Table 7.1) in world
-    coordinates: returns 0 and writes ``q̈`` to ``dofs[1]``, or returns the
-    index of the first body whose articulated inertia is singular along its
-    joint (a massless subtree). ``spatial[2]`` holds the external forces
-    (body coordinates) on entry when ``fext_on``. Joint armature is added to
-    ``D = Sᵀ Iᴬ S`` (rotor inertia, §9.6)."""
-    nb = tree.shape[0]
-    world_motion_pass(tree, q, v, poses, jac, spatial)
-    S = jac[1]
+def articulated_init(tree, poses, spatial, inertia6, fext_on):
+    """First ABA pass after the motion pass (Table 7.1), in the frame of
+    ``poses[0]``: ``Iᴬᵢ = Iᵢ`` into ``inertia6`` and ``pᴬᵢ = vᵢ ×* Iᵢ vᵢ −
+    f_extᵢ`` into ``spatial[2]`` (which holds the body-frame external forces
+    on entry when ``fext_on``). Shared by the ABA, floating-base and hybrid
+    kernels."""
     Iv = np.empty(6)
-    ap = np.empty(6)
-    for i in range(1, nb):
+    for i in range(1, tree.shape[0]):
         world_inertia_into(tree, i, poses, inertia6)
         w0, w1, w2 = spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2]
         w3, w4, w5 = spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5]
@@ -292,6 +287,21 @@ def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inerti
         else:
             for r in range(6):
                 spatial[2, i, r] = pA[r]
+
+
+@njit(cache=True, nogil=True)
+def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
+    """Articulated-body algorithm (Featherstone Table 7.1) in world
+    coordinates: returns 0 and writes ``q̈`` to ``dofs[1]``, or returns the
+    index of the first body whose articulated inertia is singular along its
+    joint (a massless subtree). ``spatial[2]`` holds the external forces
+    (body coordinates) on entry when ``fext_on``. Joint armature is added to
+    ``D = Sᵀ Iᴬ S`` (rotor inertia, §9.6)."""
+    nb = tree.shape[0]
+    world_motion_pass(tree, q, v, poses, jac, spatial)
+    S = jac[1]
+    ap = np.empty(6)
+    articulated_init(tree, poses, spatial, inertia6, fext_on)
     D = np.empty((6, 6))
     Ia = np.empty((6, 6))
     UD = np.empty((6, 6))

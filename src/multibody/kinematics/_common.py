@@ -1,7 +1,5 @@
 """Shared plumbing of the kinematics API: argument checks that turn a
 kernel status into a clear error, reference-frame names, frame lookup."""
-import numpy as np
-
 from ..errors import InputError
 from ..model.checks import as_vector, check_quaternions
 from ..model.configuration import q_status, q_status_rows

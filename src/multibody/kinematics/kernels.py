@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from .._compiled import chunk_count
 from ..model.configuration import q_status  # noqa: F401  (re-exported for the dynamics kernels)
-from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, SPHERICAL,
+from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V,
                             joint_bias, joint_transform, motion_subspace_into, set_local_pose,
                             subspace_column)
 

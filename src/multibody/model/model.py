@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, ModelError
+from ..errors import InputError
 from . import configuration as _cfg
 from .checks import as_vector, check_quaternions
 from .joints import C_NQ, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, JOINT_TYPE_NAMES, SPHERICAL

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from . import so3
-from ._small import mm3, mv3
+from ._small import mm3
 
 _SERIES_T2 = 0.25  # θ² below which the ad-polynomial coefficients use Taylor series
 

@@ -35,7 +35,7 @@ from numba import njit
 
 from ..errors import ModelError
 from . import so3
-from ._small import mm3, mtm3, mv3, mtv3, cross3
+from ._small import mm3, mtm3, mv3, mtv3
 
 
 # --------------------------------------------------------------------------
