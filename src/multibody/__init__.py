@@ -16,5 +16,6 @@ from .dynamics import (aba, bias_forces, crba, floating_base_forward_dynamics, f
                        operational_space_inverse_inertia, regressor, rnea)
 
 from . import forces
+from .simulation import Simulator, State, Trajectory
 
 __version__ = "0.1.0"

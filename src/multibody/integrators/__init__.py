@@ -1,0 +1,8 @@
+"""L4: time integrators on the configuration manifold. Each steps a
+formulation (:mod:`multibody.formulations`) from (t, q, v) to t + dt and
+states its order of accuracy; ``INTEGRATORS`` maps names to classes."""
+from .base import Integrator
+from .explicit import ExplicitEuler, RK4, SemiImplicitEuler
+from .implicit import ImplicitEuler
+
+INTEGRATORS = {cls.name: cls for cls in (ExplicitEuler, SemiImplicitEuler, RK4, ImplicitEuler)}

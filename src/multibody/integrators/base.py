@@ -1,0 +1,12 @@
+"""The integrator interface."""
+
+
+class Integrator:
+    """Steps a system ``(t, q, v) → (q⁺, v⁺)`` over ``dt`` with joint forces
+    ``tau`` held constant. ``order`` is the global order of accuracy (the
+    tests measure it)."""
+    name = "integrator"
+    order = 0
+
+    def step(self, system, t, q, v, tau, dt):
+        raise NotImplementedError
