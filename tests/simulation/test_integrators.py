@@ -180,3 +180,38 @@ def test_bad_simulator_input():
         sim.rollout()
     with pytest.raises(InputError, match="cannot read trajectory file"):
         mb.Trajectory.load("/nonexistent/trajectory.npz")
+
+
+def _spring_mass(k=400.0, b=0.0):
+    """A 2 kg slider on a joint spring (and damper): constant mass matrix."""
+    model = slider(2.0)
+    forces = [JointSpring("block", k, rest=0.0)] + ([JointDamper("block", b)] if b else [])
+    return model, forces
+
+
+@pytest.mark.parametrize("name", ["trapezoidal", "bridson_marino"])
+def test_second_order_integrators_on_a_spring_mass_system(name):
+    """Measured order 2 against the closed form x(t) = x0 cos(ωt)."""
+    model, forces = _spring_mass()
+    w = np.sqrt(400.0 / 2.0)
+    errors, dts = [], np.array([4e-3, 2e-3, 1e-3])
+    for dt in dts:
+        n = int(round(1.0 / dt))
+        traj = mb.Simulator(model, dt, name, forces=forces, gravity=False, q0=[0.1]).rollout(steps=n,
+                                                                                            record_every=n)
+        errors.append(abs(traj.q[-1, 0] - 0.1 * np.cos(w * traj.t[-1])))
+    measured = np.polyfit(np.log(dts), np.log(errors), 1)[0]
+    assert abs(measured - INTEGRATORS[name].order) < 0.3, measured
+
+
+def test_trapezoidal_conserves_the_energy_of_a_linear_spring_mass_system():
+    model, forces = _spring_mass()
+    traj = mb.Simulator(model, 0.05, "trapezoidal", forces=forces, gravity=False, q0=[0.1]).rollout(steps=2000)
+    E = traj.energy
+    assert np.abs(E - E[0]).max() < 1e-12 * E[0]
+
+
+def test_trapezoidal_is_stable_on_a_stiff_spring():
+    model, forces = _spring_mass(k=1e8, b=10.0)
+    traj = mb.Simulator(model, 1e-2, "trapezoidal", forces=forces, gravity=False, q0=[0.01]).rollout(steps=500)
+    assert np.abs(traj.q).max() <= 0.01 + 1e-12

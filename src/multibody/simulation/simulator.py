@@ -24,7 +24,8 @@ class Simulator:
     """Simulate ``model`` with time step ``dt`` (s).
 
     ``integrator``: a name from :data:`multibody.integrators.INTEGRATORS`
-    ("explicit_euler", "semi_implicit_euler", "rk4", "implicit_euler") or an
+    ("explicit_euler", "semi_implicit_euler", "rk4", "implicit_euler",
+    "trapezoidal", "bridson_marino") or an
     :class:`~multibody.integrators.Integrator`. ``forces``: force elements
     (:mod:`multibody.forces`). Gravity is ``model.gravity`` unless
     ``gravity=False``. The state starts at ``q0`` (default: neutral) and
