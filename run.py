@@ -45,7 +45,7 @@ def main(argv):
         return 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "demo":
-        ensure_env("")
+        ensure_env("viz")
         return subprocess.call([PY, "-m", "multibody", "demo", *rest], cwd=ROOT)
     if cmd == "test":
         ensure_env("test")
