@@ -50,8 +50,8 @@ def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print):
     """Simulate ``model`` for ``duration`` s (RK4, step ``dt``) under
     computed-torque control ``τ = RNEA(q, v, q̈_d + Kp e + Kd ė)``, held
     over each step (a 1/dt Hz controller), tracking
-    ``q_d(t) = q0 + A sin(2π f t)`` per joint, with joint damping from the
-    model file as force elements; writes ``out_dir/demo.png``."""
+    ``q_d(t) = q0 + A sin(2π f t)`` per joint, with the joint damping of the
+    model file acting; writes ``out_dir/demo.png``."""
     import multibody as mb
 
     q0 = model.neutral()
@@ -66,9 +66,7 @@ def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print):
         w = 2 * np.pi * freq
         return centre + amp * np.sin(w * t), amp * w * np.cos(w * t), -amp * w * w * np.sin(w * t)
 
-    forces = [mb.forces.JointDamper(j.name, model.damping[j.v_slice]) for j in model.joints[1:]
-              if j.nv and np.any(model.damping[j.v_slice] > 0)]
-    # the controller also cancels the damping it knows about (feed-forward)
+    # the model's joint damping acts in the simulation; the controller cancels it (feed-forward)
     damping = model.damping.copy()
 
     def controller(t, q, v):
@@ -76,7 +74,7 @@ def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print):
         return mb.rnea(model, q, v, ad + kp * (qd - q) + kd * (vd - v)) + damping * v
 
     qd0, vd0, _ = desired(0.0)
-    sim = mb.Simulator(model, dt, "rk4", forces=forces, q0=np.clip(qd0, lo, hi), v0=vd0)
+    sim = mb.Simulator(model, dt, "rk4", q0=np.clip(qd0, lo, hi), v0=vd0)
     t0 = time.perf_counter()
     traj = sim.rollout(duration=duration, controller=controller, progress=False)
     wall = time.perf_counter() - t0

@@ -215,3 +215,21 @@ def test_trapezoidal_is_stable_on_a_stiff_spring():
     model, forces = _spring_mass(k=1e8, b=10.0)
     traj = mb.Simulator(model, 1e-2, "trapezoidal", forces=forces, gravity=False, q0=[0.01]).rollout(steps=500)
     assert np.abs(traj.q).max() <= 0.01 + 1e-12
+
+
+def test_model_joint_damping_equals_a_joint_damper_element():
+    """model.damping (URDF <dynamics damping>) acts like JointDamper
+    elements; joint_damping=False switches it off."""
+    b = mb.ModelBuilder("damped")
+    b.add_body("a", "world", "revolute", axis=(0, 1, 0), mass=1.0, com=(0, 0, -0.5), inertia=np.eye(3) * 0.01,
+               damping=0.7)
+    b.add_body("c", "a", "revolute", placement=(np.eye(3), (0, 0, -1.0)), axis=(0, 1, 0), mass=1.0,
+               com=(0, 0, -0.5), inertia=np.eye(3) * 0.01, damping=0.3)
+    damped = b.build()
+    for name in ("semi_implicit_euler", "implicit_euler"):
+        run = mb.Simulator(damped, 1e-3, name, q0=[0.5, -0.2]).rollout(steps=400)
+        ref = mb.Simulator(damped, 1e-3, name, joint_damping=False, q0=[0.5, -0.2],
+                           forces=[JointDamper("a", 0.7), JointDamper("c", 0.3)]).rollout(steps=400)
+        np.testing.assert_allclose(run.q, ref.q, atol=1e-12)
+        free = mb.Simulator(damped, 1e-3, name, joint_damping=False, q0=[0.5, -0.2]).rollout(steps=400)
+        assert np.abs(free.q - run.q).max() > 1e-4

@@ -13,7 +13,7 @@ class ExplicitEuler(Integrator):
 
     def step(self, system, t, q, v, tau, dt):
         a = system.acceleration(t, q, v, tau)
-        return system.model.integrate(q, v, dt), v + dt * a
+        return system.model._integrate(q, v, dt), v + dt * a
 
 
 class SemiImplicitEuler(Integrator):
@@ -26,7 +26,7 @@ class SemiImplicitEuler(Integrator):
 
     def step(self, system, t, q, v, tau, dt):
         v1 = v + dt * system.acceleration(t, q, v, tau)
-        return system.model.integrate(q, v1, dt), v1
+        return system.model._integrate(q, v1, dt), v1
 
 
 class RK4(Integrator):

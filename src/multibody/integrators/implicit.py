@@ -17,7 +17,7 @@ class ImplicitEuler(Integrator):
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - dt * D - dt * dt * K
         v1 = np.linalg.solve(A, (M - dt * D) @ v + dt * f)
-        return system.model.integrate(q, v1, dt), v1
+        return system.model._integrate(q, v1, dt), v1
 
 
 class Trapezoidal(Integrator):
@@ -33,7 +33,7 @@ class Trapezoidal(Integrator):
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - 0.5 * dt * D - 0.25 * dt * dt * K
         v1 = np.linalg.solve(A, (M - 0.5 * dt * D + 0.25 * dt * dt * K) @ v + dt * f)
-        return system.model.integrate(q, 0.5 * (v + v1), dt), v1
+        return system.model._integrate(q, 0.5 * (v + v1), dt), v1
 
 
 class BridsonMarino(Integrator):
@@ -51,6 +51,6 @@ class BridsonMarino(Integrator):
         A = M - 0.5 * dt * D
         rhs = A @ v
         v_half = np.linalg.solve(A, rhs + 0.5 * dt * f)
-        q1 = system.model.integrate(q, v_half, dt)
+        q1 = system.model._integrate(q, v_half, dt)
         _, f1, _, _ = system.linearization(t + dt, q1, v, tau)
         return q1, np.linalg.solve(A, rhs + 0.5 * dt * (f + f1))

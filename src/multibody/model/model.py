@@ -265,6 +265,13 @@ class Model:
             _cfg.integrate_batch(self._tree, q, v, float(dt), out)
         return out
 
+    def _integrate(self, q, v, dt):
+        """:meth:`integrate` for one state without argument checks: for
+        integrators that own their (valid, float64, contiguous) arrays."""
+        out = np.empty_like(q)
+        _cfg.integrate_kernel(self._tree, q, v, dt, out)
+        return out
+
     def qdot(self, q, v):
         """Time derivative ``q̇`` (nq) of the configuration when the system
         moves with velocity ``v`` (nv): Featherstone's ``q̇ = Q(q) v``

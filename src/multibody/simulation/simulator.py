@@ -28,11 +28,13 @@ class Simulator:
     "trapezoidal", "bridson_marino") or an
     :class:`~multibody.integrators.Integrator`. ``forces``: force elements
     (:mod:`multibody.forces`). Gravity is ``model.gravity`` unless
-    ``gravity=False``. The state starts at ``q0`` (default: neutral) and
+    ``gravity=False``; the model's viscous joint damping (``model.damping``,
+    from URDF ``<dynamics>`` or MJCF) applies unless ``joint_damping=False``. The state starts at ``q0`` (default: neutral) and
     ``v0`` (default: zero). Deterministic: the same inputs give
     bit-identical trajectories."""
 
-    def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, q0=None, v0=None):
+    def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
+                 q0=None, v0=None):
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         if isinstance(integrator, str):
@@ -44,8 +46,10 @@ class Simulator:
         self.model = model
         self.dt = float(dt)
         self.integrator = integrator
-        self.system = ReducedSystem(model, forces, gravity)
+        self.system = ReducedSystem(model, forces, gravity, joint_damping)
         self.state = State(0.0, np.zeros(model.nq), np.zeros(model.nv))
+        self._zero = np.zeros(model.nv)
+        self._zero.setflags(write=False)
         self.reset(q0, v0)
         self._steps = 0
 
@@ -62,21 +66,24 @@ class Simulator:
         """Advance one time step with joint forces ``tau`` (nv; default zero)
         held constant over the step; returns the new :class:`State`."""
         s = self.state
-        tau = np.zeros(self.model.nv) if tau is None else self.model.check_velocity(tau, "tau")
+        tau = self._zero if tau is None else self.model.check_velocity(tau, "tau")
         self._steps += 1
         t = s.t + self.dt
-        where = f"step {self._steps} (t = {t:.6g} s, {self.integrator.name}, dt = {self.dt})"
         try:
             q, v = self.integrator.step(self.system, s.t, s.q, s.v, tau, self.dt)
         except MultibodyError as e:  # e.g. an overflowing state made the dynamics singular
-            raise SimulationError(f"the integration diverged at {where}: {e}") from e
-        for name, x in (("q", q), ("v", v)):
-            bad = ~np.isfinite(x)
-            if bad.any():
-                k = int(np.argmax(bad))
-                raise SimulationError(f"the integration diverged at {where}: non-finite {name}[{k}]")
+            raise SimulationError(f"the integration diverged at {self._where(t)}: {e}") from e
+        if not np.isfinite(q.sum() + v.sum()):  # one cheap test per step; locate the culprit only on failure
+            for name, x in (("q", q), ("v", v)):
+                bad = ~np.isfinite(x)
+                if bad.any():
+                    raise SimulationError(f"the integration diverged at {self._where(t)}: "
+                                          f"non-finite {name}[{int(np.argmax(bad))}]")
         self.state = State(t, q, v)
         return self.state
+
+    def _where(self, t):
+        return f"step {self._steps} (t = {t:.6g} s, {self.integrator.name}, dt = {self.dt})"
 
     def energy(self, q=None, v=None):
         """(kinetic, potential) energy of a state (default: the current one)."""
