@@ -41,6 +41,8 @@ def test_factor_reproduces_h_without_fill_in(kind, seed, floating):
     B = rng.normal(size=(model.nv, 3))
     np.testing.assert_allclose(fac.solve(B), np.linalg.solve(H, B), rtol=0,
                                atol=100 * model.nv * cond * 1e-16 * np.abs(np.linalg.solve(H, B)).max())
+    np.testing.assert_allclose(fac.inverse(), np.linalg.inv(H), rtol=0,
+                               atol=100 * model.nv * cond * 1e-16 * np.abs(np.linalg.inv(H)).max())
     np.testing.assert_allclose(fac.L_multiply(b), L @ b, atol=1e-12)
     np.testing.assert_allclose(fac.L_multiply(b, transpose=True), L.T @ b, atol=1e-12)
     np.testing.assert_allclose(fac.multiply(b, H), H @ b, atol=1e-12 * np.abs(H).max())

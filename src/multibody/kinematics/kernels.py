@@ -175,41 +175,11 @@ def joint_jacobians_kernel(tree, q, poses, jac):
 
 
 @njit(cache=True, nogil=True)
-def frame_jacobian_from_joint_jacobians(tree, jac, body, oMf, ref):
-    """``jac[2]`` = Jacobian (6 x nv) of a frame with world pose ``oMf``
-    attached to ``body``, from the world joint Jacobian ``jac[1]``; columns of
-    joints that do not support the body are zero. ``ref``: WORLD (spatial at
-    the world origin), LOCAL (frame axes, at the frame origin) or
-    LOCAL_WORLD_ALIGNED (world axes, at the frame origin) — Pinocchio's
-    three conventions."""
-    for r in range(6):
-        for k in range(jac.shape[2]):
-            jac[2, r, k] = 0.0
-    px, py, pz = oMf[0, 3], oMf[1, 3], oMf[2, 3]
-    i = body
-    while i > 0:
-        iv = int(tree[i, C_V])
-        for k in range(iv, iv + int(tree[i, C_NV])):
-            w0, w1, w2 = jac[1, 0, k], jac[1, 1, k], jac[1, 2, k]
-            u0, u1, u2 = jac[1, 3, k], jac[1, 4, k], jac[1, 5, k]
-            if ref != WORLD:  # move the reference point to the frame origin: v - p × ω
-                u0 -= py * w2 - pz * w1
-                u1 -= pz * w0 - px * w2
-                u2 -= px * w1 - py * w0
-            if ref == LOCAL:
-                for r in range(3):
-                    jac[2, r, k] = oMf[0, r] * w0 + oMf[1, r] * w1 + oMf[2, r] * w2
-                    jac[2, 3 + r, k] = oMf[0, r] * u0 + oMf[1, r] * u1 + oMf[2, r] * u2
-            else:
-                jac[2, 0, k], jac[2, 1, k], jac[2, 2, k] = w0, w1, w2
-                jac[2, 3, k], jac[2, 4, k], jac[2, 5, k] = u0, u1, u2
-        i = int(tree[i, C_PARENT])
-
-
-@njit(cache=True, nogil=True)
 def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
     """``jac[2]`` = Jacobian of the frame at ``place`` (4x4 in ``body``) at q,
-    in reference ``ref`` (see :func:`frame_jacobian_from_joint_jacobians`).
+    in reference ``ref``: WORLD (spatial at the world origin), LOCAL (frame
+    axes, at the frame origin) or LOCAL_WORLD_ALIGNED (world axes, at the
+    frame origin) — Pinocchio's three conventions.
 
     One pass from the body up to the root, as in Pinocchio's
     computeFrameJacobian: with ``M`` the frame's pose in body ``i``, the
