@@ -59,7 +59,7 @@ def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print):
     hi = np.where(np.isfinite(model.upper_limit), model.upper_limit, np.pi)
     amp = 0.15 * (hi - lo)
     centre = 0.5 * (hi + lo)
-    freq = 0.2 + 0.05 * np.arange(model.nv)  # Hz
+    freq = 0.2 + 0.03 * np.arange(model.nv)  # Hz; keeps every joint within its velocity and effort limits
     kp, kd = 2500.0, 100.0  # critically damped error dynamics: ë + 100 ė + 2500 e = 0
 
     def desired(t):
@@ -90,6 +90,8 @@ def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print):
     dE = traj.energy[-1] - traj.energy[0]
     out(f"  energy {traj.energy[0]:.3f} J -> {traj.energy[-1]:.3f} J: change {dE:+.4f} J = actuator work "
         f"{work:+.4f} J - damper dissipation {dissipated:.4f} J (balance residual {dE - work + dissipated:+.1e} J)")
+    out(f"  actuator limits: effort clamped in {int(traj.effort_clamped.any(axis=1).sum())} steps, velocity in "
+        f"{int(traj.velocity_clamped.any(axis=1).sum())} steps")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "demo.png")
     try:

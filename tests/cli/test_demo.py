@@ -15,6 +15,7 @@ def test_demo_runs_and_tracks(tmp_path):
     # computed torque with the exact model: the error stays at the level of the
     # 1 kHz zero-order hold (O(dt)), far below the trajectory's amplitude
     assert err.max() < 1e-3
+    assert not traj.effort_clamped.any() and not traj.velocity_clamped.any()  # the trajectory respects the limits
     balance = [line for line in lines if "balance residual" in line][0]
     assert abs(float(balance.split("residual")[1].split("J")[0])) < 1e-3  # work-energy theorem
     assert (tmp_path / "demo.png").stat().st_size > 10_000

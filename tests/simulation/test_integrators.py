@@ -233,3 +233,21 @@ def test_model_joint_damping_equals_a_joint_damper_element():
         np.testing.assert_allclose(run.q, ref.q, atol=1e-12)
         free = mb.Simulator(damped, 1e-3, name, joint_damping=False, q0=[0.5, -0.2]).rollout(steps=400)
         assert np.abs(free.q - run.q).max() > 1e-4
+
+
+def test_effort_and_velocity_limits_clamp_and_are_reported():
+    b = mb.ModelBuilder("limited")
+    b.add_body("block", "world", "prismatic", axis=(1, 0, 0), mass=1.0, inertia=np.eye(3) * 0.1,
+               effort_limit=2.0, velocity_limit=0.5)
+    model = b.build()
+    sim = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False)
+    traj = sim.rollout(steps=100, controller=lambda t, q, v: np.array([10.0]))
+    np.testing.assert_array_equal(traj.tau[1:, 0], 2.0)       # clamped to the effort limit
+    assert traj.effort_clamped[1:].all() and not traj.effort_clamped[0].any()
+    assert np.abs(traj.v).max() <= 0.5 + 1e-15               # clamped to the velocity limit
+    first = int(np.argmax(traj.velocity_clamped[:, 0]))
+    unclamped = np.cumsum(np.full(100, 2.0 * 1e-2))  # v after k + 1 steps of 2 m/s² × 0.01 s
+    assert first == int(np.argmax(unclamped > 0.5)) + 1 and traj.velocity_clamped[first:].all()
+    free = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False, clamp_effort=False,
+                        clamp_velocity=False).rollout(steps=100, controller=lambda t, q, v: np.array([10.0]))
+    assert free.v[-1, 0] > 9.9 and not free.effort_clamped.any()

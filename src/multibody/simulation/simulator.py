@@ -29,12 +29,17 @@ class Simulator:
     :class:`~multibody.integrators.Integrator`. ``forces``: force elements
     (:mod:`multibody.forces`). Gravity is ``model.gravity`` unless
     ``gravity=False``; the model's viscous joint damping (``model.damping``,
-    from URDF ``<dynamics>`` or MJCF) applies unless ``joint_damping=False``. The state starts at ``q0`` (default: neutral) and
+    from URDF ``<dynamics>`` or MJCF) applies unless ``joint_damping=False``.
+    Joint forces are clamped to ``model.effort_limit`` and velocities to
+    ``model.velocity_limit`` after each step (``clamp_effort`` /
+    ``clamp_velocity``); :attr:`last_clamped` and the trajectory report
+    which coordinates were clamped. Position limits come with the
+    constraint solvers (not yet). The state starts at ``q0`` (default: neutral) and
     ``v0`` (default: zero). Deterministic: the same inputs give
     bit-identical trajectories."""
 
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
-                 q0=None, v0=None):
+                 clamp_effort=True, clamp_velocity=True, q0=None, v0=None):
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         if isinstance(integrator, str):
@@ -50,6 +55,10 @@ class Simulator:
         self.state = State(0.0, np.zeros(model.nq), np.zeros(model.nv))
         self._zero = np.zeros(model.nv)
         self._zero.setflags(write=False)
+        self._no_clamp = np.zeros(model.nv, bool)
+        self._effort = model.effort_limit if clamp_effort and np.isfinite(model.effort_limit).any() else None
+        self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
+        self.last_clamped = (np.zeros(model.nv, bool), np.zeros(model.nv, bool))  # (effort, velocity)
         self.reset(q0, v0)
         self._steps = 0
 
@@ -67,6 +76,11 @@ class Simulator:
         held constant over the step; returns the new :class:`State`."""
         s = self.state
         tau = self._zero if tau is None else self.model.check_velocity(tau, "tau")
+        eff_mask = vel_mask = self._no_clamp
+        if self._effort is not None:
+            eff_mask = np.abs(tau) > self._effort
+            if eff_mask.any():
+                tau = np.clip(tau, -self._effort, self._effort)
         self._steps += 1
         t = s.t + self.dt
         try:
@@ -79,6 +93,12 @@ class Simulator:
                 if bad.any():
                     raise SimulationError(f"the integration diverged at {self._where(t)}: "
                                           f"non-finite {name}[{int(np.argmax(bad))}]")
+        if self._vmax is not None:
+            vel_mask = np.abs(v) > self._vmax
+            if vel_mask.any():
+                v = np.clip(v, -self._vmax, self._vmax)
+        self.last_clamped = (eff_mask, vel_mask)
+        self.last_tau = tau
         self.state = State(t, q, v)
         return self.state
 
@@ -104,9 +124,9 @@ class Simulator:
         n = int(round(duration / self.dt)) if steps is None else int(steps)
         if n < 0 or record_every < 1:
             raise InputError("steps must be >= 0 and record_every >= 1")
-        rec_t, rec_q, rec_v, rec_tau, rec_T, rec_V = [], [], [], [], [], []
+        rec_t, rec_q, rec_v, rec_tau, rec_T, rec_V, rec_ce, rec_cv = [], [], [], [], [], [], [], []
 
-        def record(tau):
+        def record(tau, clamped):
             s = self.state
             T, V = self.energy()
             rec_t.append(s.t)
@@ -115,23 +135,26 @@ class Simulator:
             rec_tau.append(tau)
             rec_T.append(T)
             rec_V.append(V)
+            rec_ce.append(clamped[0])
+            rec_cv.append(clamped[1])
 
         zero = np.zeros(self.model.nv)
-        record(zero)
+        none = np.zeros(self.model.nv, bool)
+        record(zero, (none, none))
         bar = _progress(n) if progress else None
         for k in range(n):
             s = self.state
             tau = zero if controller is None else np.asarray(controller(s.t, s.q, s.v), dtype=float)
             self.step(tau)
             if (k + 1) % record_every == 0:
-                record(tau)
+                record(self.last_tau, self.last_clamped)
             if bar is not None:
                 bar.update(1)
         if bar is not None:
             bar.close()
         meta = dict(model=self.model.name, integrator=self.integrator.name, dt=self.dt)
         return Trajectory(np.array(rec_t), np.array(rec_q), np.array(rec_v), np.array(rec_tau), np.array(rec_T),
-                          np.array(rec_V), meta)
+                          np.array(rec_V), meta, np.array(rec_ce), np.array(rec_cv))
 
 
 def _progress(n):

@@ -9,9 +9,11 @@ from ..errors import InputError
 @dataclass
 class Trajectory:
     """Samples of a rollout: ``t`` (N,), ``q`` (N, nq), ``v`` (N, nv), ``tau``
-    (N, nv) applied joint forces, ``kinetic`` and ``potential`` energy (N,)
-    (J; potential of gravity plus conservative force elements), and
-    ``meta`` (model name, integrator, dt)."""
+    (N, nv) joint forces applied during the step that ended at each sample
+    (after effort clamping), ``kinetic`` and ``potential`` energy (N,) (J;
+    potential of gravity plus conservative force elements), ``meta`` (model
+    name, integrator, dt), and ``effort_clamped`` / ``velocity_clamped``
+    (N, nv) booleans: which coordinates the simulator clamped in that step."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -19,6 +21,8 @@ class Trajectory:
     kinetic: np.ndarray
     potential: np.ndarray
     meta: dict = field(default_factory=dict)
+    effort_clamped: np.ndarray = None
+    velocity_clamped: np.ndarray = None
 
     @property
     def energy(self):
@@ -27,7 +31,11 @@ class Trajectory:
 
     def save(self, path):
         """Write the trajectory to a ``.npz`` file."""
+        nv = self.v.shape[1]
+        ce = np.zeros((len(self.t), nv), bool) if self.effort_clamped is None else self.effort_clamped
+        cv = np.zeros((len(self.t), nv), bool) if self.velocity_clamped is None else self.velocity_clamped
         np.savez(path, t=self.t, q=self.q, v=self.v, tau=self.tau, kinetic=self.kinetic, potential=self.potential,
+                 effort_clamped=ce, velocity_clamped=cv,
                  meta_keys=np.array(list(self.meta.keys()), dtype=str),
                  meta_values=np.array([str(x) for x in self.meta.values()], dtype=str))
 
@@ -39,4 +47,5 @@ class Trajectory:
         except (OSError, ValueError) as e:
             raise InputError(f"cannot read trajectory file '{path}': {e}") from None
         meta = dict(zip(z["meta_keys"].tolist(), z["meta_values"].tolist()))
-        return cls(z["t"], z["q"], z["v"], z["tau"], z["kinetic"], z["potential"], meta)
+        return cls(z["t"], z["q"], z["v"], z["tau"], z["kinetic"], z["potential"], meta, z["effort_clamped"],
+                   z["velocity_clamped"])
