@@ -24,7 +24,8 @@ from ..kinematics.kernels import force_to_parent, set_world_pose, to_parent, wor
 from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, UNIVERSAL,
                             joint_bias, joint_transform, set_local_pose, subspace_column)
 from .hybrid_kernels import workspace
-from .kernels import ARG, articulated_init, cross_force, cross_motion, invert_spd_block, state_status
+from .kernels import (ARG, articulated_init, articulated_to_parent, cross_force, cross_motion, invert_spd_block,
+                      state_status)
 
 
 @njit(cache=True, nogil=True)
@@ -170,29 +171,7 @@ def fb_aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, ine
             D[k, k] += tree[i, C_ARMATURE + k]
         if not invert_spd_block(D, n, Dinv, iv, scratch):
             return i
-        for r in range(6):
-            for l in range(n):
-                x = 0.0
-                for k in range(n):
-                    x += U[r, iv + k] * Dinv[iv + k, l]
-                UD[r, l] = x
-        for r in range(6):
-            for c in range(6):
-                x = inertia6[i, r, c]
-                for k in range(n):
-                    x -= UD[r, k] * U[c, iv + k]
-                Ia[r, c] = x
-        for r in range(6):
-            x = spatial[2, i, r]
-            for c in range(6):
-                x += Ia[r, c] * spatial[3, i, c]
-            for k in range(n):
-                x += UD[r, k] * dofs[2, iv + k]
-            pa[r] = x
-        for r in range(6):
-            spatial[2, p, r] += pa[r]
-            for c in range(6):
-                inertia6[p, r, c] += Ia[r, c]
+        articulated_to_parent(i, p, iv, n, U, Dinv, inertia6, spatial, dofs, UD, Ia, pa)
     # the base: a_0 = (I₀ᴬ + A)⁻¹ (τ_0 − p₀ᴬ − A a_g), then + a_g at the end
     ag3, ag4, ag5 = base_gravity(tree, poses, gravity_on)
     for r in range(6):

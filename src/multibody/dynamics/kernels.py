@@ -290,6 +290,38 @@ def articulated_init(tree, poses, spatial, inertia6, fext_on):
 
 
 @njit(cache=True, nogil=True)
+def articulated_to_parent(i, p, iv, n, U, Dinv, inertia6, spatial, dofs, UD, Ia, pa):
+    """Multi-DoF step of the ABA backward pass (Featherstone Table 7.1):
+    ``Iᵃ = Iᴬ − U D⁻¹ Uᵀ``, ``pᵃ = pᴬ + Iᵃ c + U D⁻¹ u``, added to the parent's
+    ``Iᴬ`` and ``pᴬ``. ``UD``, ``Ia``, ``pa`` are scratch. Called once per
+    multi-DoF joint (1-DoF joints take the kernels' written-out branch), so
+    the out-of-line call costs nothing that matters."""
+    for r in range(6):
+        for l in range(n):
+            x = 0.0
+            for k in range(n):
+                x += U[r, iv + k] * Dinv[iv + k, l]
+            UD[r, l] = x
+    for r in range(6):
+        for c in range(6):
+            x = inertia6[i, r, c]
+            for k in range(n):
+                x -= UD[r, k] * U[c, iv + k]
+            Ia[r, c] = x
+    for r in range(6):
+        x = spatial[2, i, r]
+        for c in range(6):
+            x += Ia[r, c] * spatial[3, i, c]
+        for k in range(n):
+            x += UD[r, k] * dofs[2, iv + k]
+        pa[r] = x
+    for r in range(6):
+        spatial[2, p, r] += pa[r]
+        for c in range(6):
+            inertia6[p, r, c] += Ia[r, c]
+
+
+@njit(cache=True, nogil=True)
 def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
     """Articulated-body algorithm (Featherstone Table 7.1) in world
     coordinates: returns 0 and writes ``q̈`` to ``dofs[1]``, or returns the
@@ -364,31 +396,7 @@ def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inerti
             return i
         if p == 0:
             continue
-        # UD = U D⁻¹ (6 x n)
-        for r in range(6):
-            for l in range(n):
-                x = 0.0
-                for k in range(n):
-                    x += U[r, iv + k] * Dinv[iv + k, l]
-                UD[r, l] = x
-        # Iᵃ = Iᴬ − U D⁻¹ Uᵀ,  pᵃ = pᴬ + Iᵃ c + U D⁻¹ u
-        for r in range(6):
-            for c in range(6):
-                x = inertia6[i, r, c]
-                for k in range(n):
-                    x -= UD[r, k] * U[c, iv + k]
-                Ia[r, c] = x
-        for r in range(6):
-            x = spatial[2, i, r]
-            for c in range(6):
-                x += Ia[r, c] * spatial[3, i, c]
-            for k in range(n):
-                x += UD[r, k] * dofs[2, iv + k]
-            pa[r] = x
-        for r in range(6):
-            spatial[2, p, r] += pa[r]
-            for c in range(6):
-                inertia6[p, r, c] += Ia[r, c]
+        articulated_to_parent(i, p, iv, n, U, Dinv, inertia6, spatial, dofs, UD, Ia, pa)
     g = 1.0 if gravity_on else 0.0
     for r in range(3):
         spatial[1, 0, r] = 0.0
