@@ -11,7 +11,7 @@ from .kinematics import (body_motion, center_of_mass, centroidal_momentum, centr
                          frame_velocity, jacobian, jacobian_dot_v, joint_jacobians, kinetic_energy, momentum,
                          potential_energy)
 
-from .dynamics import (aba, bias_forces, crba, floating_base_forward_dynamics, floating_base_inverse_dynamics,
+from .dynamics import (aba, bias_forces, crba, kinetic_energy_gradient, floating_base_forward_dynamics, floating_base_inverse_dynamics,
                        forward_dynamics, gravity_forces, hybrid_dynamics, inertial_parameters, inverse_inertia,
                        operational_space_inverse_inertia, regressor, rnea)
 

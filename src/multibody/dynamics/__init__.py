@@ -2,7 +2,7 @@
 inertia (CRBA) and its sparse factorization, forward dynamics (ABA, or
 CRBA + LᵀDL). Every function takes one state or a batch."""
 from .forward import aba, forward_dynamics
-from .inertia import InertiaFactor, crba, dof_parents, inverse_inertia, operational_space_inverse_inertia
+from .inertia import InertiaFactor, crba, kinetic_energy_gradient, dof_parents, inverse_inertia, operational_space_inverse_inertia
 from .inverse import bias_forces, gravity_forces, rnea
 from .floating import floating_base_forward_dynamics, floating_base_inverse_dynamics
 from .hybrid import hybrid_dynamics

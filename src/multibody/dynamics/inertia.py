@@ -8,7 +8,7 @@ from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
 from ..errors import InputError, SimulationError
 from . import kernels as K
 from . import minv_kernels as MK
-from ._common import config, data_for, raise_status
+from ._common import config, data_for, raise_status, velocity
 
 F64 = np.dtype(np.float64)
 _CRBA = None
@@ -42,6 +42,41 @@ def crba(model, q, data=None):
     data = data_for(model, data)
     K.crba_kernel(model._tree, q, data.poses, data.jac, data.inertia6, data.M)
     return data.M
+
+
+_VECTOR_JOINTS = ("universe", "fixed", "revolute", "prismatic", "helical", "cylindrical", "translational")
+
+
+def require_vector_joints(model, what):
+    """Raise :class:`InputError` unless every joint of ``model`` has q̇ = v
+    and constant, commuting child-frame subspace columns (revolute,
+    prismatic, helical, cylindrical, translational, fixed): the joints for
+    which ``∂/∂q`` at fixed v is a plain partial derivative."""
+    for j in model.joints:
+        if j.type not in _VECTOR_JOINTS:
+            raise InputError(f"{what} needs joints with q̇ = v (revolute, prismatic, helical, cylindrical, "
+                             f"translational); joint '{j.name}' is {j.type}")
+
+
+def kinetic_energy_gradient(model, q, v, data=None):
+    """``∂T/∂q`` (nv) at fixed v of the kinetic energy ``T = ½ vᵀH(q)v``,
+    i.e. ``½ vᵀ (∂H/∂q_k) v`` — the configuration force of Lagrange's
+    equations ``d/dt(Hv) − ∂T/∂q = τ``, in O(n): perturbing joint k moves
+    its subtree rigidly along ``S_k``, so ``∂T/∂q_k = −S_kᵀ(v_λ ×* h)`` with
+    v_λ the parent body's velocity and h the subtree's spatial momentum
+    (body coordinates; derived from Featherstone Eq. 2.67 with
+    ∂S_j/∂q_k = S_k × S_j, Eq. 2.41). Defined for joints with q̇ = v
+    (revolute, prismatic, helical, cylindrical, translational; else
+    :class:`InputError`). One state. Units: N·m or N per coordinate."""
+    require_vector_joints(model, "kinetic_energy_gradient")
+    q = config(model, q)
+    v = velocity(model, v, q)
+    if q.ndim != 1:
+        raise InputError("kinetic_energy_gradient takes one state: q (nq,) and v (nv,)")
+    data = data_for(model, data)
+    out = np.empty(model.nv)
+    K.kinetic_gradient_kernel(model._tree, q, v, data.poses, data.spatial, out)
+    return out
 
 
 def dof_parents(model):

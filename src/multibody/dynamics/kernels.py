@@ -742,3 +742,57 @@ def minv_kernel(tree, lam, q, poses, jac, inertia6, M, Minv):
     if st == 0:
         inverse_inertia_kernel(lam, M, Minv)
     return st
+
+
+@njit(cache=True, nogil=True)
+def kinetic_gradient_kernel(tree, q, v, poses, spatial, out):
+    """``out = ∂T/∂q`` at fixed v, ``T = ½ vᵀH(q)v`` (= ½ vᵀ (∂H/∂q) v),
+    for joints whose coordinates move the child frame along constant
+    child-frame subspace columns that commute (q̇ = v: revolute, prismatic,
+    helical, cylindrical, translational). Perturbing q_k moves every body
+    of the subtree rigidly by S_k, so (body coordinates of joint i, derived
+    from T = ½ Σ v_bᵀ I_b v_b)
+    ``∂T/∂q_k = −S_kᵀ (v_λ(i) ×* h_sub(i))`` with v_λ the parent's velocity
+    and h_sub the spatial momentum of the subtree. ``spatial[0]`` gets the
+    body velocities, ``[1]`` the parent velocities, ``[2]`` the subtree
+    momenta (body coordinates)."""
+    fk_kernel(tree, q, poses)
+    nb = tree.shape[0]
+    for r in range(6):
+        spatial[0, 0, r] = 0.0
+    for i in range(1, nb):
+        p = int(tree[i, C_PARENT])
+        iv = int(tree[i, C_V])
+        vp = to_child(poses, 1, i, spatial[0, p, 0], spatial[0, p, 1], spatial[0, p, 2],
+                      spatial[0, p, 3], spatial[0, p, 4], spatial[0, p, 5])
+        w0, w1, w2, u0, u1, u2 = vp
+        for k in range(int(tree[i, C_NV])):
+            s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
+            qd = v[iv + k]
+            w0 += s0 * qd
+            w1 += s1 * qd
+            w2 += s2 * qd
+            u0 += s3 * qd
+            u1 += s4 * qd
+            u2 += s5 * qd
+        spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2] = w0, w1, w2
+        spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5] = u0, u1, u2
+        for r in range(6):
+            spatial[1, i, r] = vp[r]
+        h = inertia_times(tree, i, w0, w1, w2, u0, u1, u2)
+        for r in range(6):
+            spatial[2, i, r] = h[r]
+    for i in range(nb - 1, 0, -1):
+        iv = int(tree[i, C_V])
+        n0, n1, n2 = spatial[2, i, 0], spatial[2, i, 1], spatial[2, i, 2]
+        f0, f1, f2 = spatial[2, i, 3], spatial[2, i, 4], spatial[2, i, 5]
+        x = cross_force(spatial[1, i, 0], spatial[1, i, 1], spatial[1, i, 2], spatial[1, i, 3],
+                        spatial[1, i, 4], spatial[1, i, 5], n0, n1, n2, f0, f1, f2)
+        for k in range(int(tree[i, C_NV])):
+            s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
+            out[iv + k] = -(s0 * x[0] + s1 * x[1] + s2 * x[2] + s3 * x[3] + s4 * x[4] + s5 * x[5])
+        p = int(tree[i, C_PARENT])
+        if p > 0:
+            fp = force_to_parent(poses, 1, i, n0, n1, n2, f0, f1, f2)
+            for r in range(6):
+                spatial[2, p, r] += fp[r]

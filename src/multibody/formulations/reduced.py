@@ -5,7 +5,7 @@ of the force elements (:mod:`multibody.forces`), C the bias forces with
 gravity (RNEA at v̇ = 0)."""
 import numpy as np
 
-from ..dynamics import aba, crba, rnea
+from ..dynamics import aba, crba, gravity_forces, kinetic_energy_gradient, rnea
 from ..forces import Gravity, generalized_forces
 from ..model.data import Data
 
@@ -63,3 +63,20 @@ class ReducedSystem:
         M = crba(self.model, q, self.data).copy()
         c = rnea(self.model, q, v, np.zeros(self.model.nv), gravity=False)  # Coriolis and centrifugal
         return M, tau + fe - c, K, D
+
+    def mass_matrix(self, q):
+        """``M(q)`` (a new array)."""
+        return crba(self.model, q, self.data).copy()
+
+    def applied_forces(self, t, q, v, tau):
+        """``τ + Σ f_e(q, v) − g(q)``: every generalized force except the
+        velocity-product terms (those come from ``kinetic_gradient``)."""
+        f, _, _ = self.element_forces(t, q, v)
+        f += tau
+        if self.gravity:
+            f -= gravity_forces(self.model, q)
+        return f
+
+    def kinetic_gradient(self, q, v):
+        """``∂T/∂q`` at fixed v (:func:`~multibody.dynamics.kinetic_energy_gradient`)."""
+        return kinetic_energy_gradient(self.model, q, v, self.data)

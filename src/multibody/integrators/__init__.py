@@ -2,8 +2,8 @@
 formulation (:mod:`multibody.formulations`) from (t, q, v) to t + dt and
 states its order of accuracy; ``INTEGRATORS`` maps names to classes."""
 from .base import Integrator
-from .explicit import ExplicitEuler, RK4, SemiImplicitEuler
+from .explicit import ExplicitEuler, RK4, SemiImplicitEuler, SymplecticEuler
 from .implicit import BridsonMarino, ImplicitEuler, Trapezoidal
 
-INTEGRATORS = {cls.name: cls for cls in (ExplicitEuler, SemiImplicitEuler, RK4, ImplicitEuler, Trapezoidal,
+INTEGRATORS = {cls.name: cls for cls in (ExplicitEuler, SemiImplicitEuler, SymplecticEuler, RK4, ImplicitEuler, Trapezoidal,
                                          BridsonMarino)}

@@ -8,5 +8,9 @@ class Integrator:
     name = "integrator"
     order = 0
 
+    def check(self, system):
+        """Raise :class:`~multibody.errors.InputError` if this integrator
+        cannot step ``system`` (called once by the simulator)."""
+
     def step(self, system, t, q, v, tau, dt):
         raise NotImplementedError

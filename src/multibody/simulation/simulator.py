@@ -52,6 +52,7 @@ class Simulator:
         self.dt = float(dt)
         self.integrator = integrator
         self.system = ReducedSystem(model, forces, gravity, joint_damping)
+        integrator.check(self.system)
         self.state = State(0.0, np.zeros(model.nq), np.zeros(model.nv))
         self._zero = np.zeros(model.nv)
         self._zero.setflags(write=False)
