@@ -263,3 +263,56 @@ def test_effort_and_velocity_limits_clamp_and_are_reported():
     free = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False, clamp_effort=False,
                         clamp_velocity=False).rollout(steps=100, controller=lambda t, q, v: np.array([10.0]))
     assert free.v[-1, 0] > 9.9 and not free.effort_clamped.any()
+
+
+def _stiff_chain(n=5, k=1e8):
+    """A chain of n links on revolute joints about y, each joint a spring of
+    stiffness k (N·m/rad) with rest angle 0; no gravity, so q = 0 is the
+    equilibrium."""
+    b = mb.ModelBuilder("stiff_chain")
+    parent = "world"
+    for i in range(n):
+        b.add_body(f"l{i}", parent, "revolute", placement=(np.eye(3), (0, 0, -0.3 if i else 0.0)), axis=(0, 1, 0),
+                   mass=1.0, com=(0, 0, -0.15), inertia=np.diag([0.01, 0.01, 0.002]))
+        parent = f"l{i}"
+    model = b.build()
+    return model, [JointSpring(f"l{i}", k, rest=0.0) for i in range(n)]
+
+
+@pytest.mark.parametrize("name", ["implicit_euler", "trapezoidal"])
+def test_stiff_chain_is_stable_with_implicit_integrators(name):
+    """k = 1e8 at dt = 1e-2 (h²k/m ~ 1e4 ≫ 4): implicit Euler's energy
+    decays, the trapezoidal rule's stays at its initial value (it conserves
+    a linear oscillator's energy; the chain is linear near q = 0)."""
+    model, springs = _stiff_chain()
+    q0 = 1e-6 * np.random.default_rng(0).normal(size=model.nq)
+    traj = mb.Simulator(model, 1e-2, name, forces=springs, gravity=False, q0=q0).rollout(steps=500)
+    E = traj.energy
+    if name == "implicit_euler":
+        assert E[-1] < 0.01 * E[0] and np.all(np.diff(E) <= 1e-12 * E[0])
+    else:
+        assert np.abs(E / E[0] - 1).max() < 1e-3
+
+
+def test_stiff_chain_semi_implicit_euler_obeys_its_bound():
+    """Semi-implicit Euler on the same chain diverges at dt = 1e-2 and is
+    stable just inside the bound h²λ_max < 4 (Drumwright §3.1.2 with b = 0;
+    λ_max the largest eigenvalue of M⁻¹K at the equilibrium, the chain's
+    highest squared natural frequency), unstable just outside."""
+    from scipy.linalg import eigh
+    model, springs = _stiff_chain()
+    q0 = 1e-6 * np.random.default_rng(0).normal(size=model.nq)
+    with pytest.raises(SimulationError, match="diverged at step"), np.errstate(all="ignore"):
+        mb.Simulator(model, 1e-2, "semi_implicit_euler", forces=springs, gravity=False, q0=q0).rollout(steps=1000)
+    lam_max = eigh(1e8 * np.eye(model.nv), mb.crba(model, model.neutral()), eigvals_only=True).max()
+    h_max = 2.0 / np.sqrt(lam_max)
+    for h, stable in ((0.98 * h_max, True), (1.02 * h_max, False)):
+        traj = None
+        try:
+            with np.errstate(all="ignore"):
+                traj = mb.Simulator(model, h, "semi_implicit_euler", forces=springs, gravity=False,
+                                    q0=q0).rollout(steps=3000, record_every=10)
+        except SimulationError:
+            pass
+        grew = traj is None or not np.all(traj.energy[-10:] < 10 * traj.energy[0])
+        assert grew != stable, (h / h_max, stable)

@@ -3,12 +3,15 @@ elements composed into ``step`` and ``rollout`` (DESIGN.md)."""
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
+from ..constraints import JointLimits
 from ..errors import InputError, MultibodyError, SimulationError
 from ..forces import total_potential_energy
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..kinematics import kinetic_energy, potential_energy
+from ..solvers import solve_spd_lcp
 from .trajectory import Trajectory
 
 
@@ -33,13 +36,34 @@ class Simulator:
     Joint forces are clamped to ``model.effort_limit`` and velocities to
     ``model.velocity_limit`` after each step (``clamp_effort`` /
     ``clamp_velocity``); :attr:`last_clamped` and the trajectory report
-    which coordinates were clamped. Position limits come with the
-    constraint solvers (not yet). The state starts at ``q0`` (default: neutral) and
-    ``v0`` (default: zero). Deterministic: the same inputs give
-    bit-identical trajectories."""
+    which coordinates were clamped.
+
+    Position limits (``model.lower_limit`` / ``upper_limit``, unless
+    ``limits=False``) are unilateral constraints solved exactly at the end
+    of every step (Drumwright §2.2; velocity solve then position
+    projection as in ArtiSynth §0.5–0.6): for the limits the step violates
+    (φ < 0), with ``A = G M⁻¹Gᵀ``,
+
+    1. impulses ``λ ≥ 0`` from the LCP ``A λ + v_n − v*_n ⊥ λ`` give the
+       velocity ``v⁺ = v + M⁻¹Gᵀλ`` with normal velocity ``v⁺_n ≥ v*_n``,
+       ``v*_n = −e v_n`` (Newton restitution, ``e = restitution``, for
+       approach speeds above ``restitution_threshold``, rad/s or m/s;
+       otherwise 0);
+    2. the configuration moves by ``M⁻¹Gᵀμ``, ``μ ≥ 0`` from the LCP
+       ``A μ + φ ⊥ μ``: the closest admissible configuration in the
+       kinetic-energy metric (post-stabilization), so no limit is ever
+       violated at the end of a step.
+
+    With ``e = 0`` an impact stops the joint at its limit; with ``e = 1``
+    it leaves with its approach speed.
+
+    The state starts at ``q0`` (default: neutral) and ``v0`` (default:
+    zero). Deterministic: the same inputs give bit-identical
+    trajectories."""
 
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
-                 clamp_effort=True, clamp_velocity=True, q0=None, v0=None):
+                 clamp_effort=True, clamp_velocity=True, limits=True, restitution=0.0, restitution_threshold=1e-2,
+                 q0=None, v0=None):
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         if isinstance(integrator, str):
@@ -53,6 +77,15 @@ class Simulator:
         self.integrator = integrator
         self.system = ReducedSystem(model, forces, gravity, joint_damping)
         integrator.check(self.system)
+        if not (0.0 <= restitution <= 1.0):
+            raise InputError(f"restitution must be in [0, 1], got {restitution}")
+        if not (restitution_threshold >= 0.0):
+            raise InputError(f"restitution_threshold must be >= 0, got {restitution_threshold}")
+        self.limits = JointLimits(model) if limits else None
+        if self.limits is not None and not len(self.limits):
+            self.limits = None
+        self.restitution = float(restitution)
+        self.restitution_threshold = float(restitution_threshold)
         self.state = State(0.0, np.zeros(model.nq), np.zeros(model.nv))
         self._zero = np.zeros(model.nv)
         self._zero.setflags(write=False)
@@ -94,6 +127,8 @@ class Simulator:
                 if bad.any():
                     raise SimulationError(f"the integration diverged at {self._where(t)}: "
                                           f"non-finite {name}[{int(np.argmax(bad))}]")
+        if self.limits is not None:
+            q, v = self._enforce_limits(q, v)
         if self._vmax is not None:
             vel_mask = np.abs(v) > self._vmax
             if vel_mask.any():
@@ -102,6 +137,42 @@ class Simulator:
         self.last_tau = tau
         self.state = State(t, q, v)
         return self.state
+
+    def _enforce_limits(self, q1, v1):
+        """Impulses and position corrections of the limits that the step
+        ``→ (q1, v1)`` violates (see the class docstring); returns the
+        corrected (q⁺, v⁺)."""
+        lim = self.limits
+        phi = lim.gaps(q1)
+        rows = np.flatnonzero(phi < 0.0)
+        if rows.size == 0:
+            return q1, v1
+        vn = lim.normal_velocity(v1)[rows]
+        target = self._restitution_target(vn)
+        M = cho_factor(self.system.mass_matrix(q1))
+        while True:
+            G = lim.jacobian(rows)
+            X = cho_solve(M, G.T)  # M⁻¹Gᵀ
+            A = G @ X
+            impulse, _ = solve_spd_lcp(A, vn - target)
+            shift, _ = solve_spd_lcp(A, phi[rows])  # post-stabilization: the M-closest q with φ ≥ 0
+            q = self.model._integrate(q1, X @ shift, 1.0)
+            # the shift moves coupled coordinates too: add any limit it pushes past and solve again
+            new = np.setdiff1d(np.flatnonzero(lim.gaps(q) < 0.0), rows)
+            if new.size == 0:
+                return q, v1 + X @ impulse
+            rows = np.concatenate([rows, new])
+            vn_new = lim.normal_velocity(v1)[new]
+            vn = np.concatenate([vn, vn_new])
+            target = np.concatenate([target, self._restitution_target(vn_new)])
+
+    def _restitution_target(self, vn):
+        """Least normal velocity after an impact at normal velocity vn."""
+        target = np.zeros(vn.size)
+        if self.restitution > 0.0:
+            bounce = vn < -self.restitution_threshold
+            target[bounce] = -self.restitution * vn[bounce]
+        return target
 
     def _where(self, t):
         return f"step {self._steps} (t = {t:.6g} s, {self.integrator.name}, dt = {self.dt})"
@@ -114,22 +185,46 @@ class Simulator:
         V += total_potential_energy(self.system.forces, self.model, q)
         return kinetic_energy(self.model, q, v), V
 
-    def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=False):
+    def power(self, tau, q=None, v=None):
+        """Power (W) delivered by each non-gravity source at a state:
+        ``(labels, values)`` for the applied joint forces ``τᵀv``, each force
+        element (:meth:`ForceElement.power`) and the model's joint damping.
+        Gravity's work is in the potential energy, so
+        ``d(T + V)/dt = Σ power − (power of conservative elements)``."""
+        q = self.state.q if q is None else q
+        v = self.state.v if v is None else v
+        labels, values = ["tau"], [float(tau @ v)]
+        for k, e in enumerate(self.system.forces):
+            labels.append(f"{k}:{e!r}")
+            values.append(e.power(self.model, q, v, self.state.t))
+        if self.system._damped:
+            labels.append("joint damping")
+            values.append(float(-(self.system.damping * v) @ v))
+        return labels, values
+
+    def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True):
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
         called before each step. Records every ``record_every`` steps (and
-        the initial state) into a :class:`Trajectory`. ``progress=True``
-        shows a progress bar (tqdm) on long runs."""
+        the initial state) into a :class:`Trajectory`: state, forces,
+        energies, the power of each force (:meth:`power`) and the
+        constraint residual (largest position-limit violation). With
+        ``progress`` (default) runs of 1000 steps or more show a tqdm
+        progress bar when stderr is a terminal (never in tests or logs)."""
         if (duration is None) == (steps is None):
             raise InputError("give exactly one of duration and steps")
         n = int(round(duration / self.dt)) if steps is None else int(steps)
         if n < 0 or record_every < 1:
             raise InputError("steps must be >= 0 and record_every >= 1")
-        rec_t, rec_q, rec_v, rec_tau, rec_T, rec_V, rec_ce, rec_cv = [], [], [], [], [], [], [], []
+        rec_t, rec_q, rec_v, rec_tau, rec_T, rec_V, rec_ce, rec_cv, rec_p, rec_r = [], [], [], [], [], [], [], [], \
+            [], []
+        labels = self.power(np.zeros(self.model.nv))[0]
 
         def record(tau, clamped):
             s = self.state
             T, V = self.energy()
+            rec_p.append(self.power(tau)[1])
+            rec_r.append(self.limits.violation(s.q) if self.limits is not None else 0.0)
             rec_t.append(s.t)
             rec_q.append(s.q)
             rec_v.append(s.v)
@@ -142,7 +237,7 @@ class Simulator:
         zero = np.zeros(self.model.nv)
         none = np.zeros(self.model.nv, bool)
         record(zero, (none, none))
-        bar = _progress(n) if progress else None
+        bar = _progress(n) if progress and n >= 1000 else None
         for k in range(n):
             s = self.state
             tau = zero if controller is None else np.asarray(controller(s.t, s.q, s.v), dtype=float)
@@ -155,7 +250,8 @@ class Simulator:
             bar.close()
         meta = dict(model=self.model.name, integrator=self.integrator.name, dt=self.dt)
         return Trajectory(np.array(rec_t), np.array(rec_q), np.array(rec_v), np.array(rec_tau), np.array(rec_T),
-                          np.array(rec_V), meta, np.array(rec_ce), np.array(rec_cv))
+                          np.array(rec_V), meta, np.array(rec_ce), np.array(rec_cv), np.array(rec_p), tuple(labels),
+                          np.array(rec_r))
 
 
 def _progress(n):
@@ -163,4 +259,4 @@ def _progress(n):
         from tqdm import tqdm
     except ImportError:  # progress bars are optional
         return None
-    return tqdm(total=n, unit="step", leave=False)
+    return tqdm(total=n, unit="step", leave=False, disable=None)  # disable=None: only on a terminal

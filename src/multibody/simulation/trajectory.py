@@ -12,8 +12,12 @@ class Trajectory:
     (N, nv) joint forces applied during the step that ended at each sample
     (after effort clamping), ``kinetic`` and ``potential`` energy (N,) (J;
     potential of gravity plus conservative force elements), ``meta`` (model
-    name, integrator, dt), and ``effort_clamped`` / ``velocity_clamped``
-    (N, nv) booleans: which coordinates the simulator clamped in that step."""
+    name, integrator, dt), ``effort_clamped`` / ``velocity_clamped``
+    (N, nv) booleans: which coordinates the simulator clamped in that step,
+    ``power`` (N, P): the power (W) of each source named in
+    ``power_labels`` (applied τ, each force element, joint damping), and
+    ``constraint_residual`` (N,): the largest constraint violation (rad or
+    m; position limits today)."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -23,6 +27,20 @@ class Trajectory:
     meta: dict = field(default_factory=dict)
     effort_clamped: np.ndarray = None
     velocity_clamped: np.ndarray = None
+    power: np.ndarray = None
+    power_labels: tuple = ()
+    constraint_residual: np.ndarray = None
+
+    def __post_init__(self):
+        N, nv = len(self.t), self.v.shape[1]
+        if self.effort_clamped is None:
+            self.effort_clamped = np.zeros((N, nv), bool)
+        if self.velocity_clamped is None:
+            self.velocity_clamped = np.zeros((N, nv), bool)
+        if self.power is None:
+            self.power = np.zeros((N, len(self.power_labels)))
+        if self.constraint_residual is None:
+            self.constraint_residual = np.zeros(N)
 
     @property
     def energy(self):
@@ -31,11 +49,9 @@ class Trajectory:
 
     def save(self, path):
         """Write the trajectory to a ``.npz`` file."""
-        nv = self.v.shape[1]
-        ce = np.zeros((len(self.t), nv), bool) if self.effort_clamped is None else self.effort_clamped
-        cv = np.zeros((len(self.t), nv), bool) if self.velocity_clamped is None else self.velocity_clamped
         np.savez(path, t=self.t, q=self.q, v=self.v, tau=self.tau, kinetic=self.kinetic, potential=self.potential,
-                 effort_clamped=ce, velocity_clamped=cv,
+                 effort_clamped=self.effort_clamped, velocity_clamped=self.velocity_clamped, power=self.power,
+                 power_labels=np.array(self.power_labels, dtype=str), constraint_residual=self.constraint_residual,
                  meta_keys=np.array(list(self.meta.keys()), dtype=str),
                  meta_values=np.array([str(x) for x in self.meta.values()], dtype=str))
 
@@ -48,4 +64,4 @@ class Trajectory:
             raise InputError(f"cannot read trajectory file '{path}': {e}") from None
         meta = dict(zip(z["meta_keys"].tolist(), z["meta_values"].tolist()))
         return cls(z["t"], z["q"], z["v"], z["tau"], z["kinetic"], z["potential"], meta, z["effort_clamped"],
-                   z["velocity_clamped"])
+                   z["velocity_clamped"], z["power"], tuple(z["power_labels"].tolist()), z["constraint_residual"])

@@ -1,0 +1,63 @@
+"""Joint position limits as unilateral constraints (Drumwright §2.2,
+Featherstone §11.4): ``lower ≤ q_k ≤ upper``."""
+import numpy as np
+
+from ..errors import InputError
+
+_VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translational", "universal")
+
+
+class JointLimits:
+    """The model's finite position limits, one unilateral constraint row
+    each: ``φ = q_k − lower_k ≥ 0`` or ``φ = upper_k − q_k ≥ 0`` (rad or m),
+    with Jacobian ``G = ±e_k`` on the velocity coordinate of q_k, so the
+    constraint's normal velocity is ``sign · v_k``. Limits apply to joints
+    whose coordinates are their own velocities (revolute, prismatic,
+    helical, cylindrical, translational, universal); a finite limit on
+    another joint (the position of a free joint, a planar joint) is an
+    :class:`InputError`."""
+
+    def __init__(self, model):
+        q_idx, v_idx, sign, bound = [], [], [], []
+        lo, hi = model.lower_limit, model.upper_limit
+        for j in model.joints:
+            qs, vs = j.q_slice, j.v_slice
+            bounded = np.isfinite(lo[qs]) | np.isfinite(hi[qs])
+            if not bounded.any():
+                continue
+            if j.type not in _VECTOR_JOINTS:
+                raise InputError(f"joint '{j.name}' ({j.type}) has position limits; limits are supported on "
+                                 f"revolute, prismatic, helical, cylindrical, translational and universal joints")
+            for k in range(j.nq):
+                for s, x in ((1.0, lo[qs.start + k]), (-1.0, hi[qs.start + k])):
+                    if np.isfinite(x):
+                        q_idx.append(qs.start + k)
+                        v_idx.append(vs.start + k)
+                        sign.append(s)
+                        bound.append(x)
+        self.model = model
+        self.q_index = np.array(q_idx, dtype=np.int64)
+        self.v_index = np.array(v_idx, dtype=np.int64)
+        self.sign = np.array(sign)
+        self.bound = np.array(bound)
+
+    def __len__(self):
+        return len(self.sign)
+
+    def gaps(self, q):
+        """φ of every row (negative: violated)."""
+        return self.sign * (q[self.q_index] - self.bound)
+
+    def normal_velocity(self, v):
+        """``G v`` of every row (negative: approaching the limit)."""
+        return self.sign * v[self.v_index]
+
+    def jacobian(self, rows):
+        """``G`` (len(rows) x nv) of the selected rows."""
+        G = np.zeros((len(rows), self.model.nv))
+        G[np.arange(len(rows)), self.v_index[rows]] = self.sign[rows]
+        return G
+
+    def violation(self, q):
+        """The largest limit violation ``max(0, −φ)`` at q (rad or m)."""
+        return float(max(0.0, -self.gaps(q).min())) if len(self) else 0.0
