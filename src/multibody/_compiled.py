@@ -20,6 +20,8 @@ F64_2C = types.float64[:, ::1]
 F64_3C = types.float64[:, :, ::1]
 F64_4C = types.float64[:, :, :, ::1]
 INT = types.int64
+I64_1 = types.int64[:]
+B_1 = types.boolean[:]
 
 _cache = {}
 

@@ -39,6 +39,18 @@ def test_spd_lcp_matches_enumeration(seed):
     assert (lam >= 0).all() and (w >= -1e-12).all() and abs(lam @ w) < 1e-10
 
 
+def test_spd_lcp_nnls_fallback_matches_enumeration(monkeypatch):
+    """The NNLS path, used if principal pivoting does not finish."""
+    import multibody.solvers.lcp as lcp
+    monkeypatch.setattr(lcp, "principal_pivoting_lcp", lambda *args: -1)
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        n = rng.integers(1, 7)
+        B = rng.normal(size=(n, n))
+        A, b = B @ B.T + 0.1 * np.eye(n), rng.normal(size=n)
+        assert np.allclose(lcp.solve_spd_lcp(A, b)[0], _enumerated_lcp(A, b), atol=1e-10)
+
+
 def slider(lower=-0.1, upper=0.5):
     b = mb.ModelBuilder("slider")
     b.add_body("block", "world", "prismatic", axis=(1, 0, 0), mass=2.0, inertia=np.eye(3) * 0.1,
@@ -147,3 +159,22 @@ def test_progress_bar_stays_silent_off_a_terminal(capsys):
     mb.Simulator(slider(), 1e-3).rollout(steps=1500, progress=True)
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""
+
+
+def test_numpy_fallback_agrees_with_the_compiled_end_of_step():
+    """The NumPy limit solver (used if the compiled pivoting does not
+    finish) gives the same step as the compiled one."""
+    b = mb.ModelBuilder("double")
+    I = np.diag([0.01, 0.01, 0.001])
+    b.add_body("l1", "world", "revolute", axis=(0, 1, 0), mass=1.0, com=(0, 0, -0.5), inertia=I, lower=-0.2)
+    b.add_body("l2", "l1", "revolute", placement=(np.eye(3), (0, 0, -1.0)), axis=(0, 1, 0), mass=1.0,
+               com=(0, 0, -0.5), inertia=I, lower=-0.1, upper=0.3)
+    model = b.build()
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        q0, v0 = np.array([-0.2, -0.1]) + rng.uniform(0, 1e-3, 2), rng.uniform(-3, 1, 2)
+        sim = mb.Simulator(model, 1e-3, restitution=0.4, restitution_threshold=0.0, q0=q0, v0=v0)
+        q1, v1 = sim.integrator.step(sim.system, 0.0, sim.state.q, sim.state.v, np.zeros(2), 1e-3)
+        s = sim.step()
+        q, v = sim._enforce_limits_numpy(q1, v1)
+        assert np.allclose(q, s.q, atol=1e-14) and np.allclose(v, s.v, atol=1e-12)

@@ -41,6 +41,17 @@ class JointLimits:
         self.sign = np.array(sign)
         self.bound = np.array(bound)
 
+    @classmethod
+    def none(cls, model):
+        """No rows (for code paths that take limit arrays unconditionally)."""
+        lim = cls.__new__(cls)
+        lim.model = model
+        lim.q_index = np.zeros(0, np.int64)
+        lim.v_index = np.zeros(0, np.int64)
+        lim.sign = np.zeros(0)
+        lim.bound = np.zeros(0)
+        return lim
+
     def __len__(self):
         return len(self.sign)
 

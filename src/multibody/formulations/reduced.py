@@ -5,7 +5,7 @@ of the force elements (:mod:`multibody.forces`), C the bias forces with
 gravity (RNEA at v̇ = 0)."""
 import numpy as np
 
-from ..dynamics import aba, crba, gravity_forces, kinetic_energy_gradient, rnea
+from ..dynamics import aba, crba, gravity_forces, inverse_inertia, kinetic_energy_gradient, rnea
 from ..forces import Gravity, generalized_forces
 from ..model.data import Data
 
@@ -67,6 +67,10 @@ class ReducedSystem:
     def mass_matrix(self, q):
         """``M(q)`` (a new array)."""
         return crba(self.model, q, self.data).copy()
+
+    def inverse_mass_matrix(self, q):
+        """``M(q)⁻¹`` (a new array; O(n²) recursion)."""
+        return inverse_inertia(self.model, q, self.data)
 
     def applied_forces(self, t, q, v, tau):
         """``τ + Σ f_e(q, v) − g(q)``: every generalized force except the

@@ -3,8 +3,9 @@ elements composed into ``step`` and ``rollout`` (DESIGN.md)."""
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from numba import types
 
+from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
 from ..constraints import JointLimits
 from ..errors import InputError, MultibodyError, SimulationError
 from ..forces import total_potential_energy
@@ -12,7 +13,17 @@ from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..kinematics import kinetic_energy, potential_energy
 from ..solvers import solve_spd_lcp
+from ._kernels import NON_FINITE, end_of_step_kernel
 from .trajectory import Trajectory
+
+_END = None
+
+
+def _end_entry():
+    global _END
+    _END = entry(end_of_step_kernel, F64_2C, I64_1, F64_1, F64_1, F64_1, types.boolean, I64_1, I64_1, F64_1,
+                 F64_1, types.float64, types.float64, F64_4C, F64_3C, F64_3C, F64_2C, F64_1, F64_1, B_1)
+    return _END
 
 
 @dataclass
@@ -84,6 +95,7 @@ class Simulator:
         self.limits = JointLimits(model) if limits else None
         if self.limits is not None and not len(self.limits):
             self.limits = None
+        self._limit_rows = self.limits if self.limits is not None else JointLimits.none(model)
         self.restitution = float(restitution)
         self.restitution_threshold = float(restitution_threshold)
         self.state = State(0.0, np.zeros(model.nq), np.zeros(model.nv))
@@ -92,6 +104,7 @@ class Simulator:
         self._no_clamp = np.zeros(model.nv, bool)
         self._effort = model.effort_limit if clamp_effort and np.isfinite(model.effort_limit).any() else None
         self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
+        self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
         self.last_clamped = (np.zeros(model.nv, bool), np.zeros(model.nv, bool))  # (effort, velocity)
         self.reset(q0, v0)
         self._steps = 0
@@ -109,62 +122,74 @@ class Simulator:
         """Advance one time step with joint forces ``tau`` (nv; default zero)
         held constant over the step; returns the new :class:`State`."""
         s = self.state
-        tau = self._zero if tau is None else self.model.check_velocity(tau, "tau")
-        eff_mask = vel_mask = self._no_clamp
-        if self._effort is not None:
-            eff_mask = np.abs(tau) > self._effort
-            if eff_mask.any():
-                tau = np.clip(tau, -self._effort, self._effort)
+        eff_mask = self._no_clamp
+        if tau is None:
+            tau = self._zero
+        else:
+            tau = self.model.check_velocity(tau, "tau")
+            if self._effort is not None:
+                eff_mask = np.abs(tau) > self._effort
+                if eff_mask.any():
+                    tau = np.clip(tau, -self._effort, self._effort)
         self._steps += 1
         t = s.t + self.dt
         try:
-            q, v = self.integrator.step(self.system, s.t, s.q, s.v, tau, self.dt)
+            q1, v1 = self.integrator.step(self.system, s.t, s.q, s.v, tau, self.dt)
         except MultibodyError as e:  # e.g. an overflowing state made the dynamics singular
             raise SimulationError(f"the integration diverged at {self._where(t)}: {e}") from e
-        if not np.isfinite(q.sum() + v.sum()):  # one cheap test per step; locate the culprit only on failure
-            for name, x in (("q", q), ("v", v)):
-                bad = ~np.isfinite(x)
-                if bad.any():
-                    raise SimulationError(f"the integration diverged at {self._where(t)}: "
-                                          f"non-finite {name}[{int(np.argmax(bad))}]")
-        if self.limits is not None:
-            q, v = self._enforce_limits(q, v)
-        if self._vmax is not None:
-            vel_mask = np.abs(v) > self._vmax
-            if vel_mask.any():
-                v = np.clip(v, -self._vmax, self._vmax)
+        q, v = np.empty_like(q1), np.empty_like(v1)
+        vel_mask = np.empty(v1.shape[0], np.bool_)
+        lim, d = self._limit_rows, self.system.data
+        st = (_END or _end_entry())(self.model._tree, self.model.dof_parent, q1, v1, self._vmax_or_inf,
+                                    self._vmax is not None, lim.q_index, lim.v_index, lim.sign, lim.bound,
+                                    self.restitution, self.restitution_threshold, d.poses, d.jac, d.inertia6, d.M,
+                                    q, v, vel_mask)
+        if st != 0:
+            q, v, vel_mask = self._end_of_step_failed(st, t, q1, v1)
         self.last_clamped = (eff_mask, vel_mask)
         self.last_tau = tau
         self.state = State(t, q, v)
         return self.state
 
-    def _enforce_limits(self, q1, v1):
-        """Impulses and position corrections of the limits that the step
-        ``→ (q1, v1)`` violates (see the class docstring); returns the
-        corrected (q⁺, v⁺)."""
+    def _end_of_step_failed(self, st, t, q1, v1):
+        """The checked NumPy end of step after the compiled one reported
+        ``st``: locate a non-finite value, or a singular mass matrix, or
+        solve the limits' LCPs by NNLS."""
+        if st == NON_FINITE:
+            for name, x in (("q", q1), ("v", v1)):
+                bad = ~np.isfinite(x)
+                if bad.any():
+                    raise SimulationError(f"the integration diverged at {self._where(t)}: "
+                                          f"non-finite {name}[{int(np.argmax(bad))}]")
+        if st == -1:
+            raise SimulationError(f"the mass matrix is not positive definite at {self._where(t)}")
+        q, v = self._enforce_limits_numpy(q1, v1)
+        vel_mask = np.zeros(v.shape[0], bool)
+        if self._vmax is not None:
+            vel_mask = np.abs(v) > self._vmax
+            v = np.clip(v, -self._vmax, self._vmax)
+        return q, v, vel_mask
+
+    def _enforce_limits_numpy(self, q1, v1):
         lim = self.limits
         phi = lim.gaps(q1)
-        rows = np.flatnonzero(phi < 0.0)
-        if rows.size == 0:
+        active = phi < 0.0
+        if not active.any():
             return q1, v1
-        vn = lim.normal_velocity(v1)[rows]
-        target = self._restitution_target(vn)
-        M = cho_factor(self.system.mass_matrix(q1))
+        Minv = self.system.inverse_mass_matrix(q1)  # G = ±e_k: M⁻¹Gᵀ selects signed columns of M⁻¹
+        vn_all = lim.normal_velocity(v1)
         while True:
-            G = lim.jacobian(rows)
-            X = cho_solve(M, G.T)  # M⁻¹Gᵀ
-            A = G @ X
-            impulse, _ = solve_spd_lcp(A, vn - target)
+            rows = np.flatnonzero(active)
+            X = Minv[:, lim.v_index[rows]] * lim.sign[rows]
+            A = X[lim.v_index[rows]] * lim.sign[rows, None]
+            vn = vn_all[rows]
+            impulse, _ = solve_spd_lcp(A, vn - self._restitution_target(vn))
             shift, _ = solve_spd_lcp(A, phi[rows])  # post-stabilization: the M-closest q with φ ≥ 0
             q = self.model._integrate(q1, X @ shift, 1.0)
-            # the shift moves coupled coordinates too: add any limit it pushes past and solve again
-            new = np.setdiff1d(np.flatnonzero(lim.gaps(q) < 0.0), rows)
-            if new.size == 0:
+            pushed = (lim.gaps(q) < 0.0) & ~active  # the shift moves coupled coordinates too
+            if not pushed.any():
                 return q, v1 + X @ impulse
-            rows = np.concatenate([rows, new])
-            vn_new = lim.normal_velocity(v1)[new]
-            vn = np.concatenate([vn, vn_new])
-            target = np.concatenate([target, self._restitution_target(vn_new)])
+            active |= pushed
 
     def _restitution_target(self, vn):
         """Least normal velocity after an impact at normal velocity vn."""

@@ -1,0 +1,38 @@
+"""The simulator's compiled end of step: finiteness, position limits and
+velocity clamping in one call (docs/architecture.md, entry points)."""
+import numpy as np
+from numba import njit
+
+from ..constraints._kernels import enforce_limits_kernel
+
+NON_FINITE = -3
+
+
+@njit(cache=True, nogil=True)
+def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index, sign, bound, restitution,
+                       threshold, poses, jac, inertia6, M, q_out, v_out, vel_mask):
+    """Check that (q1, v1) is finite (else ``NON_FINITE``), enforce the
+    position limits (:func:`enforce_limits_kernel`; its negative statuses
+    pass through) and clamp |v| to ``vmax`` where ``clamp_velocity``,
+    marking ``vel_mask``. Writes (q_out, v_out); returns 0 when done."""
+    s = 0.0
+    for k in range(q1.shape[0]):
+        s += q1[k]
+    for k in range(v1.shape[0]):
+        s += v1[k]
+    if not np.isfinite(s):
+        return NON_FINITE
+    st = enforce_limits_kernel(tree, lam, q1, v1, q_index, v_index, sign, bound, restitution, threshold, poses,
+                               jac, inertia6, M, q_out, v_out)
+    if st < 0:
+        return st
+    for k in range(v_out.shape[0]):
+        vel_mask[k] = False
+        if clamp_velocity:
+            if v_out[k] > vmax[k]:
+                v_out[k] = vmax[k]
+                vel_mask[k] = True
+            elif v_out[k] < -vmax[k]:
+                v_out[k] = -vmax[k]
+                vel_mask[k] = True
+    return 0
