@@ -2,5 +2,5 @@
 configuration-space operations, the ModelBuilder and the Data workspace."""
 from .builder import ModelBuilder
 from .data import Data
-from .model import Coupling, EqualityConstraint, FrameInfo, Geometry, JointInfo, Model
+from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, JointInfo, LoopJoint, Model
 from .joints import JOINT_TYPES

@@ -15,7 +15,7 @@ from ..errors import ModelError
 from ..spatial import spatial as sp
 from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
                      C_TYPE, C_V, C_ARMATURE, C_GRAVITY, JOINT_TYPES, N_COL, NQ, NV)
-from .model import Coupling, EqualityConstraint, FrameInfo, Geometry, Model
+from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, LoopJoint, Model
 
 WORLD = "world"
 
@@ -113,6 +113,7 @@ class ModelBuilder:
         self._world_visual = []
         self._couplings = []
         self._equalities = []
+        self._loops = []
 
     def add_body(self, name, parent=WORLD, joint="fixed", placement=None, *, axis=(0.0, 0.0, 1.0),
                  axis2=None, pitch=0.0, joint_name=None, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None,
@@ -229,6 +230,34 @@ class ModelBuilder:
         """Record ``q[joint] = multiplier · q[mimicked] + offset`` (URDF mimic)."""
         self._couplings.append(Coupling(joint, mimicked, float(multiplier), float(offset)))
 
+    def add_loop_joint(self, body_a, body_b, joint, placement_a=None, placement_b=None, axis=(0, 0, 1),
+                       axis2=(0, 1, 0), name=None):
+        """Close a kinematic loop with a joint of type ``joint`` (fixed,
+        revolute, prismatic, cylindrical, planar, spherical, universal)
+        between ``body_a`` and ``body_b`` (either may be "world"), at the
+        frames ``placement_a`` / ``placement_b`` on them (poses (R, p) or 4x4
+        in body coordinates). See :class:`~multibody.model.LoopJoint` for
+        ``axis``/``axis2``. The spanning tree is the tree of bodies added
+        with :meth:`add_body`; the loop joints are the remaining joints.
+        Returns the loop joint's name."""
+        name = name or f"loop{len(self._loops)}"
+        joint = {"ball": "spherical", "weld": "fixed"}.get(str(joint).lower(), str(joint).lower())
+        if joint not in LOOP_JOINT_TYPES:
+            raise ModelError(f"loop joint '{name}': unknown or unsupported type '{joint}' "
+                             f"(use one of {', '.join(LOOP_JOINT_TYPES)})")
+        Pa = as_pose(placement_a, f"loop joint '{name}': placement_a")
+        Pb = as_pose(placement_b, f"loop joint '{name}': placement_b")
+        axes = []
+        for a, what in ((axis, "axis"), (axis2, "axis2")):
+            a = np.asarray(a, dtype=float)
+            if a.shape != (3,) or not np.isfinite(a).all() or np.linalg.norm(a) < 1e-12:
+                raise ModelError(f"loop joint '{name}': {what} must be a finite nonzero 3-vector, got {a}")
+            axes.append(a / np.linalg.norm(a))
+        if joint == "universal" and abs(axes[0] @ axes[1]) > 1e-9:
+            raise ModelError(f"loop joint '{name}': the universal joint's axes must be perpendicular")
+        self._loops.append(LoopJoint(name, str(body_a), str(body_b), joint, Pa, Pb, axes[0], axes[1]))
+        return name
+
     def add_equality(self, kind, name, body1=None, body2=None, data=()):
         """Record an equality constraint from a model file (for a later issue)."""
         self._equalities.append(EqualityConstraint(kind, name, body1, body2, np.asarray(data, dtype=float)))
@@ -337,12 +366,19 @@ class ModelBuilder:
             for jn in (cpl.joint, cpl.mimicked):
                 if jn not in seen_joints:
                     raise ModelError(f"coupling of joint '{cpl.joint}' references unknown joint '{jn}'")
+        body_set = {WORLD} | {b.name for b in bodies}
+        for lj in self._loops:
+            for b in (lj.body_a, lj.body_b):
+                if b not in body_set:
+                    raise ModelError(f"loop joint '{lj.name}' references unknown body '{b}'")
+            if lj.body_a == lj.body_b:
+                raise ModelError(f"loop joint '{lj.name}' connects body '{lj.body_a}' to itself")
         return Model(name=self.name, tree=tree, body_names=[b.name for b in bodies],
                      joint_names=joint_names, joint_axes=axes, body_mass=mass, body_com=com,
                      body_inertia=inertia, lower=cat(lo), upper=cat(hi), velocity_limit=cat(vl),
                      effort_limit=cat(el), damping=cat(dmp), friction=cat(fr), armature=cat(arm),
                      frames=frames, collision_geometries=coll, visual_geometries=vis, gravity=self.gravity,
-                     couplings=self._couplings, equalities=self._equalities)
+                     couplings=self._couplings, equalities=self._equalities, loop_joints=self._loops)
 
 
 def _skew(c):

@@ -76,6 +76,29 @@ class Coupling:
     offset: float = 0.0
 
 
+LOOP_JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "planar", "spherical", "universal")
+
+
+@dataclass(frozen=True)
+class LoopJoint:
+    """A joint of type ``joint`` closing a kinematic loop between bodies
+    ``body_a`` and ``body_b`` (either may be the world). Its frames are
+    ``placement_a`` (4x4) in A and ``placement_b`` in B; it leaves free the
+    motion of frame B relative to frame A along/about the unit ``axis``
+    (joint-frame coordinates; revolute, prismatic, cylindrical: the axis;
+    planar: the plane normal; universal: the first axis, on A, and
+    ``axis2`` the second, on B). The loop is closed when frame B coincides
+    with frame A up to that free motion (Featherstone §8.1)."""
+    name: str
+    body_a: str
+    body_b: str
+    joint: str
+    placement_a: np.ndarray
+    placement_b: np.ndarray
+    axis: np.ndarray
+    axis2: np.ndarray
+
+
 @dataclass(frozen=True)
 class EqualityConstraint:
     """An equality constraint recorded from a model file (MJCF connect, weld,
@@ -104,7 +127,8 @@ class Model:
 
     def __init__(self, *, name, tree, body_names, joint_names, joint_axes, body_mass, body_com,
                  body_inertia, lower, upper, velocity_limit, effort_limit, damping, friction, armature,
-                 frames, collision_geometries, visual_geometries, gravity, couplings=(), equalities=()):
+                 frames, collision_geometries, visual_geometries, gravity, couplings=(), equalities=(),
+                 loop_joints=()):
         self.name = name
         # The table every kernel reads (layout: multibody.model.joints, C_* columns).
         # Kernels get the private writable array: Numba's dispatch is ~60 ns slower
@@ -146,6 +170,7 @@ class Model:
         self.gravity = _readonly(np.asarray(gravity, dtype=float))
         self.couplings = tuple(couplings)
         self.equalities = tuple(equalities)
+        self.loop_joints = tuple(loop_joints)
         self.collision_geometries = tuple(collision_geometries)
         self.visual_geometries = tuple(visual_geometries)
         self.frames = tuple(frames)
