@@ -7,3 +7,4 @@ from .inverse import bias_forces, gravity_forces, rnea
 from .floating import floating_base_forward_dynamics, floating_base_inverse_dynamics
 from .hybrid import hybrid_dynamics
 from .regressor import inertial_parameters, regressor
+from .closed_loop import closed_loop_forward_dynamics, closed_loop_inverse_dynamics, null_space_basis

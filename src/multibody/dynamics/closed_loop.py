@@ -1,0 +1,136 @@
+"""Forward and inverse dynamics of systems with closed kinematic loops
+(Featherstone ch. 8): the tree's equation of motion ``H q̈ + C = τ + Kᵀλ``
+with the loop constraints at acceleration level ``K q̈ = k``.
+
+K and k come from the caller (:class:`multibody.constraints.Constraints`
+gives ``G`` = K and k, with Baumgarte terms added by the caller,
+Featherstone §8.3: ``k_stab = k − 2α K v − β² φ``). Redundant rows
+(rank(K) < rows, e.g. a planar four-bar of revolute joints in 3-D) are
+handled by every method: a rank-revealing QR with column pivoting
+(LAPACK geqp3) selects independent rows or columns, the numerically stable
+counterpart of the complete-pivoting LU of §8.8.
+"""
+import numpy as np
+from scipy.linalg import qr, solve, solve_triangular
+
+from ..errors import InputError
+from .inertia import InertiaFactor, crba
+from .inverse import rnea
+
+METHODS = ("kkt", "range_space", "null_space")
+
+
+def _rank(R, rtol=1e-10):
+    d = np.abs(np.diag(R))
+    if d.size == 0 or d[0] == 0.0:
+        return 0
+    return int(np.sum(d > rtol * d[0]))
+
+
+def independent_rows(K):
+    """Indices of a maximal set of linearly independent rows of K (QR of Kᵀ
+    with column pivoting)."""
+    if K.shape[0] == 0:
+        return np.zeros(0, np.int64)
+    _, R, piv = qr(K.T, mode="economic", pivoting=True)
+    return np.sort(piv[:_rank(R)])
+
+
+def null_space_basis(K, k):
+    """``(G, g)`` with ``K G = 0`` (G: n x (n − r), full column rank) and
+    ``K g = k`` (Featherstone §8.8, Eqs. 8.48–8.51): with ``K P = Q R``
+    (column pivoting), ``G = P [−R₁₁⁻¹R₁₂; 1]`` and ``g = P [R₁₁⁻¹(Qᵀk)₁; 0]``,
+    so the independent variables y are a subset of the coordinates."""
+    nc, n = K.shape
+    if nc == 0:
+        return np.eye(n), np.zeros(n)
+    Q, R, piv = qr(K, pivoting=True)
+    r = _rank(R)
+    R11, R12 = R[:r, :r], R[:r, r:]
+    G = np.zeros((n, n - r))
+    G[piv[:r]] = -solve_triangular(R11, R12)
+    G[piv[r:]] = np.eye(n - r)
+    g = np.zeros(n)
+    g[piv[:r]] = solve_triangular(R11, (Q.T @ k)[:r])
+    return G, g
+
+
+def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=True):
+    """``(q̈, λ)`` of the tree under joint forces ``tau`` (nv) and the loop
+    constraints ``K q̈ = k`` (K: nc x nv), with constraint forces ``Kᵀλ``
+    (Featherstone Eq. 8.6). Methods of §8.5, which agree to round-off:
+
+    * ``"kkt"`` (method 1): the symmetric indefinite system
+      ``[H Kᵣᵀ; Kᵣ 0][q̈; −λᵣ] = [τ − C; kᵣ]`` on independent rows r;
+    * ``"range_space"`` (method 2): λ first, ``A = K H⁻¹Kᵀ`` (PSD) with
+      ``H = LᵀL`` the sparse factorization (§6.5), ``A λ = k − K H⁻¹(τ − C)``
+      solved on independent rows, then ``H q̈ = τ − C + Kᵀλ``;
+    * ``"null_space"`` (method 3, §8.8): ``q̈ = G ÿ + g`` and
+      ``(GᵀHG) ÿ = Gᵀ(τ − C − H g)`` — no λ (returned as None).
+
+    λ is the minimum-norm multiplier on the rows given (dependent rows get
+    none). Raises InputError for an unknown method or wrong shapes."""
+    if method not in METHODS:
+        raise InputError(f"unknown closed-loop method '{method}' (use one of {', '.join(METHODS)})")
+    nv = model.nv
+    K = np.asarray(K, dtype=float)
+    k = np.asarray(k, dtype=float)
+    if K.ndim != 2 or K.shape[1] != nv or k.shape != (K.shape[0],):
+        raise InputError(f"K must be (nc, {nv}) and k (nc,), got {K.shape} and {k.shape}")
+    H = crba(model, q).copy()
+    rhs = np.asarray(tau, dtype=float) - rnea(model, q, v, np.zeros(nv), gravity=gravity)
+    if method == "null_space":
+        G, g = null_space_basis(K, k)
+        A = G.T @ H @ G
+        ydd = solve(A, G.T @ (rhs - H @ g), assume_a="pos") if A.size else np.zeros(0)
+        return G @ ydd + g, None
+    rows = independent_rows(K)
+    Kr, kr = K[rows], k[rows]
+    lam = np.zeros(K.shape[0])
+    if method == "kkt":
+        m = len(rows)
+        A = np.zeros((nv + m, nv + m))
+        A[:nv, :nv], A[:nv, nv:], A[nv:, :nv] = H, Kr.T, Kr
+        x = solve(A, np.concatenate([rhs, kr]), assume_a="sym")
+        lam[rows] = -x[nv:]
+        return x[:nv], lam
+    F = InertiaFactor(model, H, kind="ltl")
+    Y = np.column_stack([F.solve(c) for c in Kr]) if len(rows) else np.zeros((nv, 0))  # H⁻¹Kᵣᵀ
+    Hinv_rhs = F.solve(rhs.copy())
+    lam_r = solve(Kr @ Y, kr - Kr @ Hinv_rhs, assume_a="pos") if len(rows) else np.zeros(0)
+    lam[rows] = lam_r
+    return Hinv_rhs + Y @ lam_r, lam
+
+
+def closed_loop_inverse_dynamics(model, q, v, a, K, actuated=None, weights=None, gravity=True):
+    """Actuator forces ``u`` that produce the (loop-consistent) motion
+    (q, v, q̈ = a) of a closed-loop system (Featherstone §8.12, Eqs.
+    8.61–8.63): with ``τ_ID = rnea(q, v, a)`` and G a basis of K's null
+    space, the actuator forces on the coordinates ``actuated`` (boolean
+    mask or indices; default: all) satisfy ``G_uᵀ u = Gᵀ τ_ID``. Redundantly
+    actuated systems get the solution minimizing ``Σ w_i u_i²``
+    (``weights``, default 1); an underactuated system whose motion the
+    actuators cannot produce raises InputError with the residual. Returns τ
+    (nv) with u on the actuated coordinates and 0 elsewhere."""
+    nv = model.nv
+    K = np.asarray(K, dtype=float)
+    if actuated is None:
+        idx = np.arange(nv)
+    else:
+        act = np.asarray(actuated)
+        idx = np.flatnonzero(act) if act.dtype == bool else np.unique(act.astype(np.int64))
+    w = np.ones(len(idx)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (len(idx),) or not (w > 0).all():
+        raise InputError(f"weights must be {len(idx)} positive numbers, one per actuated coordinate")
+    tau_id = rnea(model, q, v, a, gravity=gravity)
+    G, _ = null_space_basis(K, np.zeros(K.shape[0]))
+    A = G[idx].T / np.sqrt(w)          # scaled unknowns s = √w u: minimum ‖s‖ is minimum Σ w u²
+    b = G.T @ tau_id
+    s, *_ = np.linalg.lstsq(A, b, rcond=None)
+    residual = np.abs(A @ s - b).max() if b.size else 0.0
+    if residual > 1e-9 * max(1.0, np.abs(b).max()):
+        raise InputError(f"the actuated coordinates cannot produce this motion (underactuated; "
+                         f"residual {residual:.3g})")
+    tau = np.zeros(nv)
+    tau[idx] = s / np.sqrt(w)
+    return tau
