@@ -74,3 +74,24 @@ def test_constraint_input_errors():
     b.add_coupling("ball", "a", 2.0)
     with pytest.raises(ModelError, match="joint 'ball' is spherical with 3 DoF"):
         Constraints(b.build())
+
+
+def test_rows_follow_the_order_of_the_constraints():
+    """Couplings given before loop joints keep their rows (the kernel
+    writes each entry to its own row)."""
+    from multibody.model import Coupling
+    b = mb.ModelBuilder("order")
+    b.add_body("a", "world", "revolute", axis=(0, 1, 0), mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.1)
+    b.add_body("c", "world", "revolute", placement=(np.eye(3), (1, 0, 0)), axis=(0, 1, 0), mass=1.0,
+               inertia=np.eye(3) * 0.1)
+    b.add_loop_joint("a", "c", "spherical", (np.eye(3), (1.0, 0, 0)), name="tip")
+    model = b.build()
+    q = np.array([0.2, -0.4])
+    both = Constraints(model, extra=[Coupling("c", "a", 2.0)], loops=False)
+    assert both.size == 1
+    mixed = Constraints(model, extra=[Coupling("c", "a", 2.0), model.loop_joints[0]], loops=False)
+    phi_mixed, G_mixed, _ = mixed.evaluate(q)
+    phi_loop, G_loop, _ = Constraints(model).evaluate(q)
+    assert phi_mixed[0] == pytest.approx(-0.4 - 2.0 * 0.2)
+    assert np.array_equal(phi_mixed[1:], phi_loop) and np.array_equal(G_mixed[1:], G_loop)
+    assert mixed.labels == ["coupling c", "tip", "tip", "tip"]

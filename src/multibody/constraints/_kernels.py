@@ -4,6 +4,8 @@ import numpy as np
 from numba import njit
 
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve
+from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into, to_parent
+from ..model.joints import C_NV, C_PARENT, C_V
 from ..model.configuration import integrate_kernel
 from ..solvers.lcp import principal_pivoting_lcp
 
@@ -85,3 +87,152 @@ def enforce_limits_kernel(tree, lam, q1, v1, q_index, v_index, sign, bound, rest
                     for k in range(nv):
                         v_out[k] += X[rows[a], k] * x
             return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True, nogil=True)
+def _frame(poses, i, P, r, out):
+    """World pose of the frame ``P[r]`` on body i into out (4x4)."""
+    for a in range(3):
+        for c in range(4):
+            if i == 0:
+                out[a, c] = P[r, a, c]
+            else:
+                s = poses[0, i, a, 3] if c == 3 else 0.0
+                for m in range(3):
+                    s += poses[0, i, a, m] * P[r, m, c]
+                out[a, c] = s
+
+
+@njit(cache=True, nogil=True)
+def _frame_motion(poses, spatial, i, x0, x1, x2, out):
+    """World angular velocity, origin velocity, angular acceleration and
+    classical origin acceleration at v̇ = 0 of the point x of body i (from
+    the body-coordinate velocity ``spatial[0]`` and bias acceleration
+    ``spatial[1]``), into out (4, 3)."""
+    if i == 0:
+        for a in range(4):
+            for c in range(3):
+                out[a, c] = 0.0
+        return
+    R = poses[0, i]
+    w = np.empty(3)
+    v0 = np.empty(3)
+    al = np.empty(3)
+    a0 = np.empty(3)
+    for a in range(3):
+        w[a] = R[a, 0] * spatial[0, i, 0] + R[a, 1] * spatial[0, i, 1] + R[a, 2] * spatial[0, i, 2]
+        v0[a] = R[a, 0] * spatial[0, i, 3] + R[a, 1] * spatial[0, i, 4] + R[a, 2] * spatial[0, i, 5]
+        al[a] = R[a, 0] * spatial[1, i, 0] + R[a, 1] * spatial[1, i, 1] + R[a, 2] * spatial[1, i, 2]
+        a0[a] = R[a, 0] * spatial[1, i, 3] + R[a, 1] * spatial[1, i, 4] + R[a, 2] * spatial[1, i, 5]
+    # spatial vectors at the body origin p → velocity and acceleration at the point x
+    d0, d1, d2 = x0 - R[0, 3], x1 - R[1, 3], x2 - R[2, 3]
+    c = _cross(w[0], w[1], w[2], d0, d1, d2)
+    pd = (v0[0] + c[0], v0[1] + c[1], v0[2] + c[2])
+    c1 = _cross(al[0], al[1], al[2], d0, d1, d2)
+    c2 = _cross(w[0], w[1], w[2], pd[0], pd[1], pd[2])
+    for a in range(3):
+        out[0, a] = w[a]
+        out[1, a] = pd[a]
+        out[2, a] = al[a]
+        # classical acceleration of the point: the spatial acceleration at the point (a0 + α × d)
+        # plus ω × (velocity of the point)
+        out[3, a] = a0[a] + c1[a] + c2[a]
+
+
+@njit(cache=True, nogil=True)
+def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv,
+                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k):
+    """φ, G and (with_v) k of the loop rows and gear rows described in
+    :mod:`multibody.constraints.loops` (point rows ``kind 0``, angle rows
+    ``kind 1``; ``row[i]`` is the output row of entry i), with G's columns
+    filled only on the paths from the two bodies to the root."""
+    nv = G.shape[1]
+    if with_v:
+        a = np.zeros(nv)
+        motion_kernel(tree, q, v, a, poses, jac, spatial)
+    else:
+        fk_kernel(tree, q, poses)
+        for i in range(1, tree.shape[0]):
+            motion_subspace_into(tree, i, q, jac[0], int(tree[i, C_V]))
+    S = jac[0]
+    for i in range(1, tree.shape[0]):
+        for c in range(int(tree[i, C_V]), int(tree[i, C_V]) + int(tree[i, C_NV])):
+            m = to_parent(poses, 0, i, S[0, c], S[1, c], S[2, c], S[3, c], S[4, c], S[5, c])
+            for r in range(6):
+                jac[1, r, c] = m[r]
+    TA = np.empty((4, 4))
+    TB = np.empty((4, 4))
+    MA = np.empty((4, 3))
+    MB = np.empty((4, 3))
+    for e in range(kind.shape[0]):
+        r = row[e]
+        ia, ib = body_a[e], body_b[e]
+        _frame(poses, ia, Pa, e, TA)
+        _frame(poses, ib, Pb, e, TB)
+        a0 = TA[0, 0] * u[e, 0] + TA[0, 1] * u[e, 1] + TA[0, 2] * u[e, 2]
+        a1 = TA[1, 0] * u[e, 0] + TA[1, 1] * u[e, 1] + TA[1, 2] * u[e, 2]
+        a2 = TA[2, 0] * u[e, 0] + TA[2, 1] * u[e, 1] + TA[2, 2] * u[e, 2]
+        pA0, pA1, pA2 = TA[0, 3], TA[1, 3], TA[2, 3]
+        pB0, pB1, pB2 = TB[0, 3], TB[1, 3], TB[2, 3]
+        d0, d1, d2 = pB0 - pA0, pB1 - pA1, pB2 - pA2
+        b0 = TB[0, 0] * w[e, 0] + TB[0, 1] * w[e, 1] + TB[0, 2] * w[e, 2]
+        b1 = TB[1, 0] * w[e, 0] + TB[1, 1] * w[e, 1] + TB[1, 2] * w[e, 2]
+        b2 = TB[2, 0] * w[e, 0] + TB[2, 1] * w[e, 1] + TB[2, 2] * w[e, 2]
+        point = kind[e] == 0
+        if point:
+            phi[r] = a0 * d0 + a1 * d1 + a2 * d2
+            x0, x1, x2 = _cross(a0, a1, a2, d0, d1, d2)       # a × d
+        else:
+            phi[r] = a0 * b0 + a1 * b1 + a2 * b2
+            x0, x1, x2 = _cross(a0, a1, a2, b0, b1, b2)       # c = a × b
+        for c in range(nv):
+            G[r, c] = 0.0
+        for side in range(2):
+            j = ia if side == 0 else ib
+            px, py, pz = (pA0, pA1, pA2) if side == 0 else (pB0, pB1, pB2)
+            while j > 0:
+                for c in range(int(tree[j, C_V]), int(tree[j, C_V]) + int(tree[j, C_NV])):
+                    o0, o1, o2 = jac[1, 0, c], jac[1, 1, c], jac[1, 2, c]
+                    if point:
+                        t = _cross(o0, o1, o2, px, py, pz)
+                        vp = a0 * (jac[1, 3, c] + t[0]) + a1 * (jac[1, 4, c] + t[1]) + a2 * (jac[1, 5, c] + t[2])
+                        G[r, c] += (x0 * o0 + x1 * o1 + x2 * o2 - vp) if side == 0 else vp
+                    else:
+                        s = x0 * o0 + x1 * o1 + x2 * o2
+                        G[r, c] += s if side == 0 else -s
+                j = int(tree[j, C_PARENT])
+        if with_v:
+            _frame_motion(poses, spatial, ia, pA0, pA1, pA2, MA)
+            _frame_motion(poses, spatial, ib, pB0, pB1, pB2, MB)
+            wA0, wA1, wA2 = MA[0, 0], MA[0, 1], MA[0, 2]
+            wa = _cross(wA0, wA1, wA2, a0, a1, a2)
+            if point:
+                dd0, dd1, dd2 = MB[1, 0] - MA[1, 0], MB[1, 1] - MA[1, 1], MB[1, 2] - MA[1, 2]
+                t1 = _cross(wa[0], wa[1], wa[2], d0, d1, d2)
+                t2 = _cross(a0, a1, a2, dd0, dd1, dd2)
+                k[r] = -(x0 * MA[2, 0] + x1 * MA[2, 1] + x2 * MA[2, 2]
+                         + wA0 * (t1[0] + t2[0]) + wA1 * (t1[1] + t2[1]) + wA2 * (t1[2] + t2[2])
+                         + wa[0] * dd0 + wa[1] * dd1 + wa[2] * dd2
+                         + a0 * (MB[3, 0] - MA[3, 0]) + a1 * (MB[3, 1] - MA[3, 1]) + a2 * (MB[3, 2] - MA[3, 2]))
+            else:
+                wB0, wB1, wB2 = MB[0, 0], MB[0, 1], MB[0, 2]
+                wb = _cross(wB0, wB1, wB2, b0, b1, b2)
+                t1 = _cross(wa[0], wa[1], wa[2], b0, b1, b2)
+                t2 = _cross(a0, a1, a2, wb[0], wb[1], wb[2])
+                k[r] = -(x0 * (MA[2, 0] - MB[2, 0]) + x1 * (MA[2, 1] - MB[2, 1]) + x2 * (MA[2, 2] - MB[2, 2])
+                         + (wA0 - wB0) * (t1[0] + t2[0]) + (wA1 - wB1) * (t1[1] + t2[1])
+                         + (wA2 - wB2) * (t1[2] + t2[2]))
+    for g in range(gear_row.shape[0]):
+        r = gear_row[g]
+        phi[r] = q[gear_jq[g]] - ratio[g] * q[gear_iq[g]] - offset[g]
+        for c in range(nv):
+            G[r, c] = 0.0
+        G[r, gear_jv[g]] += 1.0
+        G[r, gear_iv[g]] -= ratio[g]
+        if with_v:
+            k[r] = 0.0

@@ -33,7 +33,8 @@ at v̇ = 0 (J̇v). Couplings (gears, URDF mimic, Featherstone §9.6) are rows
 import numpy as np
 
 from ..errors import InputError, ModelError
-from ..kinematics import body_motion, forward_kinematics, joint_jacobians
+from ..model.data import Data
+from ._kernels import constraint_rows_kernel
 
 
 def _perpendiculars(a):
@@ -111,6 +112,23 @@ class Constraints:
             else:
                 raise InputError(f"not a constraint: {c!r} (give LoopJoint or Coupling records)")
         self.size = row
+        rows = self._points + [r[:6] + (r[6],) for r in self._angles]
+        n = len(rows)
+        self._kind = np.array([0] * len(self._points) + [1] * len(self._angles), dtype=np.int64)
+        self._row = np.array([r[0] for r in rows], dtype=np.int64)
+        self._ia = np.array([r[1] for r in rows], dtype=np.int64)
+        self._ib = np.array([r[3] for r in rows], dtype=np.int64)
+        self._Pa = np.array([r[2] for r in rows], dtype=np.float64).reshape(n, 4, 4)
+        self._Pb = np.array([r[4] for r in rows], dtype=np.float64).reshape(n, 4, 4)
+        self._u = np.array([r[5] for r in rows], dtype=np.float64).reshape(n, 3)
+        self._w = np.array([r[6] if len(r) > 6 else np.zeros(3) for r in rows], dtype=np.float64).reshape(n, 3)
+        g = self._gears
+        self._gear_arrays = (np.array([x[0] for x in g], dtype=np.int64), np.array([x[1] for x in g], dtype=np.int64),
+                             np.array([x[2] for x in g], dtype=np.int64), np.array([x[3] for x in g], dtype=np.int64),
+                             np.array([x[4] for x in g], dtype=np.int64), np.array([x[5] for x in g], dtype=float),
+                             np.array([x[6] for x in g], dtype=float))
+        self._zero = np.zeros(model.nv)
+        self._data = Data(model)
 
     def __len__(self):
         return self.size
@@ -118,73 +136,14 @@ class Constraints:
     def evaluate(self, q, v=None):
         """``(φ, G, k)`` at (q, v); k is None without v. Units: m for point
         rows and coupled prismatic joints, dimensionless (cosines) for angle
-        rows, rad for coupled revolute joints."""
-        model, nc, nv = self.model, self.size, self.model.nv
-        phi, G = np.zeros(nc), np.zeros((nc, nv))
-        k = None if v is None else np.zeros(nc)
-        if self._points or self._angles:
-            oMi = forward_kinematics(model, q)
-            J = joint_jacobians(model, q)            # world spatial columns (at the world origin)
-            if v is not None:
-                vel, acc = body_motion(model, q, v, None, "world")   # spatial, world; acc = J̇v
-            frames = {}
-
-            def frame(i, P):
-                key = (i, id(P))
-                f = frames.get(key)
-                if f is None:
-                    T = oMi[i] @ P
-                    p = T[:3, 3]
-                    Jb = J * self._support(i)          # the body's world spatial Jacobian
-                    Jw, Jp = Jb[:3], Jb[3:] - np.cross(p, Jb[:3], axisa=0, axisb=0, axisc=0)
-                    f = [T[:3, :3], p, Jw, Jp]
-                    if v is not None:
-                        w, a = vel[i, :3], acc[i, :3]
-                        pd = vel[i, 3:] + np.cross(w, p)                       # origin velocity
-                        pdd = acc[i, 3:] + np.cross(a, p) + np.cross(w, pd)    # classical, at v̇ = 0
-                        f += [w, pd, a, pdd]
-                    frames[key] = f
-                return f
-
-            for row, ia, Pa, ib, Pb, u in self._points:
-                A, B = frame(ia, Pa), frame(ib, Pb)
-                a = A[0] @ u
-                d = B[1] - A[1]
-                axd = np.cross(a, d)
-                phi[row] = a @ d
-                G[row] = axd @ A[2] + a @ (B[3] - A[3])
-                if v is not None:
-                    wA, dd = A[4], B[5] - A[5]
-                    wa = np.cross(wA, a)
-                    k[row] = -(axd @ A[6] + wA @ (np.cross(wa, d) + np.cross(a, dd)) + wa @ dd
-                               + a @ (B[7] - A[7]))
-            for row, ia, Pa, ib, Pb, u, w in self._angles:
-                A, B = frame(ia, Pa), frame(ib, Pb)
-                a, b = A[0] @ u, B[0] @ w
-                c = np.cross(a, b)
-                phi[row] = a @ b
-                G[row] = c @ (A[2] - B[2])
-                if v is not None:
-                    wA, wB = A[4], B[4]
-                    k[row] = -(c @ (A[6] - B[6]) + (wA - wB) @ (np.cross(np.cross(wA, a), b)
-                                                                + np.cross(a, np.cross(wB, b))))
-        for row, jq, jv, iq, iv, r, c in self._gears:
-            phi[row] = q[jq] - r * q[iq] - c
-            G[row, jv] = 1.0
-            G[row, iv] -= r
-        return phi, G, k
-
-    def _support(self, i):
-        """0/1 mask (nv,) of the coordinates that move body i."""
-        cache = self.__dict__.setdefault("_support_cache", {})
-        m = cache.get(i)
-        if m is None:
-            m = np.zeros(self.model.nv)
-            parents = self.model.parents
-            b = i
-            while b > 0:
-                j = self.model.joints[b]
-                m[j.v_slice] = 1.0
-                b = parents[b]
-            cache[i] = m
-        return m
+        rows, rad for coupled revolute joints. One compiled call
+        (:func:`~multibody.constraints._kernels.constraint_rows_kernel`)."""
+        nc, nv = self.size, self.model.nv
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        with_v = v is not None
+        v = np.ascontiguousarray(v, dtype=np.float64) if with_v else self._zero
+        phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
+        d = self._data
+        constraint_rows_kernel(self.model._tree, q, v, with_v, self._row, self._kind, self._ia, self._ib, self._Pa, self._Pb,
+                               self._u, self._w, *self._gear_arrays, d.poses, d.jac, d.spatial, phi, G, k)
+        return phi, G, (k if with_v else None)

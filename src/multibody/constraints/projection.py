@@ -7,10 +7,10 @@ from ..dynamics import crba
 from ..errors import InputError
 
 
-def _projector(model, q, G):
+def _projector(model, q, G, data=None):
     """``X = M⁻¹Gᵀ`` and ``A⁺`` with A = G M⁻¹ Gᵀ (pseudo-inverse: redundant
     rows are allowed)."""
-    X = np.linalg.solve(crba(model, q), G.T)
+    X = np.linalg.solve(crba(model, q, data), G.T)
     return X, np.linalg.pinv(G @ X, rcond=1e-10, hermitian=True)
 
 
@@ -20,7 +20,7 @@ def project_velocity(model, constraints, q, v):
     _, G, _ = constraints.evaluate(q)
     if not len(constraints):
         return np.array(v, dtype=float)
-    X, Ainv = _projector(model, q, G)
+    X, Ainv = _projector(model, q, G, constraints._data)
     return v - X @ (Ainv @ (G @ v))
 
 
@@ -40,7 +40,7 @@ def project_positions(model, constraints, q, tol=1e-12, max_iterations=50):
             return q, it
         if it == max_iterations:
             break
-        X, Ainv = _projector(model, q, G)
+        X, Ainv = _projector(model, q, G, constraints._data)
         q = model.integrate(q, -(X @ (Ainv @ phi)))
     r = int(np.argmax(np.abs(phi)))
     raise InputError(f"cannot assemble the constraints: after {max_iterations} Newton iterations constraint "

@@ -55,7 +55,7 @@ def null_space_basis(K, k):
     return G, g
 
 
-def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=True):
+def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=True, data=None):
     """``(q̈, λ)`` of the tree under joint forces ``tau`` (nv) and the loop
     constraints ``K q̈ = k`` (K: nc x nv), with constraint forces ``Kᵀλ``
     (Featherstone Eq. 8.6). Methods of §8.5, which agree to round-off:
@@ -69,7 +69,8 @@ def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=T
       ``(GᵀHG) ÿ = Gᵀ(τ − C − H g)`` — no λ (returned as None).
 
     λ is the minimum-norm multiplier on the rows given (dependent rows get
-    none). Raises InputError for an unknown method or wrong shapes."""
+    none). ``data``: an optional workspace for the tree algorithms. Raises
+    InputError for an unknown method or wrong shapes."""
     if method not in METHODS:
         raise InputError(f"unknown closed-loop method '{method}' (use one of {', '.join(METHODS)})")
     nv = model.nv
@@ -77,8 +78,8 @@ def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=T
     k = np.asarray(k, dtype=float)
     if K.ndim != 2 or K.shape[1] != nv or k.shape != (K.shape[0],):
         raise InputError(f"K must be (nc, {nv}) and k (nc,), got {K.shape} and {k.shape}")
-    H = crba(model, q).copy()
-    rhs = np.asarray(tau, dtype=float) - rnea(model, q, v, np.zeros(nv), gravity=gravity)
+    H = crba(model, q, data).copy()
+    rhs = np.asarray(tau, dtype=float) - rnea(model, q, v, np.zeros(nv), gravity=gravity, data=data)
     if method == "null_space":
         G, g = null_space_basis(K, k)
         A = G.T @ H @ G

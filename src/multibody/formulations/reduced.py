@@ -4,8 +4,11 @@
 of the force elements (:mod:`multibody.forces`), C the bias forces with
 gravity (RNEA at v̇ = 0)."""
 import numpy as np
+from scipy.linalg import solve
 
 from ..dynamics import aba, crba, gravity_forces, inverse_inertia, kinetic_energy_gradient, rnea
+from ..dynamics.closed_loop import closed_loop_forward_dynamics, independent_rows
+from ..errors import InputError
 from ..forces import Gravity, generalized_forces
 from ..model.data import Data
 
@@ -21,9 +24,25 @@ class ReducedSystem:
     space) and ``D = ∂f/∂v``. Gravity is linearized exactly (the Gravity
     element's analytic K); the Coriolis and centrifugal terms c(q, v) are
     explicit (their derivatives come with the RNEA derivatives of a later
-    issue)."""
+    issue).
 
-    def __init__(self, model, forces=(), gravity=True, joint_damping=True):
+    ``constraints`` (a :class:`multibody.constraints.Constraints`, or None)
+    adds bilateral constraints φ(q) = 0 with Jacobian G:
+
+    * hard (``compliance = 0``): ``acceleration`` is the closed-loop forward
+      dynamics (Featherstone ch. 8, ``loop_method``) with Baumgarte terms
+      ``k − 2ω Gv − ω²φ`` (§8.3; ``baumgarte = ω`` in rad/s, 0 for none),
+      and ``velocity_solve`` the KKT system ``[A −Gᵀ; G 0][v⁺; λ̃] = [b; 0]``
+      on independent rows (ArtiSynth §0.6, §0.10);
+    * soft (``compliance`` α > 0, ``constraint_damping`` β ≥ 0 in s): the
+      constraint is the potential ``½ φᵀα⁻¹φ`` with damping, i.e. the force
+      ``−Gᵀα⁻¹(φ + βGv)`` in ``acceleration``, and the regularized KKT system
+      ``[A −Gᵀ; G γα/h²][v⁺; λ̃] = [b; −γφ/h]``, ``γ = (½ + β/h)⁻¹``, in
+      ``velocity_solve`` (ArtiSynth §0.11, eq. 0.9, with the sign erratum of
+      notes/seed-000.md)."""
+
+    def __init__(self, model, forces=(), gravity=True, joint_damping=True, constraints=None, compliance=0.0,
+                 constraint_damping=0.0, baumgarte=10.0, loop_method="kkt"):
         self.model = model
         self.forces = tuple(forces)
         self.gravity = bool(gravity)
@@ -33,6 +52,53 @@ class ReducedSystem:
         self._damped = bool(np.any(self.damping))
         self.data = Data(model)
         self._implicit_forces = self.forces + ((Gravity(),) if self.gravity else ())
+        self.constraints = constraints if constraints is not None and len(constraints) else None
+        for value, what in ((compliance, "compliance"), (constraint_damping, "constraint_damping"),
+                            (baumgarte, "baumgarte")):
+            if not (np.isfinite(value) and value >= 0):
+                raise InputError(f"{what} must be a finite number >= 0, got {value}")
+        self.compliance = float(compliance)
+        self.constraint_damping = float(constraint_damping)
+        self.baumgarte = float(baumgarte)
+        self.loop_method = loop_method
+
+    @property
+    def soft(self):
+        """True when the constraints are compliant (α > 0)."""
+        return self.constraints is not None and self.compliance > 0.0
+
+    def constraint_force(self, q, v):
+        """``−Gᵀα⁻¹(φ + βGv)`` of soft constraints (zero without)."""
+        if not self.soft:
+            return 0.0
+        phi, G, _ = self.constraints.evaluate(q)
+        return -(G.T @ (phi + self.constraint_damping * (G @ v))) / self.compliance
+
+    def constraint_energy(self, q):
+        """Potential ``½ φᵀα⁻¹φ`` of soft constraints (J; zero without)."""
+        if not self.soft:
+            return 0.0
+        phi = self.constraints.evaluate(q)[0]
+        return 0.5 * float(phi @ phi) / self.compliance
+
+    def velocity_solve(self, A, b, q, dt):
+        """``v⁺`` from ``A v⁺ = b`` (an integrator's velocity equation)
+        subject to the constraints at q, as the KKT systems above."""
+        if self.constraints is None:
+            return np.linalg.solve(A, b)
+        phi, G, _ = self.constraints.evaluate(q)
+        nv = self.model.nv
+        if self.soft:
+            gamma = 1.0 / (0.5 + self.constraint_damping / dt)
+            R = np.eye(len(phi)) * (gamma * self.compliance / dt ** 2)
+            g = -gamma * phi / dt
+        else:
+            rows = independent_rows(G)
+            G, R, g = G[rows], np.zeros((len(rows), len(rows))), np.zeros(len(rows))
+        m = G.shape[0]
+        KKT = np.zeros((nv + m, nv + m))
+        KKT[:nv, :nv], KKT[:nv, nv:], KKT[nv:, :nv], KKT[nv:, nv:] = A, -G.T, G, R
+        return solve(KKT, np.concatenate([b, g]))[:nv]
 
     def element_forces(self, t, q, v, jacobians=False):
         """(τ, K, D) of the force elements plus the model's joint damping."""
@@ -51,7 +117,22 @@ class ReducedSystem:
     def acceleration(self, t, q, v, tau):
         """``v̇`` (nv) at (t, q, v) under joint forces ``tau``."""
         f, _, _ = self.element_forces(t, q, v)
+        if self.constraints is not None and not self.soft:
+            phi, K, k = self.constraints.evaluate(q, v)
+            w = self.baumgarte
+            k_stab = k - 2.0 * w * (K @ v) - w * w * phi
+            return closed_loop_forward_dynamics(self.model, q, v, tau + f, K, k_stab, self.loop_method,
+                                                gravity=self.gravity, data=self.data)[0]
+        if self.soft:
+            f = f + self.constraint_force(q, v)
         return aba(self.model, q, v, tau + f, gravity=self.gravity, data=self.data).copy()
+
+    def net_force(self, t, q, v, tau):
+        """``(M, f)``: the mass matrix and ``τ + Σ f_e − C(q, v)`` (bias with
+        gravity), for velocity-level steps."""
+        f, _, _ = self.element_forces(t, q, v)
+        M = self.mass_matrix(q)
+        return M, tau + f - rnea(self.model, q, v, np.zeros(self.model.nv), gravity=self.gravity, data=self.data)
 
     def linearization(self, t, q, v, tau):
         """(M, f, K, D): mass matrix, net generalized force ``τ + Σ f_e − C``,

@@ -8,7 +8,7 @@ from numba import types
 
 from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
 from ..dynamics.inertia import require_vector_joints
-from ..errors import SimulationError
+from ..errors import InputError, SimulationError
 from . import _kernels
 from .base import Integrator
 
@@ -41,6 +41,10 @@ class SemiImplicitEuler(Integrator):
     order = 1
 
     def step(self, system, t, q, v, tau, dt):
+        if system.constraints is not None:  # the velocity-level KKT step (ArtiSynth §0.10)
+            M, f = system.net_force(t, q, v, tau)
+            v1 = system.velocity_solve(M, M @ v + dt * f, q, dt)
+            return system.model._integrate(q, v1, dt), v1
         if not system.forces:  # gravity and joint damping only: one fused compiled call
             d = system.data
             q1, v1 = np.empty_like(q), np.empty_like(v)
@@ -71,6 +75,9 @@ class SymplecticEuler(Integrator):
 
     def check(self, system):
         require_vector_joints(system.model, "the symplectic_euler integrator")
+        if system.constraints is not None:
+            raise InputError("the symplectic_euler integrator does not take constraints yet; use "
+                             "semi_implicit_euler, implicit_euler, trapezoidal, bridson_marino or rk4")
 
     def step(self, system, t, q, v, tau, dt):
         M = system.mass_matrix(q)

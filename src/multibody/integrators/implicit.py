@@ -16,7 +16,7 @@ class ImplicitEuler(Integrator):
     def step(self, system, t, q, v, tau, dt):
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - dt * D - dt * dt * K
-        v1 = np.linalg.solve(A, (M - dt * D) @ v + dt * f)
+        v1 = system.velocity_solve(A, (M - dt * D) @ v + dt * f, q, dt)
         return system.model._integrate(q, v1, dt), v1
 
 
@@ -32,7 +32,7 @@ class Trapezoidal(Integrator):
     def step(self, system, t, q, v, tau, dt):
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - 0.5 * dt * D - 0.25 * dt * dt * K
-        v1 = np.linalg.solve(A, (M - 0.5 * dt * D + 0.25 * dt * dt * K) @ v + dt * f)
+        v1 = system.velocity_solve(A, (M - 0.5 * dt * D + 0.25 * dt * dt * K) @ v + dt * f, q, dt)
         return system.model._integrate(q, 0.5 * (v + v1), dt), v1
 
 
@@ -50,7 +50,7 @@ class BridsonMarino(Integrator):
         M, f, _, D = system.linearization(t, q, v, tau)
         A = M - 0.5 * dt * D
         rhs = A @ v
-        v_half = np.linalg.solve(A, rhs + 0.5 * dt * f)
+        v_half = system.velocity_solve(A, rhs + 0.5 * dt * f, q, dt)  # projected onto the constraints
         q1 = system.model._integrate(q, v_half, dt)
         _, f1, _, _ = system.linearization(t + dt, q1, v, tau)
-        return q1, np.linalg.solve(A, rhs + 0.5 * dt * (f + f1))
+        return q1, system.velocity_solve(A, rhs + 0.5 * dt * (f + f1), q1, dt)

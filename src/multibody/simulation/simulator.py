@@ -6,7 +6,7 @@ import numpy as np
 from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
-from ..constraints import JointLimits
+from ..constraints import Constraints, JointLimits, project_positions, project_velocity
 from ..errors import InputError, MultibodyError, SimulationError
 from ..forces import total_potential_energy
 from ..formulations import ReducedSystem
@@ -74,7 +74,8 @@ class Simulator:
 
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
                  clamp_effort=True, clamp_velocity=True, limits=True, restitution=0.0, restitution_threshold=1e-2,
-                 q0=None, v0=None):
+                 constraints=True, compliance=0.0, constraint_damping=0.0, baumgarte=10.0, project=True,
+                 loop_method="kkt", q0=None, v0=None):
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         if isinstance(integrator, str):
@@ -86,7 +87,16 @@ class Simulator:
         self.model = model
         self.dt = float(dt)
         self.integrator = integrator
-        self.system = ReducedSystem(model, forces, gravity, joint_damping)
+        if constraints is True:
+            constraints = Constraints(model)
+        elif constraints is False or constraints is None:
+            constraints = None
+        elif not isinstance(constraints, Constraints):
+            constraints = Constraints(model, extra=constraints, loops=False, couplings=False)
+        self.system = ReducedSystem(model, forces, gravity, joint_damping, constraints, compliance,
+                                    constraint_damping, baumgarte, loop_method)
+        self.constraints = self.system.constraints
+        self.project = bool(project) and self.constraints is not None and not self.system.soft
         integrator.check(self.system)
         if not (0.0 <= restitution <= 1.0):
             raise InputError(f"restitution must be in [0, 1], got {restitution}")
@@ -146,6 +156,12 @@ class Simulator:
                                     q, v, vel_mask)
         if st != 0:
             q, v, vel_mask = self._end_of_step_failed(st, t, q1, v1)
+        if self.project:  # post-stabilization onto φ = 0 and G v = 0 (ArtiSynth §0.5)
+            try:
+                q, _ = project_positions(self.model, self.constraints, q, tol=1e-12, max_iterations=20)
+            except InputError as e:
+                raise SimulationError(f"the constraints could not be restored at {self._where(t)}: {e}") from None
+            v = project_velocity(self.model, self.constraints, q, v)
         self.last_clamped = (eff_mask, vel_mask)
         self.last_tau = tau
         self.state = State(t, q, v)
@@ -207,8 +223,18 @@ class Simulator:
         q = self.state.q if q is None else q
         v = self.state.v if v is None else v
         V = potential_energy(self.model, q) if self.system.gravity else 0.0
-        V += total_potential_energy(self.system.forces, self.model, q)
+        V += total_potential_energy(self.system.forces, self.model, q) + self.system.constraint_energy(q)
         return kinetic_energy(self.model, q, v), V
+
+    def constraint_residual(self, q=None):
+        """The largest constraint violation at q (default: the current
+        state): max |φ| of the bilateral constraints and the largest
+        position-limit violation."""
+        q = self.state.q if q is None else q
+        r = self.limits.violation(q) if self.limits is not None else 0.0
+        if self.constraints is not None:
+            r = max(r, float(np.abs(self.constraints.evaluate(q)[0]).max()))
+        return r
 
     def power(self, tau, q=None, v=None):
         """Power (W) delivered by each non-gravity source at a state:
@@ -249,7 +275,7 @@ class Simulator:
             s = self.state
             T, V = self.energy()
             rec_p.append(self.power(tau)[1])
-            rec_r.append(self.limits.violation(s.q) if self.limits is not None else 0.0)
+            rec_r.append(self.constraint_residual())
             rec_t.append(s.t)
             rec_q.append(s.q)
             rec_v.append(s.v)
