@@ -17,8 +17,6 @@ both (``mjDSBL_LIMIT``; ``limits=False``). Talos's neutral pose has 8
 joints exactly at a limit, so with limits on they are active every step.
 """
 import argparse
-import os
-import time
 import xml.etree.ElementTree as ET
 
 import numpy as np

@@ -63,6 +63,39 @@ def loop_rows(lj):
     }[lj.joint]
 
 
+def from_equality(model, eq):
+    """The :class:`~multibody.model.LoopJoint` or
+    :class:`~multibody.model.Coupling` of an MJCF equality constraint
+    recorded by the loader: ``connect`` → spherical loop joint at the two
+    anchors, ``weld`` → fixed loop joint with the recorded relative pose,
+    ``joint`` with a linear polynomial → coupling. MuJoCo solves these
+    softly (solref/solimp); here they are exact (or soft with the
+    simulator's ``compliance``)."""
+    from ..model import Coupling, LoopJoint
+    from ..spatial.quaternion import to_rotation
+    d = eq.data
+    if eq.kind in ("connect", "weld"):
+        if eq.objtype != "body":
+            raise ModelError(f"equality '{eq.name}': {eq.kind} constraints between {eq.objtype}s are not supported "
+                             f"yet (use body1/body2)")
+        b1 = eq.body1
+        b2 = eq.body2 if eq.body2 is not None else model.body_names[0]
+        if eq.kind == "connect":
+            Pa, Pb = np.eye(4), np.eye(4)
+            Pa[:3, 3], Pb[:3, 3] = d[0:3], d[3:6]
+            return LoopJoint(eq.name, b1, b2, "spherical", Pa, Pb, np.array([0, 0, 1.0]), np.array([0, 1.0, 0]))
+        Pa, Pb = np.eye(4), np.eye(4)
+        Pa[:3, :3], Pa[:3, 3] = to_rotation(d[6:10] / np.linalg.norm(d[6:10])), d[3:6]
+        Pb[:3, 3] = d[0:3]
+        return LoopJoint(eq.name, b1, b2, "fixed", Pa, Pb, np.array([0, 0, 1.0]), np.array([0, 1.0, 0]))
+    if eq.kind == "joint":
+        if np.any(d[2:5] != 0):
+            raise ModelError(f"equality '{eq.name}': only linear joint couplings are supported "
+                             f"(polycoef {d[:5].tolist()})")
+        return Coupling(eq.body1, eq.body2, float(d[1]) if eq.body2 is not None else 0.0, float(d[0]))
+    raise ModelError(f"equality '{eq.name}': {eq.kind} constraints are not supported")
+
+
 class Constraints:
     """The bilateral constraints of a model: its loop joints
     (``model.loop_joints``) and couplings (``model.couplings``: gears, URDF
@@ -71,11 +104,11 @@ class Constraints:
     coordinates) and k with ``φ̈ = G v̇ − k``. ``labels[r]`` names the
     constraint of row r."""
 
-    def __init__(self, model, extra=(), loops=True, couplings=True):
+    def __init__(self, model, extra=(), loops=True, couplings=True, equalities=True):
         from ..model import Coupling, LoopJoint
         self.model = model
         items = (list(model.loop_joints) if loops else []) + (list(model.couplings) if couplings else []) \
-            + list(extra)
+            + ([from_equality(model, e) for e in model.equalities] if equalities else []) + list(extra)
         body = {n: i for i, n in enumerate(model.body_names)}
         joints = {j.name: j for j in model.joints}
         self._points, self._angles = [], []   # (row, ia, Pa, ib, Pb, u[, w])
@@ -98,6 +131,8 @@ class Constraints:
                     self.labels.append(c.name)
                     row += 1
             elif isinstance(c, Coupling):
+                if c.mimicked is None:  # a joint held at a value
+                    c = Coupling(c.joint, c.joint, 0.0, c.offset)
                 for n in (c.joint, c.mimicked):
                     if n not in joints:
                         raise ModelError(f"coupling of joint '{c.joint}' references unknown joint '{n}'")

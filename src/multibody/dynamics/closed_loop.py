@@ -103,7 +103,7 @@ def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=T
     return Hinv_rhs + Y @ lam_r, lam
 
 
-def closed_loop_inverse_dynamics(model, q, v, a, K, actuated=None, weights=None, gravity=True):
+def closed_loop_inverse_dynamics(model, q, v, a, K, actuated=None, weights=None, passive=None, gravity=True):
     """Actuator forces ``u`` that produce the (loop-consistent) motion
     (q, v, q̈ = a) of a closed-loop system (Featherstone §8.12, Eqs.
     8.61–8.63): with ``τ_ID = rnea(q, v, a)`` and G a basis of K's null
@@ -111,8 +111,10 @@ def closed_loop_inverse_dynamics(model, q, v, a, K, actuated=None, weights=None,
     mask or indices; default: all) satisfy ``G_uᵀ u = Gᵀ τ_ID``. Redundantly
     actuated systems get the solution minimizing ``Σ w_i u_i²``
     (``weights``, default 1); an underactuated system whose motion the
-    actuators cannot produce raises InputError with the residual. Returns τ
-    (nv) with u on the actuated coordinates and 0 elsewhere."""
+    actuators cannot produce raises InputError with the residual.
+    ``passive`` (nv): known generalized forces that also acted (joint
+    damping, springs), subtracted from τ_ID. Returns τ (nv) with u on the
+    actuated coordinates and 0 elsewhere."""
     nv = model.nv
     K = np.asarray(K, dtype=float)
     if actuated is None:
@@ -124,6 +126,8 @@ def closed_loop_inverse_dynamics(model, q, v, a, K, actuated=None, weights=None,
     if w.shape != (len(idx),) or not (w > 0).all():
         raise InputError(f"weights must be {len(idx)} positive numbers, one per actuated coordinate")
     tau_id = rnea(model, q, v, a, gravity=gravity)
+    if passive is not None:
+        tau_id = tau_id - np.asarray(passive, dtype=float)
     G, _ = null_space_basis(K, np.zeros(K.shape[0]))
     A = G[idx].T / np.sqrt(w)          # scaled unknowns s = √w u: minimum ‖s‖ is minimum Σ w u²
     b = G.T @ tau_id

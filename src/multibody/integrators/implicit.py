@@ -4,7 +4,6 @@ Drumwright §3.1.3): ``(M − hD − h²K) v⁺ = (M − hD) v + h f``, then
 force elements' Jacobians (DESIGN.md signs: a spring has K ≤ 0), the bias
 C (Coriolis, gravity) is explicit. Order 1; unconditionally stable for
 linear springs and dampers; numerical damping makes energy decay."""
-import numpy as np
 
 from .base import Integrator
 

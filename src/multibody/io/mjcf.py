@@ -306,7 +306,8 @@ class _Converter:
             ot = {"joint": mj.mjtObj.mjOBJ_JOINT, "tendon": mj.mjtObj.mjOBJ_TENDON}.get(kind)
             if ot is None:
                 ot = mj.mjtObj.mjOBJ_FLEX if kind.startswith("flex") else mj.mjtObj(int(m.eq_objtype[e]))
+            obj2 = int(m.eq_obj2id[e])
             b.add_equality(kind, self.name(mj.mjtObj.mjOBJ_EQUALITY, e, f"equality{e}"),
                            self.name(ot, m.eq_obj1id[e], f"{ot.name}{m.eq_obj1id[e]}"),
-                           self.name(ot, m.eq_obj2id[e], f"{ot.name}{m.eq_obj2id[e]}"),
-                           np.array(m.eq_data[e], dtype=float))
+                           self.name(ot, obj2, f"{ot.name}{obj2}") if obj2 >= 0 else None,
+                           np.array(m.eq_data[e], dtype=float), objtype=ot.name.replace("mjOBJ_", "").lower())

@@ -258,9 +258,12 @@ class ModelBuilder:
         self._loops.append(LoopJoint(name, str(body_a), str(body_b), joint, Pa, Pb, axes[0], axes[1]))
         return name
 
-    def add_equality(self, kind, name, body1=None, body2=None, data=()):
-        """Record an equality constraint from a model file (for a later issue)."""
-        self._equalities.append(EqualityConstraint(kind, name, body1, body2, np.asarray(data, dtype=float)))
+    def add_equality(self, kind, name, body1=None, body2=None, data=(), objtype="body"):
+        """Record an equality constraint from a model file (MJCF connect,
+        weld, joint, ...; :class:`multibody.constraints.Constraints` turns
+        them into loop joints and couplings)."""
+        self._equalities.append(EqualityConstraint(kind, name, body1, body2, np.asarray(data, dtype=float),
+                                                   objtype))
 
     # ------------------------------------------------------------------ build
     def _ordered(self):

@@ -102,12 +102,18 @@ class LoopJoint:
 @dataclass(frozen=True)
 class EqualityConstraint:
     """An equality constraint recorded from a model file (MJCF connect, weld,
-    joint, ...), kept for the closed-loop machinery of a later issue."""
+    joint, ...): ``body1``/``body2`` name the objects of type ``objtype``
+    ("body", "site", "joint", ...; body2 None for the world or no second
+    joint) and ``data`` is MuJoCo's ``eq_data`` (connect: anchor in body1,
+    anchor in body2; weld: anchor in body2, the same point in body1, the
+    quaternion of body2 in body1, torque scale; joint: polynomial
+    coefficients)."""
     kind: str
     name: str
     body1: str = None
     body2: str = None
     data: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    objtype: str = "body"
 
 
 def _readonly(a):
