@@ -4,6 +4,6 @@ product term k (φ̈ = G v̇ − k). Joint position limits (unilateral); loop
 joints and couplings (bilateral)."""
 from .limits import JointLimits
 from .loops import Constraints, loop_rows
-from .projection import project_positions, project_velocity
+from .projection import project, project_positions, project_velocity
 
-__all__ = ["Constraints", "JointLimits", "loop_rows", "project_positions", "project_velocity"]
+__all__ = ["Constraints", "JointLimits", "loop_rows", "project", "project_positions", "project_velocity"]

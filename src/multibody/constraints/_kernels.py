@@ -3,7 +3,7 @@ algorithm of :class:`multibody.simulation.Simulator`'s docstring)."""
 import numpy as np
 from numba import njit
 
-from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve
+from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
 from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into, to_parent
 from ..model.joints import C_NV, C_PARENT, C_V
 from ..model.configuration import integrate_kernel
@@ -236,3 +236,230 @@ def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb
         G[r, gear_iv[g]] -= ratio[g]
         if with_v:
             k[r] = 0.0
+
+
+# ---------------------------------------------------------------- constrained steps
+@njit(cache=True, nogil=True)
+def psd_solve(A, b, x, rtol):
+    """``x = A⁺ b`` for a symmetric positive semidefinite A whose dependent
+    rows are consistent (a constraint Jacobian's ``G M⁻¹Gᵀ`` with redundant
+    rows): LDLᵀ without pivoting, dropping every row whose pivot falls below
+    ``rtol`` times the largest diagonal entry (its multiplier is 0, as for a
+    row removed from the system). Returns the rank."""
+    m = b.shape[0]
+    L = np.zeros((m, m))
+    D = np.zeros(m)
+    keep = np.zeros(m, np.bool_)
+    scale = 0.0
+    for i in range(m):
+        scale = max(scale, A[i, i])
+    tol = rtol * scale
+    rank = 0
+    for j in range(m):
+        d = A[j, j]
+        for k in range(j):
+            if keep[k]:
+                d -= L[j, k] * L[j, k] * D[k]
+        if d <= tol:
+            continue
+        keep[j] = True
+        rank += 1
+        D[j] = d
+        L[j, j] = 1.0
+        for i in range(j + 1, m):
+            s = A[i, j]
+            for k in range(j):
+                if keep[k]:
+                    s -= L[i, k] * L[j, k] * D[k]
+            L[i, j] = s / d
+    y = np.zeros(m)
+    for i in range(m):  # L y = b on the kept rows
+        if keep[i]:
+            s = b[i]
+            for k in range(i):
+                if keep[k]:
+                    s -= L[i, k] * y[k]
+            y[i] = s
+    for i in range(m - 1, -1, -1):  # D Lᵀ x = y
+        if keep[i]:
+            s = y[i] / D[i]
+            for k in range(i + 1, m):
+                if keep[k]:
+                    s -= L[k, i] * x[k]
+            x[i] = s
+        else:
+            x[i] = 0.0
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf):
+    """``Lf`` = sparse LᵀDL factor of M(q) (CRBA into M, Featherstone
+    Tables 6.2–6.3); returns the status of the factorization (0: done)."""
+    crba_kernel(tree, q, poses, jac, inertia6, M)
+    Lf[:, :] = M
+    return ltdl_kernel(lam, Lf)
+
+
+@njit(cache=True, nogil=True)
+def _correction(lam, Lf, G, r, X, out):
+    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r`` with X (nc, nv) receiving the rows of
+    (M⁻¹Gᵀ)ᵀ: the M-metric least-squares correction that changes ``G x`` by
+    r (ArtiSynth §0.5–0.6). Returns the rank of GM⁻¹Gᵀ."""
+    nc, nv = G.shape
+    for i in range(nc):
+        for c in range(nv):
+            X[i, c] = G[i, c]
+        ltdl_solve(lam, Lf, X[i])
+    A = np.empty((nc, nc))
+    for i in range(nc):
+        for j in range(nc):
+            s = 0.0
+            for c in range(nv):
+                s += G[i, c] * X[j, c]
+            A[i, j] = s
+    mu = np.empty(nc)
+    rank = psd_solve(A, r, mu, 1e-12)
+    for c in range(nv):
+        s = 0.0
+        for i in range(nc):
+            s += X[i, c] * mu[i]
+        out[c] = s
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv, gear_iq,
+                   gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, tol, max_iterations, q_out, v_out):
+    """Post-stabilization (ArtiSynth §0.5): Newton iterations
+    ``q ← q ⊕ −M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺φ`` until ``max|φ| ≤ tol``, then the velocity
+    projection ``v ← v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv`` at the final q. Returns the
+    number of Newton iterations, or −1 if they did not converge, −2 if M is
+    not positive definite."""
+    nv = v.shape[0]
+    nc = phi_size(row, gear_row)
+    phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
+    Lf = np.empty((nv, nv))
+    X = np.empty((nc, nv))
+    dq = np.empty(nv)
+    q_out[:] = q
+    qt = q.copy()
+    it = 0
+    while True:
+        constraint_rows_kernel(tree, q_out, v, False, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq,
+                               gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
+        err = 0.0
+        for i in range(nc):
+            err = max(err, abs(phi[i]))
+        if _mass_factor(tree, lam, q_out, poses, jac, inertia6, M, Lf) != 0:
+            return -2
+        if err <= tol:
+            break
+        if it == max_iterations:
+            return -1
+        _correction(lam, Lf, G, phi, X, dq)
+        for c in range(nv):
+            dq[c] = -dq[c]
+        qt[:] = q_out
+        integrate_kernel(tree, qt, dq, 1.0, q_out)
+        it += 1
+    Gv = np.empty(nc)
+    for i in range(nc):
+        s = 0.0
+        for c in range(nv):
+            s += G[i, c] * v[c]
+        Gv[i] = s
+    _correction(lam, Lf, G, Gv, X, dq)
+    for c in range(nv):
+        v_out[c] = v[c] - dq[c]
+    return it
+
+
+@njit(cache=True, nogil=True, inline="always")
+def phi_size(row, gear_row):
+    n = 0
+    for r in row:
+        n = max(n, r + 1)
+    for r in gear_row:
+        n = max(n, r + 1)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def constrained_acceleration_kernel(tree, lam, q, v, tau, gravity_on, baumgarte, row, kind, body_a, body_b, Pa,
+                                    Pb, u, w, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses,
+                                    jac, spatial, inertia6, M, out):
+    """Closed-loop forward dynamics (Featherstone §8.5, method 2 with the
+    sparse LᵀDL of H): ``q̈ = q̈₀ + H⁻¹Kᵀλ``, ``q̈₀ = H⁻¹(τ − C)``,
+    ``(KH⁻¹Kᵀ) λ = k_stab − K q̈₀`` on the independent rows, with
+    ``k_stab = k − 2ω Kv − ω²φ`` (§8.3, ω = ``baumgarte``). Returns 0, or
+    −2 if H is not positive definite."""
+    nv = v.shape[0]
+    nc = phi_size(row, gear_row)
+    phi, K, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
+    constraint_rows_kernel(tree, q, v, True, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv,
+                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, K, k)
+    zero = np.zeros(nv)
+    c = np.empty(nv)
+    rnea_kernel(tree, q, v, zero, gravity_on, False, poses, spatial, c)
+    Lf = np.empty((nv, nv))
+    if _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf) != 0:
+        return -2
+    for i in range(nv):
+        out[i] = tau[i] - c[i]
+    ltdl_solve(lam, Lf, out)
+    r = np.empty(nc)
+    for i in range(nc):
+        s = 0.0
+        t = 0.0
+        for j in range(nv):
+            s += K[i, j] * out[j]
+            t += K[i, j] * v[j]
+        r[i] = k[i] - 2.0 * baumgarte * t - baumgarte * baumgarte * phi[i] - s
+    X = np.empty((nc, nv))
+    dq = np.empty(nv)
+    _correction(lam, Lf, K, r, X, dq)
+    for i in range(nv):
+        out[i] += dq[i]
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def constrained_sie_kernel(tree, lam, q, v, tau, damping, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w,
+                           gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial,
+                           inertia6, M, q_out, v_out):
+    """Semi-implicit Euler with hard bilateral constraints (ArtiSynth
+    §0.9.1, §0.10): the free velocity ``v* = v + hM⁻¹(τ − b⊙v − C)`` is
+    corrected to ``v⁺ = v* − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv*`` (the KKT step
+    ``[M −Gᵀ; G 0]`` solved by its Schur complement), then
+    ``q⁺ = q ⊕ h v⁺``. Returns 0, or −2 if M is not positive definite."""
+    nv = v.shape[0]
+    nc = phi_size(row, gear_row)
+    phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
+    constraint_rows_kernel(tree, q, v, False, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv,
+                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
+    zero = np.zeros(nv)
+    c = np.empty(nv)
+    rnea_kernel(tree, q, v, zero, gravity_on, False, poses, spatial, c)
+    Lf = np.empty((nv, nv))
+    if _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf) != 0:
+        return -2
+    a = np.empty(nv)
+    for i in range(nv):
+        a[i] = tau[i] - damping[i] * v[i] - c[i]
+    ltdl_solve(lam, Lf, a)
+    for i in range(nv):
+        v_out[i] = v[i] + dt * a[i]
+    Gv = np.empty(nc)
+    for i in range(nc):
+        s = 0.0
+        for j in range(nv):
+            s += G[i, j] * v_out[j]
+        Gv[i] = s
+    X = np.empty((nc, nv))
+    dv = np.empty(nv)
+    _correction(lam, Lf, G, Gv, X, dv)
+    for i in range(nv):
+        v_out[i] -= dv[i]
+    integrate_kernel(tree, q, v_out, dt, q_out)
+    return 0

@@ -168,6 +168,12 @@ class Constraints:
     def __len__(self):
         return self.size
 
+    @property
+    def kernel_args(self):
+        """The row description the compiled kernels take (row, kind, bodies,
+        placements, u, w, then the gear rows)."""
+        return (self._row, self._kind, self._ia, self._ib, self._Pa, self._Pb, self._u, self._w) + self._gear_arrays
+
     def evaluate(self, q, v=None):
         """``(φ, G, k)`` at (q, v); k is None without v. Units: m for point
         rows and coupled prismatic joints, dimensionless (cosines) for angle
@@ -179,6 +185,6 @@ class Constraints:
         v = np.ascontiguousarray(v, dtype=np.float64) if with_v else self._zero
         phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
         d = self._data
-        constraint_rows_kernel(self.model._tree, q, v, with_v, self._row, self._kind, self._ia, self._ib, self._Pa, self._Pb,
-                               self._u, self._w, *self._gear_arrays, d.poses, d.jac, d.spatial, phi, G, k)
+        constraint_rows_kernel(self.model._tree, q, v, with_v, *self.kernel_args, d.poses, d.jac, d.spatial, phi, G,
+                               k)
         return phi, G, (k if with_v else None)

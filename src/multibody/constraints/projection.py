@@ -1,27 +1,35 @@
 """Projection onto the constraint manifold (ArtiSynth §0.5): positions by
 Newton iterations with the constraint Jacobian, velocities by one linear
-projection — both the closest point in the kinetic-energy metric of M(q)."""
+projection — both the closest point in the kinetic-energy metric of M(q)
+(compiled: :func:`~multibody.constraints._kernels.project_kernel`)."""
 import numpy as np
 
-from ..dynamics import crba
-from ..errors import InputError
+from ..errors import InputError, SimulationError
+from ._kernels import project_kernel
 
 
-def _projector(model, q, G, data=None):
-    """``X = M⁻¹Gᵀ`` and ``A⁺`` with A = G M⁻¹ Gᵀ (pseudo-inverse: redundant
-    rows are allowed)."""
-    X = np.linalg.solve(crba(model, q, data), G.T)
-    return X, np.linalg.pinv(G @ X, rcond=1e-10, hermitian=True)
+def project(model, constraints, q, v, tol=1e-12, max_iterations=50):
+    """``(q⁺, v⁺, iterations)``: Newton iterations
+    ``q ← q ⊕ −M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺φ`` until ``max|φ| ≤ tol`` (redundant rows
+    allowed: ``⁺`` drops dependent rows), then ``v ← v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv``
+    at the final q. ``iterations`` is −1 if Newton did not converge."""
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    q1, v1 = np.empty_like(q), np.empty_like(v)
+    d = constraints._data
+    it = project_kernel(model._tree, model.dof_parent, q, v, *constraints.kernel_args, d.poses, d.jac, d.spatial,
+                        d.inertia6, d.M, float(tol), int(max_iterations), q1, v1)
+    if it == -2:
+        raise SimulationError("the mass matrix is not positive definite")
+    return q1, v1, it
 
 
 def project_velocity(model, constraints, q, v):
     """The velocity closest to v in the M(q) metric with ``G v = 0``:
     ``v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺ G v``."""
-    _, G, _ = constraints.evaluate(q)
     if not len(constraints):
         return np.array(v, dtype=float)
-    X, Ainv = _projector(model, q, G, constraints._data)
-    return v - X @ (Ainv @ (G @ v))
+    return project(model, constraints, model.check_configuration(q), model.check_velocity(v), np.inf, 0)[1]
 
 
 def project_positions(model, constraints, q, tol=1e-12, max_iterations=50):
@@ -32,16 +40,13 @@ def project_positions(model, constraints, q, tol=1e-12, max_iterations=50):
     ``(q, iterations)``; raises InputError naming the worst constraint and
     its residual if the iterations do not converge (e.g. placements that
     cannot be assembled)."""
-    q = model.check_configuration(q).copy()
-    phi = np.zeros(0)
-    for it in range(max_iterations + 1):
-        phi, G, _ = constraints.evaluate(q)
-        if not len(phi) or np.abs(phi).max() <= tol:
-            return q, it
-        if it == max_iterations:
-            break
-        X, Ainv = _projector(model, q, G, constraints._data)
-        q = model.integrate(q, -(X @ (Ainv @ phi)))
+    q = model.check_configuration(q)
+    if not len(constraints):
+        return q.copy(), 0
+    q1, _, it = project(model, constraints, q, np.zeros(model.nv), tol, max_iterations)
+    if it >= 0:
+        return q1, it
+    phi = constraints.evaluate(q1)[0]
     r = int(np.argmax(np.abs(phi)))
     raise InputError(f"cannot assemble the constraints: after {max_iterations} Newton iterations constraint "
                      f"'{constraints.labels[r]}' still has residual {abs(phi[r]):.3g} (row {r})")

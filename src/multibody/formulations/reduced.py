@@ -8,7 +8,8 @@ from scipy.linalg import solve
 
 from ..dynamics import aba, crba, gravity_forces, inverse_inertia, kinetic_energy_gradient, rnea
 from ..dynamics.closed_loop import closed_loop_forward_dynamics, independent_rows
-from ..errors import InputError
+from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel
+from ..errors import InputError, SimulationError
 from ..forces import Gravity, generalized_forces
 from ..model.data import Data
 
@@ -30,7 +31,9 @@ class ReducedSystem:
     adds bilateral constraints φ(q) = 0 with Jacobian G:
 
     * hard (``compliance = 0``): ``acceleration`` is the closed-loop forward
-      dynamics (Featherstone ch. 8, ``loop_method``) with Baumgarte terms
+      dynamics (Featherstone ch. 8; compiled method 2 with the sparse
+      LᵀDL, or ``loop_method`` "kkt", "range_space", "null_space" of
+      :mod:`multibody.dynamics.closed_loop`) with Baumgarte terms
       ``k − 2ω Gv − ω²φ`` (§8.3; ``baumgarte = ω`` in rad/s, 0 for none),
       and ``velocity_solve`` the KKT system ``[A −Gᵀ; G 0][v⁺; λ̃] = [b; 0]``
       on independent rows (ArtiSynth §0.6, §0.10);
@@ -42,7 +45,7 @@ class ReducedSystem:
       notes/seed-000.md)."""
 
     def __init__(self, model, forces=(), gravity=True, joint_damping=True, constraints=None, compliance=0.0,
-                 constraint_damping=0.0, baumgarte=10.0, loop_method="kkt"):
+                 constraint_damping=0.0, baumgarte=10.0, loop_method=None):
         self.model = model
         self.forces = tuple(forces)
         self.gravity = bool(gravity)
@@ -118,6 +121,14 @@ class ReducedSystem:
         """``v̇`` (nv) at (t, q, v) under joint forces ``tau``."""
         f, _, _ = self.element_forces(t, q, v)
         if self.constraints is not None and not self.soft:
+            if self.loop_method is None:  # compiled: method 2 of §8.5 with the sparse LᵀDL
+                out = np.empty(self.model.nv)
+                d = self.data
+                if constrained_acceleration_kernel(self.model._tree, self.model.dof_parent, q, v, tau + f,
+                                                   self.gravity, self.baumgarte, *self.constraints.kernel_args,
+                                                   d.poses, d.jac, d.spatial, d.inertia6, d.M, out) != 0:
+                    raise SimulationError("the mass matrix is not positive definite")
+                return out
             phi, K, k = self.constraints.evaluate(q, v)
             w = self.baumgarte
             k_stab = k - 2.0 * w * (K @ v) - w * w * phi
@@ -126,6 +137,21 @@ class ReducedSystem:
         if self.soft:
             f = f + self.constraint_force(q, v)
         return aba(self.model, q, v, tau + f, gravity=self.gravity, data=self.data).copy()
+
+    def constrained_semi_implicit_euler(self, t, q, v, tau, dt):
+        """One compiled semi-implicit Euler step with the hard constraints
+        (:func:`~multibody.constraints._kernels.constrained_sie_kernel`);
+        the force elements enter as joint forces at (q, v)."""
+        f, _, _ = self.element_forces(t, q, v)
+        if self._damped:
+            f += self.damping * v  # the kernel applies the damping itself
+        q1, v1 = np.empty_like(q), np.empty_like(v)
+        d = self.data
+        if constrained_sie_kernel(self.model._tree, self.model.dof_parent, q, v, tau + f, self.damping, dt,
+                                  self.gravity, *self.constraints.kernel_args, d.poses, d.jac, d.spatial,
+                                  d.inertia6, d.M, q1, v1) != 0:
+            raise SimulationError("the mass matrix is not positive definite")
+        return q1, v1
 
     def net_force(self, t, q, v, tau):
         """``(M, f)``: the mass matrix and ``τ + Σ f_e − C(q, v)`` (bias with

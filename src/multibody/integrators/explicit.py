@@ -41,7 +41,9 @@ class SemiImplicitEuler(Integrator):
     order = 1
 
     def step(self, system, t, q, v, tau, dt):
-        if system.constraints is not None:  # the velocity-level KKT step (ArtiSynth §0.10)
+        if system.constraints is not None and not system.soft:  # compiled KKT step (ArtiSynth §0.10)
+            return system.constrained_semi_implicit_euler(t, q, v, tau, dt)
+        if system.constraints is not None:  # soft constraints: the regularized KKT step (§0.11)
             M, f = system.net_force(t, q, v, tau)
             v1 = system.velocity_solve(M, M @ v + dt * f, q, dt)
             return system.model._integrate(q, v1, dt), v1
