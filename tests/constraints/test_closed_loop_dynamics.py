@@ -45,10 +45,10 @@ def test_crank_slider_and_spatial_spherical_loop(mechanism):
     _check_methods_agree(*mechanism())
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_random_closed_loop_systems(seed):
-    joints = ["spherical", "revolute", "universal", "cylindrical", "prismatic", "planar", "fixed"]
-    chosen = [joints[seed % 7], joints[(seed + 3) % 7]]
+    joints = ["spherical", "revolute", "universal", "cylindrical", "prismatic", "planar", "fixed", "translational"]
+    chosen = [joints[seed % 8], joints[(seed + 3) % 8]]
     model, q = closed_random_tree(seed, chosen, floating=seed % 2 == 0)
     _check_methods_agree(model, q, seed)
 

@@ -60,6 +60,8 @@ def loop_rows(lj):
         "planar": ([a], [(e1, a), (e2, a)]),
         "spherical": (list(I), []),
         "universal": (list(I), [(a, a2)]),
+        "translational": ([], weld),
+        "free": ([], []),
     }[lj.joint]
 
 

@@ -76,7 +76,8 @@ class Coupling:
     offset: float = 0.0
 
 
-LOOP_JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "planar", "spherical", "universal")
+LOOP_JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "planar", "spherical", "universal",
+                    "translational", "free")
 
 
 @dataclass(frozen=True)

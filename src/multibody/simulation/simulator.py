@@ -6,7 +6,7 @@ import numpy as np
 from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
-from ..constraints import Constraints, JointLimits, project
+from ..constraints import Constraints, JointLimits, project, project_positions
 from ..errors import InputError, MultibodyError, SimulationError
 from ..forces import total_potential_energy
 from ..formulations import ReducedSystem
@@ -68,6 +68,17 @@ class Simulator:
     With ``e = 0`` an impact stops the joint at its limit; with ``e = 1``
     it leaves with its approach speed.
 
+    Bilateral constraints (``constraints=True``: the model's loop joints,
+    couplings and MJCF equalities; or a
+    :class:`~multibody.constraints.Constraints`, or a list of LoopJoint /
+    Coupling records; False: none) are hard by default — KKT velocity
+    steps or closed-loop accelerations with Baumgarte terms
+    (``baumgarte``, rad/s), then projection onto φ = 0 and G v = 0 after
+    every step (``project``) — or soft with ``compliance`` α > 0 and
+    ``constraint_damping`` β (ArtiSynth §0.11); see
+    :class:`~multibody.formulations.ReducedSystem` and docs/constraints.md.
+    The initial state is assembled onto the constraints.
+
     The state starts at ``q0`` (default: neutral) and ``v0`` (default:
     zero). Deterministic: the same inputs give bit-identical
     trajectories."""
@@ -120,11 +131,16 @@ class Simulator:
         self._steps = 0
 
     def reset(self, q=None, v=None, t=0.0):
-        """Set the state (defaults: neutral configuration, zero velocity)."""
+        """Set the state (defaults: neutral configuration, zero velocity).
+        With hard constraints the state is first assembled: projected onto
+        φ = 0 and G v = 0 (InputError naming the constraint if that fails)."""
         q = self.model.neutral() if q is None else self.model.check_configuration(q)
         v = np.zeros(self.model.nv) if v is None else self.model.check_velocity(v)
         if q.ndim != 1 or v.ndim != 1:
             raise InputError("the simulator state is one configuration: q (nq,) and v (nv,)")
+        if self.project:
+            q = project_positions(self.model, self.constraints, q)[0]
+            v = project(self.model, self.constraints, q, v, np.inf, 0)[1]
         self.state = State(float(t), q.copy(), v.copy())
         self._steps = 0
 
