@@ -73,5 +73,5 @@ def closed_random_tree(seed, joints, floating):
         ia, ic = draft.body_names.index(a), draft.body_names.index(c)
         Pc = np.linalg.inv(oMi[ic]) @ oMi[ia] @ Pa
         ax = rng.normal(size=3)
-        b.add_loop_joint(a, c, joint, Pa, Pc, axis=ax, axis2=np.cross(ax, rng.normal(size=3)))
+        b.add_loop_joint(a, c, joint, Pa, Pc, axis=ax, axis2=np.cross(ax, rng.normal(size=3)), pitch=0.1)
     return b.build(), q

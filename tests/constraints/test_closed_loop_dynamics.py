@@ -45,10 +45,11 @@ def test_crank_slider_and_spatial_spherical_loop(mechanism):
     _check_methods_agree(*mechanism())
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(9))
 def test_random_closed_loop_systems(seed):
-    joints = ["spherical", "revolute", "universal", "cylindrical", "prismatic", "planar", "fixed", "translational"]
-    chosen = [joints[seed % 8], joints[(seed + 3) % 8]]
+    joints = ["spherical", "revolute", "universal", "cylindrical", "prismatic", "planar", "fixed", "translational",
+              "helical"]
+    chosen = [joints[seed % 9], joints[(seed + 3) % 9]]
     model, q = closed_random_tree(seed, chosen, floating=seed % 2 == 0)
     _check_methods_agree(model, q, seed)
 

@@ -21,7 +21,7 @@ def _model_with_loops(seed, joint):
         pb = (mb.spatial.so3.exp(rng.normal(size=3)), rng.normal(size=3) * 0.3)
         ax = rng.normal(size=3)
         ax2 = np.cross(ax, rng.normal(size=3))
-        b.add_loop_joint(a, c, joint, pa, pb, axis=ax, axis2=ax2)
+        b.add_loop_joint(a, c, joint, pa, pb, axis=ax, axis2=ax2, pitch=rng.uniform(-0.2, 0.2))
     return b.build()
 
 
@@ -36,7 +36,7 @@ def test_constraint_jacobian_and_bias_match_finite_differences(joint):
     if joint == "free":
         assert phi.shape == (0,) and G.shape == (0, model.nv)
         return
-    assert C.size == 3 * {"fixed": 6, "revolute": 5, "prismatic": 5, "cylindrical": 4, "planar": 3,
+    assert C.size == 3 * {"fixed": 6, "revolute": 5, "prismatic": 5, "helical": 5, "cylindrical": 4, "planar": 3,
                           "spherical": 3, "universal": 4, "translational": 3, "free": 0}[joint]
     eps = 1e-6
     for j in range(model.nv):
@@ -69,8 +69,8 @@ def test_constraint_input_errors():
         b.build()
     b = mb.ModelBuilder("bad")
     b.add_body("a", "world", "revolute", mass=1.0, inertia=np.eye(3))
-    with pytest.raises(ModelError, match="unsupported type 'helical'"):
-        b.add_loop_joint("a", "world", "helical")
+    with pytest.raises(ModelError, match="unsupported type 'screw'"):
+        b.add_loop_joint("a", "world", "screw")
     with pytest.raises(ModelError, match="axis must be a finite nonzero"):
         b.add_loop_joint("a", "world", "revolute", axis=(0, 0, 0))
     b.add_body("ball", "a", "spherical", mass=1.0, inertia=np.eye(3))

@@ -145,16 +145,86 @@ def _frame_motion(poses, spatial, i, x0, x1, x2, out):
 
 
 @njit(cache=True, nogil=True)
-def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv,
-                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k):
+def _point_row(tree, jac, ia, ib, TA, TB, u, with_v, MA, MB, Grow):
+    """Point row ``φ = (R_A u)·(p_B − p_A)``: writes its G row into Grow and
+    returns (φ, k) (see :mod:`multibody.constraints.loops`)."""
+    a0 = TA[0, 0] * u[0] + TA[0, 1] * u[1] + TA[0, 2] * u[2]
+    a1 = TA[1, 0] * u[0] + TA[1, 1] * u[1] + TA[1, 2] * u[2]
+    a2 = TA[2, 0] * u[0] + TA[2, 1] * u[1] + TA[2, 2] * u[2]
+    d0, d1, d2 = TB[0, 3] - TA[0, 3], TB[1, 3] - TA[1, 3], TB[2, 3] - TA[2, 3]
+    x0, x1, x2 = _cross(a0, a1, a2, d0, d1, d2)       # a × d
+    for c in range(Grow.shape[0]):
+        Grow[c] = 0.0
+    for side in range(2):
+        j = ia if side == 0 else ib
+        T = TA if side == 0 else TB
+        px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+        while j > 0:
+            for c in range(int(tree[j, C_V]), int(tree[j, C_V]) + int(tree[j, C_NV])):
+                o0, o1, o2 = jac[1, 0, c], jac[1, 1, c], jac[1, 2, c]
+                t = _cross(o0, o1, o2, px, py, pz)
+                vp = a0 * (jac[1, 3, c] + t[0]) + a1 * (jac[1, 4, c] + t[1]) + a2 * (jac[1, 5, c] + t[2])
+                Grow[c] += (x0 * o0 + x1 * o1 + x2 * o2 - vp) if side == 0 else vp
+            j = int(tree[j, C_PARENT])
+    k = 0.0
+    if with_v:
+        wA0, wA1, wA2 = MA[0, 0], MA[0, 1], MA[0, 2]
+        wa = _cross(wA0, wA1, wA2, a0, a1, a2)
+        dd0, dd1, dd2 = MB[1, 0] - MA[1, 0], MB[1, 1] - MA[1, 1], MB[1, 2] - MA[1, 2]
+        t1 = _cross(wa[0], wa[1], wa[2], d0, d1, d2)
+        t2 = _cross(a0, a1, a2, dd0, dd1, dd2)
+        k = -(x0 * MA[2, 0] + x1 * MA[2, 1] + x2 * MA[2, 2]
+              + wA0 * (t1[0] + t2[0]) + wA1 * (t1[1] + t2[1]) + wA2 * (t1[2] + t2[2])
+              + wa[0] * dd0 + wa[1] * dd1 + wa[2] * dd2
+              + a0 * (MB[3, 0] - MA[3, 0]) + a1 * (MB[3, 1] - MA[3, 1]) + a2 * (MB[3, 2] - MA[3, 2]))
+    return a0 * d0 + a1 * d1 + a2 * d2, k
+
+
+@njit(cache=True, nogil=True)
+def _angle_row(tree, jac, ia, ib, TA, TB, u, w, with_v, MA, MB, Grow):
+    """Angle row ``φ = (R_A u)·(R_B w)``: writes its G row into Grow and
+    returns (φ, k)."""
+    a0 = TA[0, 0] * u[0] + TA[0, 1] * u[1] + TA[0, 2] * u[2]
+    a1 = TA[1, 0] * u[0] + TA[1, 1] * u[1] + TA[1, 2] * u[2]
+    a2 = TA[2, 0] * u[0] + TA[2, 1] * u[1] + TA[2, 2] * u[2]
+    b0 = TB[0, 0] * w[0] + TB[0, 1] * w[1] + TB[0, 2] * w[2]
+    b1 = TB[1, 0] * w[0] + TB[1, 1] * w[1] + TB[1, 2] * w[2]
+    b2 = TB[2, 0] * w[0] + TB[2, 1] * w[1] + TB[2, 2] * w[2]
+    x0, x1, x2 = _cross(a0, a1, a2, b0, b1, b2)       # c = a × b
+    for c in range(Grow.shape[0]):
+        Grow[c] = 0.0
+    for side in range(2):
+        j = ia if side == 0 else ib
+        while j > 0:
+            for c in range(int(tree[j, C_V]), int(tree[j, C_V]) + int(tree[j, C_NV])):
+                s = x0 * jac[1, 0, c] + x1 * jac[1, 1, c] + x2 * jac[1, 2, c]
+                Grow[c] += s if side == 0 else -s
+            j = int(tree[j, C_PARENT])
+    k = 0.0
+    if with_v:
+        wA0, wA1, wA2 = MA[0, 0], MA[0, 1], MA[0, 2]
+        wB0, wB1, wB2 = MB[0, 0], MB[0, 1], MB[0, 2]
+        wa = _cross(wA0, wA1, wA2, a0, a1, a2)
+        wb = _cross(wB0, wB1, wB2, b0, b1, b2)
+        t1 = _cross(wa[0], wa[1], wa[2], b0, b1, b2)
+        t2 = _cross(a0, a1, a2, wb[0], wb[1], wb[2])
+        k = -(x0 * (MA[2, 0] - MB[2, 0]) + x1 * (MA[2, 1] - MB[2, 1]) + x2 * (MA[2, 2] - MB[2, 2])
+              + (wA0 - wB0) * (t1[0] + t2[0]) + (wA1 - wB1) * (t1[1] + t2[1]) + (wA2 - wB2) * (t1[2] + t2[2]))
+    return a0 * b0 + a1 * b1 + a2 * b2, k
+
+
+@njit(cache=True, nogil=True)
+def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
+                           gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k):
     """φ, G and (with_v) k of the loop rows and gear rows described in
-    :mod:`multibody.constraints.loops` (point rows ``kind 0``, angle rows
-    ``kind 1``; ``row[i]`` is the output row of entry i), with G's columns
-    filled only on the paths from the two bodies to the root."""
+    :mod:`multibody.constraints.loops` (``kind`` 0: point row, 1: angle
+    row, 2: helical row ``φ = (R_A u)·(p_B − p_A) − pitch·θ`` with θ the
+    angle of B's w about the axis u from A's w; ``row[i]`` is the output
+    row of entry i), with G's columns filled only on the paths from the two
+    bodies to the root."""
     nv = G.shape[1]
     if with_v:
-        a = np.zeros(nv)
-        motion_kernel(tree, q, v, a, poses, jac, spatial)
+        motion_kernel(tree, q, v, np.zeros(nv), poses, jac, spatial)
     else:
         fk_kernel(tree, q, poses)
         for i in range(1, tree.shape[0]):
@@ -167,66 +237,41 @@ def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb
                 jac[1, r, c] = m[r]
     TA = np.empty((4, 4))
     TB = np.empty((4, 4))
-    MA = np.empty((4, 3))
-    MB = np.empty((4, 3))
+    MA = np.zeros((4, 3))
+    MB = np.zeros((4, 3))
+    Gc = np.empty(nv)
+    Gs = np.empty(nv)
+    e2 = np.empty(3)
     for e in range(kind.shape[0]):
         r = row[e]
         ia, ib = body_a[e], body_b[e]
         _frame(poses, ia, Pa, e, TA)
         _frame(poses, ib, Pb, e, TB)
-        a0 = TA[0, 0] * u[e, 0] + TA[0, 1] * u[e, 1] + TA[0, 2] * u[e, 2]
-        a1 = TA[1, 0] * u[e, 0] + TA[1, 1] * u[e, 1] + TA[1, 2] * u[e, 2]
-        a2 = TA[2, 0] * u[e, 0] + TA[2, 1] * u[e, 1] + TA[2, 2] * u[e, 2]
-        pA0, pA1, pA2 = TA[0, 3], TA[1, 3], TA[2, 3]
-        pB0, pB1, pB2 = TB[0, 3], TB[1, 3], TB[2, 3]
-        d0, d1, d2 = pB0 - pA0, pB1 - pA1, pB2 - pA2
-        b0 = TB[0, 0] * w[e, 0] + TB[0, 1] * w[e, 1] + TB[0, 2] * w[e, 2]
-        b1 = TB[1, 0] * w[e, 0] + TB[1, 1] * w[e, 1] + TB[1, 2] * w[e, 2]
-        b2 = TB[2, 0] * w[e, 0] + TB[2, 1] * w[e, 1] + TB[2, 2] * w[e, 2]
-        point = kind[e] == 0
-        if point:
-            phi[r] = a0 * d0 + a1 * d1 + a2 * d2
-            x0, x1, x2 = _cross(a0, a1, a2, d0, d1, d2)       # a × d
-        else:
-            phi[r] = a0 * b0 + a1 * b1 + a2 * b2
-            x0, x1, x2 = _cross(a0, a1, a2, b0, b1, b2)       # c = a × b
-        for c in range(nv):
-            G[r, c] = 0.0
-        for side in range(2):
-            j = ia if side == 0 else ib
-            px, py, pz = (pA0, pA1, pA2) if side == 0 else (pB0, pB1, pB2)
-            while j > 0:
-                for c in range(int(tree[j, C_V]), int(tree[j, C_V]) + int(tree[j, C_NV])):
-                    o0, o1, o2 = jac[1, 0, c], jac[1, 1, c], jac[1, 2, c]
-                    if point:
-                        t = _cross(o0, o1, o2, px, py, pz)
-                        vp = a0 * (jac[1, 3, c] + t[0]) + a1 * (jac[1, 4, c] + t[1]) + a2 * (jac[1, 5, c] + t[2])
-                        G[r, c] += (x0 * o0 + x1 * o1 + x2 * o2 - vp) if side == 0 else vp
-                    else:
-                        s = x0 * o0 + x1 * o1 + x2 * o2
-                        G[r, c] += s if side == 0 else -s
-                j = int(tree[j, C_PARENT])
         if with_v:
-            _frame_motion(poses, spatial, ia, pA0, pA1, pA2, MA)
-            _frame_motion(poses, spatial, ib, pB0, pB1, pB2, MB)
-            wA0, wA1, wA2 = MA[0, 0], MA[0, 1], MA[0, 2]
-            wa = _cross(wA0, wA1, wA2, a0, a1, a2)
-            if point:
-                dd0, dd1, dd2 = MB[1, 0] - MA[1, 0], MB[1, 1] - MA[1, 1], MB[1, 2] - MA[1, 2]
-                t1 = _cross(wa[0], wa[1], wa[2], d0, d1, d2)
-                t2 = _cross(a0, a1, a2, dd0, dd1, dd2)
-                k[r] = -(x0 * MA[2, 0] + x1 * MA[2, 1] + x2 * MA[2, 2]
-                         + wA0 * (t1[0] + t2[0]) + wA1 * (t1[1] + t2[1]) + wA2 * (t1[2] + t2[2])
-                         + wa[0] * dd0 + wa[1] * dd1 + wa[2] * dd2
-                         + a0 * (MB[3, 0] - MA[3, 0]) + a1 * (MB[3, 1] - MA[3, 1]) + a2 * (MB[3, 2] - MA[3, 2]))
-            else:
-                wB0, wB1, wB2 = MB[0, 0], MB[0, 1], MB[0, 2]
-                wb = _cross(wB0, wB1, wB2, b0, b1, b2)
-                t1 = _cross(wa[0], wa[1], wa[2], b0, b1, b2)
-                t2 = _cross(a0, a1, a2, wb[0], wb[1], wb[2])
-                k[r] = -(x0 * (MA[2, 0] - MB[2, 0]) + x1 * (MA[2, 1] - MB[2, 1]) + x2 * (MA[2, 2] - MB[2, 2])
-                         + (wA0 - wB0) * (t1[0] + t2[0]) + (wA1 - wB1) * (t1[1] + t2[1])
-                         + (wA2 - wB2) * (t1[2] + t2[2]))
+            _frame_motion(poses, spatial, ia, TA[0, 3], TA[1, 3], TA[2, 3], MA)
+            _frame_motion(poses, spatial, ib, TB[0, 3], TB[1, 3], TB[2, 3], MB)
+        if kind[e] == 0:
+            phi[r], k[r] = _point_row(tree, jac, ia, ib, TA, TB, u[e], with_v, MA, MB, G[r])
+        elif kind[e] == 1:
+            phi[r], k[r] = _angle_row(tree, jac, ia, ib, TA, TB, u[e], w[e], with_v, MA, MB, G[r])
+        else:
+            # θ = atan2(s, c), c = (R_A w)·(R_B w), s = (R_A (u × w))·(R_B w)
+            ph, kp = _point_row(tree, jac, ia, ib, TA, TB, u[e], with_v, MA, MB, G[r])
+            e2[0], e2[1], e2[2] = _cross(u[e, 0], u[e, 1], u[e, 2], w[e, 0], w[e, 1], w[e, 2])
+            cc, kc = _angle_row(tree, jac, ia, ib, TA, TB, w[e], w[e], with_v, MA, MB, Gc)
+            ss, ks = _angle_row(tree, jac, ia, ib, TA, TB, e2, w[e], with_v, MA, MB, Gs)
+            rho2 = cc * cc + ss * ss
+            h = pitch[e]
+            phi[r] = ph - h * np.arctan2(ss, cc)
+            cd = 0.0
+            sd = 0.0
+            for c in range(nv):
+                G[r, c] -= h * (cc * Gs[c] - ss * Gc[c]) / rho2
+                cd += Gc[c] * v[c]
+                sd += Gs[c] * v[c]
+            if with_v:  # θ̈ = (c s̈ − s c̈)/ρ² − 2(c ṡ − s ċ)(c ċ + s ṡ)/ρ⁴
+                k_theta = (cc * ks - ss * kc) / rho2 + 2.0 * (cc * sd - ss * cd) * (cc * cd + ss * sd) / (rho2 * rho2)
+                k[r] = kp - h * k_theta
     for g in range(gear_row.shape[0]):
         r = gear_row[g]
         phi[r] = q[gear_jq[g]] - ratio[g] * q[gear_iq[g]] - offset[g]
@@ -234,8 +279,7 @@ def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb
             G[r, c] = 0.0
         G[r, gear_jv[g]] += 1.0
         G[r, gear_iv[g]] -= ratio[g]
-        if with_v:
-            k[r] = 0.0
+        k[r] = 0.0
 
 
 # ---------------------------------------------------------------- constrained steps
@@ -329,8 +373,8 @@ def _correction(lam, Lf, G, r, X, out):
 
 
 @njit(cache=True, nogil=True)
-def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv, gear_iq,
-                   gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, tol, max_iterations, q_out, v_out):
+def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
+                   gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, tol, max_iterations, q_out, v_out):
     """Post-stabilization (ArtiSynth §0.5): Newton iterations
     ``q ← q ⊕ −M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺φ`` until ``max|φ| ≤ tol``, then the velocity
     projection ``v ← v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv`` at the final q. Returns the
@@ -346,7 +390,7 @@ def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, gea
     qt = q.copy()
     it = 0
     while True:
-        constraint_rows_kernel(tree, q_out, v, False, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq,
+        constraint_rows_kernel(tree, q_out, v, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
                                gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
         err = 0.0
         for i in range(nc):
@@ -386,8 +430,27 @@ def phi_size(row, gear_row):
 
 
 @njit(cache=True, nogil=True)
+def _free_acceleration(tree, lam, q, v, tau, gravity_on, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
+                       gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, G, k,
+                       Lf, a):
+    """The constraint rows (φ, G and, with_v, k) at (q, v), the LᵀDL factor
+    Lf of M(q) and the unconstrained acceleration ``a = M⁻¹(τ − C(q, v))``.
+    Returns 0, or −2 if M is not positive definite."""
+    constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
+                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
+    c = np.empty(v.shape[0])
+    rnea_kernel(tree, q, v, np.zeros(v.shape[0]), gravity_on, False, poses, spatial, c)
+    if _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf) != 0:
+        return -2
+    for i in range(v.shape[0]):
+        a[i] = tau[i] - c[i]
+    ltdl_solve(lam, Lf, a)
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def constrained_acceleration_kernel(tree, lam, q, v, tau, gravity_on, baumgarte, row, kind, body_a, body_b, Pa,
-                                    Pb, u, w, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses,
+                                    Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses,
                                     jac, spatial, inertia6, M, out):
     """Closed-loop forward dynamics (Featherstone §8.5, method 2 with the
     sparse LᵀDL of H): ``q̈ = q̈₀ + H⁻¹Kᵀλ``, ``q̈₀ = H⁻¹(τ − C)``,
@@ -396,18 +459,11 @@ def constrained_acceleration_kernel(tree, lam, q, v, tau, gravity_on, baumgarte,
     −2 if H is not positive definite."""
     nv = v.shape[0]
     nc = phi_size(row, gear_row)
-    phi, K, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
-    constraint_rows_kernel(tree, q, v, True, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv,
-                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, K, k)
-    zero = np.zeros(nv)
-    c = np.empty(nv)
-    rnea_kernel(tree, q, v, zero, gravity_on, False, poses, spatial, c)
-    Lf = np.empty((nv, nv))
-    if _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf) != 0:
+    phi, K, k, Lf = np.empty(nc), np.empty((nc, nv)), np.empty(nc), np.empty((nv, nv))
+    if _free_acceleration(tree, lam, q, v, tau, gravity_on, True, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
+                          gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, K,
+                          k, Lf, out) != 0:
         return -2
-    for i in range(nv):
-        out[i] = tau[i] - c[i]
-    ltdl_solve(lam, Lf, out)
     r = np.empty(nc)
     for i in range(nc):
         s = 0.0
@@ -425,7 +481,7 @@ def constrained_acceleration_kernel(tree, lam, q, v, tau, gravity_on, baumgarte,
 
 
 @njit(cache=True, nogil=True)
-def constrained_sie_kernel(tree, lam, q, v, tau, damping, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w,
+def constrained_sie_kernel(tree, lam, q, v, tau, damping, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w, pitch,
                            gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial,
                            inertia6, M, q_out, v_out):
     """Semi-implicit Euler with hard bilateral constraints (ArtiSynth
@@ -435,19 +491,15 @@ def constrained_sie_kernel(tree, lam, q, v, tau, damping, dt, gravity_on, row, k
     ``q⁺ = q ⊕ h v⁺``. Returns 0, or −2 if M is not positive definite."""
     nv = v.shape[0]
     nc = phi_size(row, gear_row)
-    phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
-    constraint_rows_kernel(tree, q, v, False, row, kind, body_a, body_b, Pa, Pb, u, w, gear_row, gear_jq, gear_jv,
-                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
-    zero = np.zeros(nv)
-    c = np.empty(nv)
-    rnea_kernel(tree, q, v, zero, gravity_on, False, poses, spatial, c)
-    Lf = np.empty((nv, nv))
-    if _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf) != 0:
-        return -2
-    a = np.empty(nv)
+    phi, G, k, Lf = np.empty(nc), np.empty((nc, nv)), np.empty(nc), np.empty((nv, nv))
+    t = np.empty(nv)
     for i in range(nv):
-        a[i] = tau[i] - damping[i] * v[i] - c[i]
-    ltdl_solve(lam, Lf, a)
+        t[i] = tau[i] - damping[i] * v[i]
+    a = np.empty(nv)
+    if _free_acceleration(tree, lam, q, v, t, gravity_on, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
+                          gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, G,
+                          k, Lf, a) != 0:
+        return -2
     for i in range(nv):
         v_out[i] = v[i] + dt * a[i]
     Gv = np.empty(nc)

@@ -46,16 +46,20 @@ def _perpendiculars(a):
 
 
 def loop_rows(lj):
-    """(point rows: list of u, angle rows: list of (u, w)) of a
-    :class:`~multibody.model.LoopJoint`, in its joint frames' coordinates."""
+    """(point rows: list of u, angle rows: list of (u, w), helical rows:
+    list of (u, w)) of a :class:`~multibody.model.LoopJoint`, in its joint
+    frames' coordinates. A helical row is ``φ = (R_A u)·(p_B − p_A) −
+    pitch·θ``, θ the rotation about u that takes A's w to B's w (valid for
+    |θ| < π)."""
     a, a2 = lj.axis, lj.axis2
     e1, e2 = _perpendiculars(a)
     I = np.eye(3)
     weld = [(I[1], I[2]), (I[2], I[0]), (I[0], I[1])]
-    return {
+    rows = {
         "fixed": (list(I), weld),
         "revolute": (list(I), [(e1, a), (e2, a)]),
         "prismatic": ([e1, e2], weld),
+        "helical": ([e1, e2], [(e1, a), (e2, a)]),
         "cylindrical": ([e1, e2], [(e1, a), (e2, a)]),
         "planar": ([a], [(e1, a), (e2, a)]),
         "spherical": (list(I), []),
@@ -63,6 +67,7 @@ def loop_rows(lj):
         "translational": ([], weld),
         "free": ([], []),
     }[lj.joint]
+    return rows + ([(a, e1)] if lj.joint == "helical" else [],)
 
 
 def from_equality(model, eq):
@@ -113,7 +118,7 @@ class Constraints:
             + ([from_equality(model, e) for e in model.equalities] if equalities else []) + list(extra)
         body = {n: i for i, n in enumerate(model.body_names)}
         joints = {j.name: j for j in model.joints}
-        self._points, self._angles = [], []   # (row, ia, Pa, ib, Pb, u[, w])
+        self._points, self._angles = [], []   # (row, ia, Pa, ib, Pb, u[, w[, pitch]])
         self._gears = []                      # (row, j, i, ratio, offset)
         self.labels = []
         row = 0
@@ -123,13 +128,14 @@ class Constraints:
                     if b not in body:
                         raise ModelError(f"loop joint '{c.name}' references unknown body '{b}'")
                 ia, ib = body[c.body_a], body[c.body_b]
-                points, angles = loop_rows(c)
+                points, angles, helical = loop_rows(c)
                 for u in points:
-                    self._points.append((row, ia, c.placement_a, ib, c.placement_b, u))
+                    self._points.append((row, ia, c.placement_a, ib, c.placement_b, u, np.zeros(3), 0.0, 0))
                     self.labels.append(c.name)
                     row += 1
-                for u, w in angles:
-                    self._angles.append((row, ia, c.placement_a, ib, c.placement_b, u, w))
+                for n_row, (u, w) in enumerate(angles + helical):
+                    kind = 2 if n_row >= len(angles) else 1
+                    self._angles.append((row, ia, c.placement_a, ib, c.placement_b, u, w, c.pitch, kind))
                     self.labels.append(c.name)
                     row += 1
             elif isinstance(c, Coupling):
@@ -149,16 +155,17 @@ class Constraints:
             else:
                 raise InputError(f"not a constraint: {c!r} (give LoopJoint or Coupling records)")
         self.size = row
-        rows = self._points + [r[:6] + (r[6],) for r in self._angles]
+        rows = self._points + self._angles
         n = len(rows)
-        self._kind = np.array([0] * len(self._points) + [1] * len(self._angles), dtype=np.int64)
+        self._kind = np.array([r[8] for r in rows], dtype=np.int64)
+        self._pitch = np.array([r[7] for r in rows], dtype=np.float64)
         self._row = np.array([r[0] for r in rows], dtype=np.int64)
         self._ia = np.array([r[1] for r in rows], dtype=np.int64)
         self._ib = np.array([r[3] for r in rows], dtype=np.int64)
         self._Pa = np.array([r[2] for r in rows], dtype=np.float64).reshape(n, 4, 4)
         self._Pb = np.array([r[4] for r in rows], dtype=np.float64).reshape(n, 4, 4)
         self._u = np.array([r[5] for r in rows], dtype=np.float64).reshape(n, 3)
-        self._w = np.array([r[6] if len(r) > 6 else np.zeros(3) for r in rows], dtype=np.float64).reshape(n, 3)
+        self._w = np.array([r[6] for r in rows], dtype=np.float64).reshape(n, 3)
         g = self._gears
         self._gear_arrays = (np.array([x[0] for x in g], dtype=np.int64), np.array([x[1] for x in g], dtype=np.int64),
                              np.array([x[2] for x in g], dtype=np.int64), np.array([x[3] for x in g], dtype=np.int64),
@@ -174,7 +181,8 @@ class Constraints:
     def kernel_args(self):
         """The row description the compiled kernels take (row, kind, bodies,
         placements, u, w, then the gear rows)."""
-        return (self._row, self._kind, self._ia, self._ib, self._Pa, self._Pb, self._u, self._w) + self._gear_arrays
+        return (self._row, self._kind, self._ia, self._ib, self._Pa, self._Pb, self._u, self._w,
+                self._pitch) + self._gear_arrays
 
     def evaluate(self, q, v=None):
         """``(φ, G, k)`` at (q, v); k is None without v. Units: m for point

@@ -231,9 +231,10 @@ class ModelBuilder:
         self._couplings.append(Coupling(joint, mimicked, float(multiplier), float(offset)))
 
     def add_loop_joint(self, body_a, body_b, joint, placement_a=None, placement_b=None, axis=(0, 0, 1),
-                       axis2=(0, 1, 0), name=None):
+                       axis2=(0, 1, 0), pitch=0.0, name=None):
         """Close a kinematic loop with a joint of type ``joint`` (fixed,
-        revolute, prismatic, cylindrical, planar, spherical, universal)
+        revolute, prismatic, helical (``pitch`` m/rad), cylindrical, planar,
+        spherical, universal, translational, free)
         between ``body_a`` and ``body_b`` (either may be "world"), at the
         frames ``placement_a`` / ``placement_b`` on them (poses (R, p) or 4x4
         in body coordinates). See :class:`~multibody.model.LoopJoint` for
@@ -255,7 +256,9 @@ class ModelBuilder:
             axes.append(a / np.linalg.norm(a))
         if joint == "universal" and abs(axes[0] @ axes[1]) > 1e-9:
             raise ModelError(f"loop joint '{name}': the universal joint's axes must be perpendicular")
-        self._loops.append(LoopJoint(name, str(body_a), str(body_b), joint, Pa, Pb, axes[0], axes[1]))
+        if not np.isfinite(pitch):
+            raise ModelError(f"loop joint '{name}': pitch must be finite, got {pitch}")
+        self._loops.append(LoopJoint(name, str(body_a), str(body_b), joint, Pa, Pb, axes[0], axes[1], float(pitch)))
         return name
 
     def add_equality(self, kind, name, body1=None, body2=None, data=(), objtype="body"):

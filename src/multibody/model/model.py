@@ -76,7 +76,7 @@ class Coupling:
     offset: float = 0.0
 
 
-LOOP_JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "planar", "spherical", "universal",
+LOOP_JOINT_TYPES = ("fixed", "revolute", "prismatic", "helical", "cylindrical", "planar", "spherical", "universal",
                     "translational", "free")
 
 
@@ -88,8 +88,9 @@ class LoopJoint:
     motion of frame B relative to frame A along/about the unit ``axis``
     (joint-frame coordinates; revolute, prismatic, cylindrical: the axis;
     planar: the plane normal; universal: the first axis, on A, and
-    ``axis2`` the second, on B). The loop is closed when frame B coincides
-    with frame A up to that free motion (Featherstone §8.1)."""
+    ``axis2`` the second, on B; helical: the screw axis, with ``pitch`` in
+    m/rad). The loop is closed when frame B coincides with frame A up to
+    that free motion (Featherstone §8.1)."""
     name: str
     body_a: str
     body_b: str
@@ -98,6 +99,7 @@ class LoopJoint:
     placement_b: np.ndarray
     axis: np.ndarray
     axis2: np.ndarray
+    pitch: float = 0.0
 
 
 @dataclass(frozen=True)
