@@ -113,3 +113,20 @@ def test_closed_loop_input_errors():
         closed_loop_forward_dynamics(model, q, np.zeros(3), np.zeros(3), np.zeros((5, 3)), np.zeros(5), "magic")
     with pytest.raises(InputError, match="K must be"):
         closed_loop_forward_dynamics(model, q, np.zeros(3), np.zeros(3), np.zeros((5, 2)), np.zeros(5))
+
+
+def test_dense_and_sparse_kkt_solves_agree():
+    """The velocity-level KKT system (ArtiSynth §0.6, §0.11) solved densely
+    and by SuperLU gives the same velocity, which satisfies G v = g."""
+    from multibody.formulations.reduced import kkt_solve
+    rng = np.random.default_rng(5)
+    n, m = 30, 8
+    B = rng.normal(size=(n, n))
+    A = B @ B.T + n * np.eye(n)
+    G = rng.normal(size=(m, n))
+    b, g = rng.normal(size=n), rng.normal(size=m)
+    for R in (np.zeros((m, m)), 1e-3 * np.eye(m)):
+        x_dense = kkt_solve(A, G, R, b, g, sparse=False)
+        x_sparse = kkt_solve(A, G, R, b, g, sparse=True)
+        assert np.allclose(x_dense, x_sparse, atol=1e-12)
+    assert np.allclose(G @ kkt_solve(A, G, np.zeros((m, m)), b, g), g, atol=1e-12)

@@ -4,7 +4,9 @@
 of the force elements (:mod:`multibody.forces`), C the bias forces with
 gravity (RNEA at v̇ = 0)."""
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import solve
+from scipy.sparse.linalg import splu
 
 from ..dynamics import aba, crba, gravity_forces, inverse_inertia, kinetic_energy_gradient, rnea
 from ..dynamics.closed_loop import closed_loop_forward_dynamics, independent_rows
@@ -12,6 +14,28 @@ from ..constraints._kernels import constrained_acceleration_kernel, constrained_
 from ..errors import InputError, SimulationError
 from ..forces import Gravity, generalized_forces
 from ..model.data import Data
+
+
+# measured with benchmarks/kkt.py: SuperLU beats the dense symmetric solve once the KKT system is
+# large and its A block sparse (branched trees); for chains (dense H) the dense solve stays faster
+SPARSE_KKT_MIN_SIZE = 220
+SPARSE_KKT_MAX_DENSITY = 0.1
+
+
+def kkt_solve(A, G, R, b, g, sparse=None):
+    """The x-part of ``[A −Gᵀ; G R][x; λ] = [b; g]`` (ArtiSynth §0.6, §0.11):
+    dense (LAPACK symmetric indefinite) or sparse (SuperLU), chosen by size
+    and the density of A unless ``sparse`` is given."""
+    n, m = A.shape[0], G.shape[0]
+    if sparse is None:
+        sparse = n + m >= SPARSE_KKT_MIN_SIZE and np.count_nonzero(A) <= SPARSE_KKT_MAX_DENSITY * A.size
+    rhs = np.concatenate([b, g])
+    if sparse:
+        K = sp.bmat([[sp.csc_matrix(A), sp.csc_matrix(-G.T)], [sp.csc_matrix(G), sp.csc_matrix(R)]], format="csc")
+        return splu(K).solve(rhs)[:n]
+    K = np.zeros((n + m, n + m))
+    K[:n, :n], K[:n, n:], K[n:, :n], K[n:, n:] = A, -G.T, G, R
+    return solve(K, rhs, assume_a="sym")[:n]
 
 
 class ReducedSystem:
@@ -98,10 +122,7 @@ class ReducedSystem:
         else:
             rows = independent_rows(G)
             G, R, g = G[rows], np.zeros((len(rows), len(rows))), np.zeros(len(rows))
-        m = G.shape[0]
-        KKT = np.zeros((nv + m, nv + m))
-        KKT[:nv, :nv], KKT[:nv, nv:], KKT[nv:, :nv], KKT[nv:, nv:] = A, -G.T, G, R
-        return solve(KKT, np.concatenate([b, g]))[:nv]
+        return kkt_solve(A, G, R, b, g)
 
     def element_forces(self, t, q, v, jacobians=False):
         """(τ, K, D) of the force elements plus the model's joint damping."""
