@@ -24,8 +24,8 @@ SPARSE_KKT_MAX_DENSITY = 0.1
 
 def kkt_solve(A, G, R, b, g, sparse=None):
     """The x-part of ``[A −Gᵀ; G R][x; λ] = [b; g]`` (ArtiSynth §0.6, §0.11):
-    dense (LAPACK symmetric indefinite) or sparse (SuperLU), chosen by size
-    and the density of A unless ``sparse`` is given."""
+    dense (LAPACK LU) or sparse (SuperLU), chosen by size and the density of
+    A unless ``sparse`` is given."""
     n, m = A.shape[0], G.shape[0]
     if sparse is None:
         sparse = n + m >= SPARSE_KKT_MIN_SIZE and np.count_nonzero(A) <= SPARSE_KKT_MAX_DENSITY * A.size
@@ -35,7 +35,7 @@ def kkt_solve(A, G, R, b, g, sparse=None):
         return splu(K).solve(rhs)[:n]
     K = np.zeros((n + m, n + m))
     K[:n, :n], K[:n, n:], K[n:, :n], K[n:, n:] = A, -G.T, G, R
-    return solve(K, rhs, assume_a="sym")[:n]
+    return solve(K, rhs)[:n]  # general LU: A need not be symmetric (non-conservative force Jacobians)
 
 
 class ReducedSystem:
