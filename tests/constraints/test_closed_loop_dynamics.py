@@ -130,3 +130,22 @@ def test_dense_and_sparse_kkt_solves_agree():
         x_sparse = kkt_solve(A, G, R, b, g, sparse=True)
         assert np.allclose(x_dense, x_sparse, atol=1e-12)
     assert np.allclose(G @ kkt_solve(A, G, np.zeros((m, m)), b, g), g, atol=1e-12)
+
+
+def test_loop_clusters_give_a_block_diagonal_null_space():
+    """Two independent loops (a four-bar and a separate closed chain) form
+    two clusters (Featherstone §8.9); the block-diagonal G spans the same
+    null space as a dense QR of the whole K, and g solves K g = k."""
+    from multibody.dynamics.closed_loop import loop_clusters
+    rng = np.random.default_rng(2)
+    K = np.zeros((5, 9))
+    K[:3, [0, 1, 2]] = rng.normal(size=(3, 3))          # cluster 1: rows 0-2 on coordinates 0-2
+    K[3:, [4, 6, 7]] = rng.normal(size=(2, 3))          # cluster 2: rows 3-4 on coordinates 4, 6, 7
+    K[2] = K[0] + 2 * K[1]                               # a redundant row
+    k = K @ rng.normal(size=9)
+    clusters = loop_clusters(K)
+    assert [(r.tolist(), c.tolist()) for r, c in clusters] == [([0, 1, 2], [0, 1, 2]), ([3, 4], [4, 6, 7])]
+    G, g = null_space_basis(K, k)
+    assert G.shape == (9, 9 - 4) and np.linalg.matrix_rank(G) == 5
+    assert np.abs(K @ G).max() < 1e-12 and np.abs(K @ g - k).max() < 1e-12
+    assert np.count_nonzero(G[[0, 1, 2]][:, [c for c in range(G.shape[1]) if np.any(G[[4, 6, 7], c])]]) == 0

@@ -12,6 +12,8 @@ counterpart of the complete-pivoting LU of §8.8.
 """
 import numpy as np
 from scipy.linalg import qr, solve, solve_triangular
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from ..errors import InputError
 from .inertia import InertiaFactor, crba
@@ -36,22 +38,61 @@ def independent_rows(K):
     return np.sort(piv[:_rank(R)])
 
 
+def _qr_null_space(K, k):
+    """(G, g) of one loop cluster by QR with column pivoting (see
+    :func:`null_space_basis`)."""
+    n = K.shape[1]
+    Q, R, piv = qr(K, pivoting=True)
+    r = _rank(R)
+    G = np.zeros((n, n - r))
+    G[piv[:r]] = -solve_triangular(R[:r, :r], R[:r, r:])
+    G[piv[r:]] = np.eye(n - r)
+    g = np.zeros(n)
+    g[piv[:r]] = solve_triangular(R[:r, :r], (Q.T @ k)[:r])
+    return G, g
+
+
+def loop_clusters(K):
+    """Minimal loop clusters of K (Featherstone §8.9): the connected
+    components of the graph joining a constraint row to the coordinates it
+    involves. Returns a list of (rows, coordinates) index arrays; the
+    coordinates of no row are left out."""
+    nc, n = K.shape
+    rows, cols = np.nonzero(K)
+    graph = coo_matrix((np.ones(len(rows)), (rows, nc + cols)), shape=(nc + n, nc + n))
+    count, label = connected_components(graph, directed=False)
+    clusters = []
+    for c in np.unique(label[:nc]):
+        members = np.flatnonzero(label == c)
+        clusters.append((members[members < nc], members[members >= nc] - nc))
+    return clusters
+
+
 def null_space_basis(K, k):
     """``(G, g)`` with ``K G = 0`` (G: n x (n − r), full column rank) and
-    ``K g = k`` (Featherstone §8.8, Eqs. 8.48–8.51): with ``K P = Q R``
-    (column pivoting), ``G = P [−R₁₁⁻¹R₁₂; 1]`` and ``g = P [R₁₁⁻¹(Qᵀk)₁; 0]``,
-    so the independent variables y are a subset of the coordinates."""
+    ``K g = k`` (Featherstone §8.8, Eqs. 8.48–8.51), exploiting the loop
+    clusters of §8.9: G is block diagonal — one block per cluster, from
+    ``K_c P = Q R`` (column pivoting): ``G_c = P [−R₁₁⁻¹R₁₂; 1]``,
+    ``g_c = P [R₁₁⁻¹(Qᵀk)₁; 0]``, so the independent variables y are a
+    subset of the coordinates — and identity columns for the coordinates in
+    no loop."""
     nc, n = K.shape
     if nc == 0:
         return np.eye(n), np.zeros(n)
-    Q, R, piv = qr(K, pivoting=True)
-    r = _rank(R)
-    R11, R12 = R[:r, :r], R[:r, r:]
-    G = np.zeros((n, n - r))
-    G[piv[:r]] = -solve_triangular(R11, R12)
-    G[piv[r:]] = np.eye(n - r)
-    g = np.zeros(n)
-    g[piv[:r]] = solve_triangular(R11, (Q.T @ k)[:r])
+    blocks, g = [], np.zeros(n)
+    free = np.ones(n, bool)
+    for rows, cols in loop_clusters(K):
+        Gc, gc = _qr_null_space(K[np.ix_(rows, cols)], k[rows])
+        blocks.append((cols, Gc))
+        g[cols] = gc
+        free[cols] = False
+    free_cols = np.flatnonzero(free)
+    G = np.zeros((n, len(free_cols) + sum(b.shape[1] for _, b in blocks)))
+    G[free_cols, np.arange(len(free_cols))] = 1.0
+    c = len(free_cols)
+    for cols, Gc in blocks:
+        G[np.ix_(cols, np.arange(c, c + Gc.shape[1]))] = Gc
+        c += Gc.shape[1]
     return G, g
 
 
