@@ -16,8 +16,9 @@ class Trajectory:
     (N, nv) booleans: which coordinates the simulator clamped in that step,
     ``power`` (N, P): the power (W) of each source named in
     ``power_labels`` (applied τ, each force element, joint damping), and
-    ``constraint_residual`` (N,): the largest constraint violation (rad or
-    m; position limits today)."""
+    ``constraint_residual`` (N,): the largest constraint violation (max |φ|
+    of loop joints and couplings, and the largest position-limit violation;
+    m, rad or, for angle rows, a cosine)."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
