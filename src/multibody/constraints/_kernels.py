@@ -373,6 +373,24 @@ def _correction(lam, Lf, G, r, X, out):
 
 
 @njit(cache=True, nogil=True)
+def _admissible_velocity(lam, Lf, G, v, X, out):
+    """``out = v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺ G v``: the velocity nearest to v in the
+    M metric with ``G out = 0`` (ArtiSynth §0.5's velocity projector, also
+    the KKT step ``[M −Gᵀ; G 0]`` from the free velocity v)."""
+    nc, nv = G.shape
+    Gv = np.empty(nc)
+    for i in range(nc):
+        s = 0.0
+        for c in range(nv):
+            s += G[i, c] * v[c]
+        Gv[i] = s
+    dv = np.empty(nv)
+    _correction(lam, Lf, G, Gv, X, dv)
+    for c in range(nv):
+        out[c] = v[c] - dv[c]
+
+
+@njit(cache=True, nogil=True)
 def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
                    gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, tol, max_iterations, q_out, v_out):
     """Post-stabilization (ArtiSynth §0.5): Newton iterations
@@ -407,15 +425,7 @@ def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pit
         qt[:] = q_out
         integrate_kernel(tree, qt, dq, 1.0, q_out)
         it += 1
-    Gv = np.empty(nc)
-    for i in range(nc):
-        s = 0.0
-        for c in range(nv):
-            s += G[i, c] * v[c]
-        Gv[i] = s
-    _correction(lam, Lf, G, Gv, X, dq)
-    for c in range(nv):
-        v_out[c] = v[c] - dq[c]
+    _admissible_velocity(lam, Lf, G, v, X, v_out)
     return it
 
 
@@ -501,17 +511,7 @@ def constrained_sie_kernel(tree, lam, q, v, tau, damping, dt, gravity_on, row, k
                           k, Lf, a) != 0:
         return -2
     for i in range(nv):
-        v_out[i] = v[i] + dt * a[i]
-    Gv = np.empty(nc)
-    for i in range(nc):
-        s = 0.0
-        for j in range(nv):
-            s += G[i, j] * v_out[j]
-        Gv[i] = s
-    X = np.empty((nc, nv))
-    dv = np.empty(nv)
-    _correction(lam, Lf, G, Gv, X, dv)
-    for i in range(nv):
-        v_out[i] -= dv[i]
+        a[i] = v[i] + dt * a[i]
+    _admissible_velocity(lam, Lf, G, a, np.empty((nc, nv)), v_out)
     integrate_kernel(tree, q, v_out, dt, q_out)
     return 0
