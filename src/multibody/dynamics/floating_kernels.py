@@ -48,6 +48,8 @@ def base_motion_pass(tree, q, v, poses, jac, spatial):
                     poses[0, 1, r, c] = 1.0 if r == c else 0.0
         else:
             set_world_pose(tree, i, poses)
+        # the same per-body step as kernels.world_motion_pass, written out on purpose: a shared
+        # helper (even inline="always") made ABA 19% slower on Talos (measured)
         p = int(tree[i, C_PARENT])
         iv = int(tree[i, C_V])
         vj0 = vj1 = vj2 = vj3 = vj4 = vj5 = 0.0
