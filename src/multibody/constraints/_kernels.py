@@ -108,6 +108,13 @@ def _frame(poses, i, P, r, out):
                 out[a, c] = s
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rotate(R, x0, x1, x2):
+    """``R x`` (3 scalars) for the rotation block of the 4x4 pose R."""
+    return (R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2,
+            R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2)
+
+
 @njit(cache=True, nogil=True)
 def _frame_motion(poses, spatial, i, x0, x1, x2, out):
     """World angular velocity, origin velocity, angular acceleration and
@@ -120,15 +127,10 @@ def _frame_motion(poses, spatial, i, x0, x1, x2, out):
                 out[a, c] = 0.0
         return
     R = poses[0, i]
-    w = np.empty(3)
-    v0 = np.empty(3)
-    al = np.empty(3)
-    a0 = np.empty(3)
-    for a in range(3):
-        w[a] = R[a, 0] * spatial[0, i, 0] + R[a, 1] * spatial[0, i, 1] + R[a, 2] * spatial[0, i, 2]
-        v0[a] = R[a, 0] * spatial[0, i, 3] + R[a, 1] * spatial[0, i, 4] + R[a, 2] * spatial[0, i, 5]
-        al[a] = R[a, 0] * spatial[1, i, 0] + R[a, 1] * spatial[1, i, 1] + R[a, 2] * spatial[1, i, 2]
-        a0[a] = R[a, 0] * spatial[1, i, 3] + R[a, 1] * spatial[1, i, 4] + R[a, 2] * spatial[1, i, 5]
+    w = _rotate(R, spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2])
+    v0 = _rotate(R, spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5])
+    al = _rotate(R, spatial[1, i, 0], spatial[1, i, 1], spatial[1, i, 2])
+    a0 = _rotate(R, spatial[1, i, 3], spatial[1, i, 4], spatial[1, i, 5])
     # spatial vectors at the body origin p → velocity and acceleration at the point x
     d0, d1, d2 = x0 - R[0, 3], x1 - R[1, 3], x2 - R[2, 3]
     c = _cross(w[0], w[1], w[2], d0, d1, d2)
@@ -491,22 +493,20 @@ def constrained_acceleration_kernel(tree, lam, q, v, tau, gravity_on, baumgarte,
 
 
 @njit(cache=True, nogil=True)
-def constrained_sie_kernel(tree, lam, q, v, tau, damping, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w, pitch,
+def constrained_sie_kernel(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w, pitch,
                            gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial,
                            inertia6, M, q_out, v_out):
     """Semi-implicit Euler with hard bilateral constraints (ArtiSynth
-    §0.9.1, §0.10): the free velocity ``v* = v + hM⁻¹(τ − b⊙v − C)`` is
+    §0.9.1, §0.10): the free velocity ``v* = v + hM⁻¹(τ − C)`` (τ with every
+    applied force, joint damping included) is
     corrected to ``v⁺ = v* − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv*`` (the KKT step
     ``[M −Gᵀ; G 0]`` solved by its Schur complement), then
     ``q⁺ = q ⊕ h v⁺``. Returns 0, or −2 if M is not positive definite."""
     nv = v.shape[0]
     nc = phi_size(row, gear_row)
     phi, G, k, Lf = np.empty(nc), np.empty((nc, nv)), np.empty(nc), np.empty((nv, nv))
-    t = np.empty(nv)
-    for i in range(nv):
-        t[i] = tau[i] - damping[i] * v[i]
     a = np.empty(nv)
-    if _free_acceleration(tree, lam, q, v, t, gravity_on, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
+    if _free_acceleration(tree, lam, q, v, tau, gravity_on, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
                           gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, G,
                           k, Lf, a) != 0:
         return -2

@@ -118,7 +118,7 @@ class Constraints:
             + ([from_equality(model, e) for e in model.equalities] if equalities else []) + list(extra)
         body = {n: i for i, n in enumerate(model.body_names)}
         joints = {j.name: j for j in model.joints}
-        self._points, self._angles = [], []   # (row, ia, Pa, ib, Pb, u[, w[, pitch]])
+        rows = []                             # (row, ia, Pa, ib, Pb, u, w, pitch, kind) of each loop row
         self._gears = []                      # (row, j, i, ratio, offset)
         self.labels = []
         row = 0
@@ -130,12 +130,12 @@ class Constraints:
                 ia, ib = body[c.body_a], body[c.body_b]
                 points, angles, helical = loop_rows(c)
                 for u in points:
-                    self._points.append((row, ia, c.placement_a, ib, c.placement_b, u, np.zeros(3), 0.0, 0))
+                    rows.append((row, ia, c.placement_a, ib, c.placement_b, u, np.zeros(3), 0.0, 0))
                     self.labels.append(c.name)
                     row += 1
                 for n_row, (u, w) in enumerate(angles + helical):
                     kind = 2 if n_row >= len(angles) else 1
-                    self._angles.append((row, ia, c.placement_a, ib, c.placement_b, u, w, c.pitch, kind))
+                    rows.append((row, ia, c.placement_a, ib, c.placement_b, u, w, c.pitch, kind))
                     self.labels.append(c.name)
                     row += 1
             elif isinstance(c, Coupling):
@@ -155,7 +155,6 @@ class Constraints:
             else:
                 raise InputError(f"not a constraint: {c!r} (give LoopJoint or Coupling records)")
         self.size = row
-        rows = self._points + self._angles
         n = len(rows)
         self._kind = np.array([r[8] for r in rows], dtype=np.int64)
         self._pitch = np.array([r[7] for r in rows], dtype=np.float64)

@@ -114,7 +114,6 @@ class ReducedSystem:
         if self.constraints is None:
             return np.linalg.solve(A, b)
         phi, G, _ = self.constraints.evaluate(q)
-        nv = self.model.nv
         if self.soft:
             gamma = 1.0 / (0.5 + self.constraint_damping / dt)
             R = np.eye(len(phi)) * (gamma * self.compliance / dt ** 2)
@@ -163,14 +162,12 @@ class ReducedSystem:
         """One compiled semi-implicit Euler step with the hard constraints
         (:func:`~multibody.constraints._kernels.constrained_sie_kernel`);
         the force elements enter as joint forces at (q, v)."""
-        f, _, _ = self.element_forces(t, q, v)
-        if self._damped:
-            f += self.damping * v  # the kernel applies the damping itself
+        f, _, _ = self.element_forces(t, q, v)  # with the joint damping
         q1, v1 = np.empty_like(q), np.empty_like(v)
         d = self.data
-        if constrained_sie_kernel(self.model._tree, self.model.dof_parent, q, v, tau + f, self.damping, dt,
-                                  self.gravity, *self.constraints.kernel_args, d.poses, d.jac, d.spatial,
-                                  d.inertia6, d.M, q1, v1) != 0:
+        if constrained_sie_kernel(self.model._tree, self.model.dof_parent, q, v, tau + f, dt, self.gravity,
+                                  *self.constraints.kernel_args, d.poses, d.jac, d.spatial, d.inertia6, d.M, q1,
+                                  v1) != 0:
             raise SimulationError("the mass matrix is not positive definite")
         return q1, v1
 
