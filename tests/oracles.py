@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 import multibody as mb
+from multibody.model.joints import C_AX1, C_AX2, C_P, C_PITCH, C_R
 
 ROBOTS = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
@@ -156,8 +157,8 @@ def to_pinocchio(model):
     for j in model.joints[1:]:
         i = j.child
         tree = model.tree[i]
-        a1, a2 = tree[18:21], tree[21:24]
-        pitch = tree[27]
+        a1, a2 = tree[C_AX1:C_AX1 + 3], tree[C_AX2:C_AX2 + 3]
+        pitch = tree[C_PITCH]
         if j.type == "revolute":
             jm = pin.JointModelRevoluteUnaligned(a1)
         elif j.type == "prismatic":
@@ -180,7 +181,7 @@ def to_pinocchio(model):
             jm = pin.JointModelUniversal(a1, a2)
         else:
             raise NotImplementedError(j.type)
-        placement = pin.SE3(tree[6:15].reshape(3, 3).copy(), tree[15:18].copy())
+        placement = pin.SE3(tree[C_R:C_R + 9].reshape(3, 3).copy(), tree[C_P:C_P + 3].copy())
         jid = pm.addJoint(j.parent, jm, placement, j.name)
         pm.appendBodyToJoint(jid, pin.Inertia(model.body_mass[i], model.body_com[i].copy(),
                                               model.body_inertia[i].copy()), pin.SE3.Identity())

@@ -12,6 +12,7 @@ import numpy as np
 import pinocchio as pin
 
 import multibody as mb
+from multibody.model.joints import C_AX1, C_AX2, C_P, C_PITCH, C_R
 from oracles import ROBOTS, Mapping, pin_model, random_tree, robot_path, to_pinocchio
 
 RTOL = 1e-9  # relative to the oracle's magnitude
@@ -28,8 +29,8 @@ def assert_rel(got, expect, rtol=RTOL, what=""):
 
 def _placement(model, i):
     T = np.eye(4)
-    T[:3, :3] = model.tree[i, 6:15].reshape(3, 3)
-    T[:3, 3] = model.tree[i, 15:18]
+    T[:3, :3] = model.tree[i, C_R:C_R + 9].reshape(3, 3)
+    T[:3, 3] = model.tree[i, C_P:C_P + 3]
     return T
 
 
@@ -125,14 +126,14 @@ def _pin_with_fixed_bodies(model):
 
 def _joint_model(model, i):
     j, tree = model.joints[i], model.tree[i]
-    a1, a2 = tree[18:21], tree[21:24]
+    a1, a2 = tree[C_AX1:C_AX1 + 3], tree[C_AX2:C_AX2 + 3]
     if j.type == "cylindrical":
         jm = pin.JointModelComposite(pin.JointModelRevoluteUnaligned(a1))
         jm.addJoint(pin.JointModelPrismaticUnaligned(a1))
         return jm
     return {"revolute": lambda: pin.JointModelRevoluteUnaligned(a1),
             "prismatic": lambda: pin.JointModelPrismaticUnaligned(a1),
-            "helical": lambda: pin.JointModelHelicalUnaligned(a1, tree[27]),
+            "helical": lambda: pin.JointModelHelicalUnaligned(a1, tree[C_PITCH]),
             "spherical": pin.JointModelSpherical, "free": pin.JointModelFreeFlyer,
             "translational": pin.JointModelTranslation, "planar": pin.JointModelPlanar,
             "universal": lambda: pin.JointModelUniversal(a1, a2)}[j.type]()

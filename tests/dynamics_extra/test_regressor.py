@@ -11,6 +11,7 @@ import pytest
 import multibody as mb
 from multibody.dynamics import inertial_parameters, regressor
 from multibody.dynamics import regressor as _regressor
+from multibody.model.joints import C_AX1, C_P, C_R
 from .helpers import assert_rel, system
 
 NAMES = ["tree_floating", "tree_fixed", "tree_floating_armature", "tree_fixed_bodies", "talos", "solo12",
@@ -103,8 +104,8 @@ def test_dynamic_equivalence_table_9_7(jtype):
     model = s.model
     i = next(j.child for j in model.joints[1:] if j.type == jtype and j.parent != 0)
     p = model.joints[i].parent
-    RT, pT = model.tree[i, 6:15].reshape(3, 3), model.tree[i, 15:18]
-    axis = model.tree[i, 18:21]
+    RT, pT = model.tree[i, C_R:C_R + 9].reshape(3, 3), model.tree[i, C_P:C_P + 3]
+    axis = model.tree[i, C_AX1:C_AX1 + 3]
     rng = np.random.default_rng(3)
     if jtype == "spherical":
         m = 0.7

@@ -5,6 +5,7 @@ import numpy as np
 
 from multibody.forces import (BodyDamping, ExternalWrench, FrameSpring, Gravity, JointCoulombFriction,
                               JointDamper, JointSpring, PointForce, PointToPointSpring)
+from multibody.model.joints import C_AX1, C_AX2, C_AX3
 from multibody.spatial import so3
 from oracles import random_tree
 
@@ -82,7 +83,7 @@ def bracket_matrix(model, tau):
             S = np.eye(6)
         else:
             S = np.zeros((6, 3))
-            S[:3, 0], S[3:, 1], S[3:, 2] = tr[18:21], tr[21:24], tr[24:27]
+            S[:3, 0], S[3:, 1], S[3:, 2] = tr[C_AX1:C_AX1 + 3], tr[C_AX2:C_AX2 + 3], tr[C_AX3:C_AX3 + 3]
         Sp = np.linalg.pinv(S)
         n = S.shape[1]
         tj = tau[j.v_slice]

@@ -33,7 +33,7 @@ def enforce_limits_kernel(tree, lam, q1, v1, q_index, v_index, sign, bound, rest
     v_out[:] = v1
     if n_active == 0:
         return 0
-    crba_kernel(tree, q1, poses, jac, inertia6, M)
+    crba_kernel(tree, lam, q1, poses, jac, inertia6, M)
     if ltdl_kernel(lam, M) != 0:
         return -1
     X = np.empty((nr, nv))  # row r: M⁻¹ Gᵣᵀ, computed when row r becomes active
@@ -342,7 +342,7 @@ def psd_solve(A, b, x, rtol):
 def _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf):
     """``Lf`` = sparse LᵀDL factor of M(q) (CRBA into M, Featherstone
     Tables 6.2–6.3); returns the status of the factorization (0: done)."""
-    crba_kernel(tree, q, poses, jac, inertia6, M)
+    crba_kernel(tree, lam, q, poses, jac, inertia6, M)
     Lf[:, :] = M
     return ltdl_kernel(lam, Lf)
 

@@ -21,8 +21,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..kinematics.kernels import force_to_parent, set_world_pose, to_parent, world_inertia_into
-from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, UNIVERSAL,
-                            joint_bias, joint_transform, set_local_pose, subspace_column)
+from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, REVOLUTE, UNIVERSAL,
+                            joint_bias, joint_transform, set_local_pose, set_revolute_pose, subspace_column)
 from .hybrid_kernels import workspace
 from .kernels import (ARG, articulated_init, articulated_to_parent, cross_force, cross_motion, invert_spd_block,
                       state_status)
@@ -41,7 +41,11 @@ def base_motion_pass(tree, q, v, poses, jac, spatial):
         spatial[0, 0, r] = 0.0
         spatial[3, 0, r] = 0.0
     for i in range(1, tree.shape[0]):
-        set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
+        jt = int(tree[i, C_TYPE])
+        if jt == REVOLUTE:
+            set_revolute_pose(tree, i, q[int(tree[i, C_Q])], poses)
+        else:
+            set_local_pose(tree, i, joint_transform(jt, tree, i, q, int(tree[i, C_Q])), poses)
         if i == 1:
             for r in range(4):
                 for c in range(4):

@@ -3,7 +3,7 @@ Table 7.1) and, as a second method, CRBA + sparse LᵀDL (§6.5)."""
 import numpy as np
 from numba import types
 
-from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
+from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
 from . import kernels as K
 from ._common import config, data_for, external_forces, singular_body, velocity
@@ -17,8 +17,7 @@ _FD_CRBA = None
 
 def _aba_entry():
     global _ABA
-    _ABA = entry(K.aba_checked, F64_2C, F64_1, F64_1, F64_1, types.boolean, types.boolean, F64_4C, F64_3C,
-                 F64_3C, F64_3C, F64_2C, F64_2C, F64_2C)
+    _ABA = entry(K.aba_fast, INT, F64_1, F64_1, F64_1, types.boolean)
     return _ABA
 
 
@@ -31,20 +30,20 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
     batch. With ``data`` (one state) the result is ``data.ddq``. Accuracy:
     round-off, ~1e-12 relative on the example-robot-data robots; it degrades
     with the inertia ratios of the bodies (Featherstone §10.1)."""
-    if data is not None and data.model is model and f_ext is None:
+    if JIT and data is not None and f_ext is None and data.model is model:
         try:
-            fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.shape == model.v_shape
-                    and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64)
-        except AttributeError:
+            fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
+                    and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
+        except AttributeError:  # not arrays: take the general path
             fast = False
         if fast:
-            st = (_ABA or _aba_entry())(model._tree, q, v, tau, gravity, False, data.poses, data.jac,
-                                        data.spatial, data.inertia6, data.U, data.Dinv, data.dofs)
-            if st:
-                if st < -K.ARG:
-                    singular_body(model, -st - K.ARG, "aba")
+            st = (_ABA or _aba_entry())(data.handle, q, v, tau, gravity)
+            if not st:
+                return data.ddq
+            if st < -K.ARG:
+                singular_body(model, -st - K.ARG, "aba")
+            if st != BAD_SHAPE:
                 raise_state_status(model, q, st, ("q", "v", "tau"))
-            return data.ddq
     q = config(model, q)
     v = velocity(model, v, q)
     tau = velocity(model, tau, q, "tau")
@@ -70,8 +69,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
 
 def _fd_crba_entry():
     global _FD_CRBA
-    _FD_CRBA = entry(K.fd_crba_checked, F64_2C, types.int64[::1], F64_1, F64_1, F64_1, types.boolean, F64_4C,
-                     F64_3C, F64_3C, F64_3C, F64_2C, F64_2C, F64_1)
+    _FD_CRBA = entry(K.fd_crba_fast, INT, F64_1, F64_1, F64_1, types.boolean)
     return _FD_CRBA
 
 
@@ -85,20 +83,20 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
         return aba(model, q, v, tau, f_ext=f_ext, gravity=gravity, data=data)
     if method != "crba":
         raise InputError(f"unknown forward dynamics method '{method}' (use 'aba' or 'crba')")
-    if data is not None and data.model is model and f_ext is None:
+    if JIT and data is not None and f_ext is None and data.model is model:
         try:
-            fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.shape == model.v_shape
-                    and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64)
-        except AttributeError:
+            fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
+                    and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
+        except AttributeError:  # not arrays: take the general path
             fast = False
         if fast:
-            st = (_FD_CRBA or _fd_crba_entry())(model._tree, model.dof_parent, q, v, tau, gravity, data.poses,
-                                                data.jac, data.spatial, data.inertia6, data.M, data.L, data.ddq)
-            if st:
-                if st < -K.ARG:
-                    raise not_positive_definite(model, -st - K.ARG - 1)
+            st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)
+            if not st:
+                return data.ddq
+            if st < -K.ARG:
+                raise not_positive_definite(model, -st - K.ARG - 1)
+            if st != BAD_SHAPE:
                 raise_state_status(model, q, st, ("q", "v", "tau"))
-            return data.ddq
     q = config(model, q)
     v = velocity(model, v, q)
     tau = velocity(model, tau, q, "tau")

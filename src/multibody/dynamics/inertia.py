@@ -4,7 +4,7 @@ fill-in (§6.5), its inverse, and the operational-space inverse inertia
 ``J H⁻¹ Jᵀ`` (§7.2.1)."""
 import numpy as np
 
-from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
+from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError, SimulationError
 from . import kernels as K
 from . import minv_kernels as MK
@@ -16,7 +16,7 @@ _CRBA = None
 
 def _crba_entry():
     global _CRBA
-    _CRBA = entry(K.crba_checked, F64_2C, F64_1, F64_4C, F64_3C, F64_3C, F64_2C)
+    _CRBA = entry(K.crba_fast, INT, F64_1)
     return _CRBA
 
 
@@ -28,19 +28,24 @@ def crba(model, q, data=None):
     batch (B, nv, nv). With ``data`` the result is ``data.M``. Accuracy:
     round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
     what solves with H can achieve."""
-    if data is not None and data.model is model and getattr(q, "shape", None) == model.q_shape \
-            and q.dtype is F64:
-        st = (_CRBA or _crba_entry())(model._tree, q, data.poses, data.jac, data.inertia6, data.M)
-        if st:
-            raise_status(model, q, st)
-        return data.M
+    if JIT and data is not None and data.model is model:
+        try:
+            fast = q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not an array: take the general path
+            fast = False
+        if fast:
+            st = (_CRBA or _crba_entry())(data.handle, q)
+            if not st:
+                return data.M
+            if st != BAD_SHAPE:
+                raise_status(model, q, st)
     q = config(model, q)
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nv, model.nv))
-        K.crba_batch(model._tree, q, out)
+        K.crba_batch(model._tree, model.dof_parent, q, out)
         return out
     data = data_for(model, data)
-    K.crba_kernel(model._tree, q, data.poses, data.jac, data.inertia6, data.M)
+    K.crba_kernel(model._tree, model.dof_parent, q, data.poses, data.jac, data.inertia6, data.M)
     return data.M
 
 
@@ -192,16 +197,21 @@ def inverse_inertia(model, q, data=None):
     coordinates, O(n²) on chains (see ``minv_kernels``). One state or a
     batch (B, nv, nv); one compiled call. With ``data`` its workspaces hold
     the ABA quantities afterwards (``data.J`` the world motion subspaces,
-    ``data.inertia6`` the articulated inertias, ``data.U``, ``data.Dinv``);
-    the result is a new array. Accuracy: relative error ~cond(H)·1e-16.
+    ``data.inertia6`` the articulated inertias, ``data.U``, ``data.Dinv``)
+    and the result is ``data.Minv`` (overwritten by the next call);
+    without, a new array. Accuracy: relative error ~cond(H)·1e-16.
     A massless subtree (``SᵀIᴬS`` singular) raises SimulationError."""
-    if data is not None and data.model is model and getattr(q, "shape", None) == model.q_shape \
-            and q.dtype is F64:
-        out = np.empty((model.nv, model.nv))
-        st = (_MINV or _minv_entry())(model._tree, q, data.poses, data.jac, data.inertia6, data.U, data.Dinv, out)
-        if st:
-            _raise_minv_status(model, q, st)
-        return out
+    if JIT and data is not None and data.model is model:
+        try:
+            fast = q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not an array: take the general path
+            fast = False
+        if fast:
+            st = (_MINV or _minv_entry())(data.handle, q)
+            if not st:
+                return data.Minv
+            if st != BAD_SHAPE:
+                _raise_minv_status(model, q, st)
     q = config(model, q)
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nv, model.nv))
@@ -212,11 +222,10 @@ def inverse_inertia(model, q, data=None):
             raise _not_positive_definite_at_body(model, int(status[bad[0]]))
         return out
     data = data_for(model, data)
-    out = np.empty((model.nv, model.nv))
-    st = MK.minv_checked(model._tree, q, data.poses, data.jac, data.inertia6, data.U, data.Dinv, out)
+    st = MK.minv_checked(model._tree, q, data.poses, data.jac, data.inertia6, data.U, data.Dinv, data.Minv)
     if st:
         _raise_minv_status(model, q, st)
-    return out
+    return data.Minv
 
 
 _MINV = None
@@ -224,7 +233,7 @@ _MINV = None
 
 def _minv_entry():
     global _MINV
-    _MINV = entry(MK.minv_checked, F64_2C, F64_1, F64_4C, F64_3C, F64_3C, F64_2C, F64_2C, F64_2C)
+    _MINV = entry(MK.minv_fast, INT, F64_1)
     return _MINV
 
 

@@ -4,7 +4,7 @@ accelerations, and the bias and gravity terms of the equation of motion
 ``τ = H(q) q̈ + C(q, q̇)`` (Eq. 1.1)."""
 import numpy as np
 
-from .._compiled import F64_1, F64_2C, F64_4C, F64_3C, entry
+from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
 from . import kernels as K
 from ._common import config, data_for, external_forces, raise_status, velocity
@@ -16,8 +16,7 @@ _RNEA = None
 def _rnea_entry():
     global _RNEA
     from numba import types
-    _RNEA = entry(K.rnea_checked, F64_2C, F64_1, F64_1, F64_1, types.boolean, types.boolean, F64_4C, F64_3C,
-                  F64_1)
+    _RNEA = entry(K.rnea_fast, INT, F64_1, F64_1, F64_1, types.boolean)
     return _RNEA
 
 
@@ -43,17 +42,18 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None):
     (body frames). Accuracy: round-off only; relative error ~1e-14 of the
     largest term for well-conditioned models (Featherstone §10.1).
     """
-    if data is not None and data.model is model and f_ext is None:
+    if JIT and data is not None and f_ext is None and data.model is model:
         try:
-            fast = (q.shape == model.q_shape and v.shape == model.v_shape and a.shape == model.v_shape
-                    and q.dtype is F64 and v.dtype is F64 and a.dtype is F64)
-        except AttributeError:
+            fast = (q.dtype is F64 and v.dtype is F64 and a.dtype is F64
+                    and q.ndim == 1 and v.ndim == 1 and a.ndim == 1)
+        except AttributeError:  # not arrays: take the general path
             fast = False
         if fast:
-            st = (_RNEA or _rnea_entry())(model._tree, q, v, a, gravity, False, data.poses, data.spatial, data.tau)
-            if st:
+            st = (_RNEA or _rnea_entry())(data.handle, q, v, a, gravity)
+            if not st:
+                return data.tau
+            if st != BAD_SHAPE:
                 raise_state_status(model, q, st)
-            return data.tau
     q = config(model, q)
     v = velocity(model, v, q)
     a = velocity(model, a, q, "a")

@@ -18,9 +18,10 @@ index them directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import chunk_count
+from .._compiled import BAD_SHAPE, chunk_count
 from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, to_child, to_parent,
                                   world_inertia_into)
+from ..model.data import handle_workspace
 from ..model.joints import (C_ARMATURE, C_GRAVITY, C_H, C_I, C_MASS, C_NV, C_PARENT, C_TYPE, C_V, UNIVERSAL,
                             joint_bias, subspace_column)
 
@@ -212,7 +213,7 @@ def world_compact_inertia(tree, i, poses, C):
 
 
 @njit(cache=True, nogil=True)
-def crba_kernel(tree, q, poses, jac, inertia6, M):
+def crba_kernel(tree, lam, q, poses, jac, inertia6, M):
     """Joint-space inertia ``M = H(q)`` (Featherstone Table 6.2) in world
     coordinates: composite inertias ``Ic_λ += Ic_i`` without transforms,
     ``H_ij = S_iᵀ Ic_j S_j`` for i on the path from j to the root, plus the
@@ -221,7 +222,7 @@ def crba_kernel(tree, q, poses, jac, inertia6, M):
     ``inertia6[i]``): adding them costs 10 operations instead of 36 and
     ``F = Ic S = (Ī s_ω + g × s_v, m s_v − g × s_ω)`` 27 instead of 36. Only
     the lower triangle's branch pattern is nonzero (§6.4); the full
-    symmetric matrix is written."""
+    symmetric matrix is written. ``lam``: the model's ``dof_parent``."""
     nb = tree.shape[0]
     nv = M.shape[0]
     C = inertia6.reshape(inertia6.shape[0], 36)
@@ -250,20 +251,17 @@ def crba_kernel(tree, q, poses, jac, inertia6, M):
             F3 = mass * s3 - (g1 * s2 - g2 * s1)
             F4 = mass * s4 - (g2 * s0 - g0 * s2)
             F5 = mass * s5 - (g0 * s1 - g1 * s0)
-            # columns of this joint (up to k) and of every joint supporting it
+            # columns of k and of every coordinate supporting it, by the
+            # expanded parent array λ (Table 6.4): an integer walk, where
+            # walking the bodies' float table put a load and a float-to-int
+            # conversion on the critical path of every entry (2x slower)
             l = k
-            j = i
-            while j > 0:
-                jv = int(tree[j, C_V])
-                while l >= jv:
-                    h = (jac[1, 0, l] * F0 + jac[1, 1, l] * F1 + jac[1, 2, l] * F2
-                         + jac[1, 3, l] * F3 + jac[1, 4, l] * F4 + jac[1, 5, l] * F5)
-                    M[k, l] = h
-                    M[l, k] = h
-                    l -= 1
-                j = int(tree[j, C_PARENT])
-                if j > 0:
-                    l = int(tree[j, C_V]) + int(tree[j, C_NV]) - 1
+            while l >= 0:
+                h = (jac[1, 0, l] * F0 + jac[1, 1, l] * F1 + jac[1, 2, l] * F2
+                     + jac[1, 3, l] * F3 + jac[1, 4, l] * F4 + jac[1, 5, l] * F5)
+                M[k, l] = h
+                M[l, k] = h
+                l = lam[l]
             M[k, k] += tree[i, C_ARMATURE + k - iv]
         p = int(tree[i, C_PARENT])
         if p > 0:
@@ -618,6 +616,11 @@ def state_status(tree, q, v, x):
     st = q_status(tree, q)
     if st != 0:
         return st
+    z = 0.0
+    for k in range(v.shape[0]):  # 0·x is NaN iff x is not finite
+        z += 0.0 * v[k] + 0.0 * x[k]
+    if z == 0.0:
+        return 0
     for k in range(v.shape[0]):
         if not np.isfinite(v[k]):
             return ARG + k + 1
@@ -646,11 +649,50 @@ def aba_checked(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inert
 
 
 @njit(cache=True, nogil=True)
-def crba_checked(tree, q, poses, jac, inertia6, M):
+def crba_checked(tree, lam, q, poses, jac, inertia6, M):
     st = q_status(tree, q)
     if st == 0:
-        crba_kernel(tree, q, poses, jac, inertia6, M)
+        crba_kernel(tree, lam, q, poses, jac, inertia6, M)
     return st
+
+
+# ------------------------------------------- fast paths (a Data.handle)
+@njit(cache=True, nogil=True)
+def rnea_fast(handle, q, v, a, gravity_on):
+    """:func:`rnea_checked` on the workspace behind a ``Data.handle``; τ in ``dofs[0]``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or a.shape[0] != w.nv:
+        return BAD_SHAPE
+    return rnea_checked(w.tree, q, v, a, gravity_on, False, w.poses, w.spatial, w.dofs[0])
+
+
+@njit(cache=True, nogil=True)
+def crba_fast(handle, q):
+    """:func:`crba_checked` on the workspace behind a ``Data.handle``; H in ``M``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq:
+        return BAD_SHAPE
+    return crba_checked(w.tree, w.lam, q, w.poses, w.jac, w.inertia6, w.M)
+
+
+@njit(cache=True, nogil=True)
+def aba_fast(handle, q, v, tau, gravity_on):
+    """:func:`aba_checked` on the workspace behind a ``Data.handle``; q̈ in ``dofs[1]``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv:
+        return BAD_SHAPE
+    return aba_checked(w.tree, q, v, tau, gravity_on, False, w.poses, w.jac, w.spatial, w.inertia6, w.U, w.Dinv,
+                       w.dofs)
+
+
+@njit(cache=True, nogil=True)
+def fd_crba_fast(handle, q, v, tau, gravity_on):
+    """:func:`fd_crba_checked` on the workspace behind a ``Data.handle``; q̈ in ``dofs[1]``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv:
+        return BAD_SHAPE
+    return fd_crba_checked(w.tree, w.lam, q, v, tau, gravity_on, w.poses, w.jac, w.spatial, w.inertia6, w.M, w.L,
+                           w.dofs[1])
 
 
 # ----------------------------------------------------------------- batches
@@ -679,14 +721,14 @@ def rnea_batch(tree, q, v, a, gravity_on, fext, fext_on, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def crba_batch(tree, q, out):
+def crba_batch(tree, lam, q, out):
     nb = tree.shape[0]
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):
         poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, out.shape[1])
         for b in range(c * B // n, (c + 1) * B // n):
-            crba_kernel(tree, q[b], poses, jac, inertia6, out[b])
+            crba_kernel(tree, lam, q[b], poses, jac, inertia6, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -713,7 +755,7 @@ def fd_crba_kernel(tree, lam, q, v, tau, gravity_on, fext_on, poses, jac, spatia
     rnea_kernel(tree, q, v, zero, gravity_on, fext_on, poses, spatial, out)
     for k in range(out.shape[0]):
         out[k] = tau[k] - out[k]
-    crba_kernel(tree, q, poses, jac, inertia6, M)
+    crba_kernel(tree, lam, q, poses, jac, inertia6, M)
     for r in range(M.shape[0]):
         for c in range(M.shape[0]):
             L[r, c] = M[r, c]
@@ -784,7 +826,7 @@ def inverse_inertia_kernel(lam, L, Minv):
 def minv_kernel(tree, lam, q, poses, jac, inertia6, M, Minv):
     """``Minv = H(q)⁻¹``: CRBA, the in-place sparse LᵀDL of a copy (in
     ``M``), and :func:`inverse_inertia_kernel`. Returns the LᵀDL status."""
-    crba_kernel(tree, q, poses, jac, inertia6, M)
+    crba_kernel(tree, lam, q, poses, jac, inertia6, M)
     st = ltdl_kernel(lam, M)
     if st == 0:
         inverse_inertia_kernel(lam, M, Minv)

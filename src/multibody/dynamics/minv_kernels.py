@@ -41,7 +41,9 @@ arrays directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
+from .._compiled import BAD_SHAPE
 from ..kinematics.kernels import fk_kernel, q_status, to_parent, world_inertia_into
+from ..model.data import handle_workspace
 from ..model.joints import C_ARMATURE, C_NV, C_PARENT, C_V, subspace_column
 from .kernels import ARG, _ws, invert_spd_block
 
@@ -296,3 +298,12 @@ def minv_batch(tree, q, out, status):
         poses, jac, spatial, inertia6, U, Dinv, dofs = _ws(nb, nv)
         P, F, idx, work = minv_workspace(nb, nv)
         status[b] = minv_aba_kernel(tree, q[b], poses, jac, inertia6, U, Dinv, P, F, idx, work, out[b])
+
+
+@njit(cache=True, nogil=True)
+def minv_fast(handle, q):
+    """:func:`minv_checked` on the workspace behind a ``Data.handle``; H⁻¹ in ``Minv``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq:
+        return BAD_SHAPE
+    return minv_checked(w.tree, q, w.poses, w.jac, w.inertia6, w.U, w.Dinv, w.Minv)

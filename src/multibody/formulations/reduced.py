@@ -195,7 +195,7 @@ class ReducedSystem:
 
     def inverse_mass_matrix(self, q):
         """``M(q)⁻¹`` (a new array; O(n²) recursion)."""
-        return inverse_inertia(self.model, q, self.data)
+        return inverse_inertia(self.model, q, self.data).copy()
 
     def applied_forces(self, t, q, v, tau):
         """``τ + Σ f_e(q, v) − g(q)``: every generalized force except the

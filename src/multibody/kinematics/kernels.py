@@ -15,11 +15,12 @@ these arrays directly instead of taking views (see joints.py for why).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import chunk_count
+from .._compiled import BAD_SHAPE, chunk_count
+from ..model.data import handle_workspace
 from ..model.configuration import q_status  # noqa: F401  (re-exported for the dynamics kernels)
-from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V,
+from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, REVOLUTE,
                             joint_bias, joint_transform, motion_subspace_into, set_local_pose,
-                            subspace_column)
+                            set_revolute_pose, set_revolute_poses, subspace_column)
 
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
@@ -39,8 +40,12 @@ def set_world_pose(tree, i, poses):
 def fk_kernel(tree, q, poses):
     """World pose ``poses[0, i]`` and parent-relative pose ``poses[1, i]`` of every body."""
     for i in range(1, tree.shape[0]):
-        set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
-        set_world_pose(tree, i, poses)
+        jt = int(tree[i, C_TYPE])
+        if jt == REVOLUTE:  # the common joint, written out (joints.revolute_factors)
+            set_revolute_poses(tree, i, q[int(tree[i, C_Q])], poses)
+        else:
+            set_local_pose(tree, i, joint_transform(jt, tree, i, q, int(tree[i, C_Q])), poses)
+            set_world_pose(tree, i, poses)
 
 
 @njit(cache=True, nogil=True)
@@ -50,6 +55,15 @@ def fk_checked(tree, q, poses):
     if st == 0:
         fk_kernel(tree, q, poses)
     return st
+
+
+@njit(cache=True, nogil=True)
+def fk_fast(handle, q):
+    """:func:`fk_checked` on the workspace behind a ``Data.handle``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq:
+        return BAD_SHAPE
+    return fk_checked(w.tree, q, w.poses)
 
 
 @njit(cache=True, nogil=True)
@@ -198,7 +212,11 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
             M[0, 0, r, c] = place[r, c]
     i = body
     while i > 0:
-        set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
+        jt = int(tree[i, C_TYPE])
+        if jt == REVOLUTE:
+            set_revolute_pose(tree, i, q[int(tree[i, C_Q])], poses)
+        else:
+            set_local_pose(tree, i, joint_transform(jt, tree, i, q, int(tree[i, C_Q])), poses)
         iv = int(tree[i, C_V])
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
@@ -238,6 +256,15 @@ def frame_jacobian_checked(tree, q, body, place, ref, poses, jac):
     if st == 0:
         frame_jacobian_kernel(tree, q, body, place, ref, poses, jac)
     return st
+
+
+@njit(cache=True, nogil=True)
+def frame_jacobian_fast(handle, q, body, place, ref):
+    """:func:`frame_jacobian_checked` on the workspace behind a ``Data.handle``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq:
+        return BAD_SHAPE
+    return frame_jacobian_checked(w.tree, q, body, place, ref, w.poses, w.jac)
 
 
 @njit(cache=True, nogil=True)

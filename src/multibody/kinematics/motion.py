@@ -7,7 +7,7 @@ Reference frames follow Pinocchio's conventions, with angular-first
 """
 import numpy as np
 
-from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, INT, entry
+from .._compiled import BAD_SHAPE, F64_1, F64_2C, INT, JIT, entry
 from ..errors import InputError
 from . import kernels as K
 from ._common import config, data_for, frame_of, raise_status, reference_code, velocity
@@ -93,7 +93,7 @@ _JAC = None
 
 def _jac_entry():
     global _JAC
-    _JAC = entry(K.frame_jacobian_checked, F64_2C, F64_1, INT, F64_2C, INT, F64_4C, F64_3C)
+    _JAC = entry(K.frame_jacobian_fast, INT, F64_1, INT, F64_2C, INT)
     return _JAC
 
 
@@ -124,12 +124,17 @@ def jacobian(model, q, frame, reference="world", point=None, data=None):
             raise InputError(f"point has shape {pt.shape}, expected a finite (3,)")
         place = place.copy()
         place[:3, 3] += place[:3, :3] @ pt
-    if data is not None and data.model is model and getattr(q, "shape", None) == model.q_shape \
-            and q.dtype is F64:
-        st = (_JAC or _jac_entry())(model._tree, q, body, place, ref, data.poses, data.jac)
-        if st:
-            raise_status(model, q, st)
-        return data.frame_J
+    if JIT and data is not None and data.model is model:
+        try:
+            fast = q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not an array: take the general path
+            fast = False
+        if fast:
+            st = (_JAC or _jac_entry())(data.handle, q, body, place, ref)
+            if not st:
+                return data.frame_J
+            if st != BAD_SHAPE:
+                raise_status(model, q, st)
     q = config(model, q)
     if q.ndim == 2:
         out = np.empty((q.shape[0], 6, model.nv))

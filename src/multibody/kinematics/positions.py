@@ -2,7 +2,7 @@
 Examples 4.1–4.4)."""
 import numpy as np
 
-from .._compiled import F64_1, F64_2C, F64_4C, entry
+from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from . import kernels as K
 from ._common import config, data_for, frame_of, raise_status
 
@@ -17,16 +17,17 @@ def forward_kinematics(model, q, data=None):
     without allocating; ``q`` is still checked (shape, finite, unit
     quaternions), inside the kernel call. Exact up to round-off.
     """
-    if data is not None and data.model is model:
+    if JIT and data is not None and data.model is model:
         try:
-            fast = q.shape == model.q_shape and q.dtype is F64
+            fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path
             fast = False
         if fast:
-            st = (_FK or _fk_entry())(model._tree, q, data.poses)
-            if st:
+            st = (_FK or _fk_entry())(data.handle, q)
+            if not st:
+                return data.oMi
+            if st != BAD_SHAPE:
                 raise_status(model, q, st)
-            return data.oMi
     q = config(model, q)
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nbodies, 4, 4))
@@ -43,7 +44,7 @@ _FK = None
 
 def _fk_entry():
     global _FK
-    _FK = entry(K.fk_checked, F64_2C, F64_1, F64_4C)
+    _FK = entry(K.fk_fast, INT, F64_1)
     return _FK
 
 

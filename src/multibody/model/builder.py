@@ -14,7 +14,8 @@ import numpy as np
 from ..errors import ModelError
 from ..spatial import spatial as sp
 from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
-                     C_TYPE, C_V, C_ARMATURE, C_GRAVITY, JOINT_TYPES, N_COL, NQ, NV)
+                     C_TYPE, C_V, C_ARMATURE, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, JOINT_TYPES, N_COL, NQ, NV,
+                     revolute_factors)
 from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, LoopJoint, Model
 
 WORLD = "world"
@@ -323,6 +324,7 @@ class ModelBuilder:
         tree = np.zeros((nb, N_COL))
         tree[0, C_PARENT] = -1
         tree[0, C_GRAVITY:C_GRAVITY + 3] = self.gravity
+        tree[0, C_QUATERNIONS] = sum(b.joint_type in ("spherical", "free") for b in bodies[1:])
         tree[0, C_R:C_R + 9] = np.eye(3).ravel()
         mass, com, inertia = np.zeros(nb), np.zeros((nb, 3)), np.zeros((nb, 3, 3))
         lo, hi, vl, el, dmp, fr, arm = ([] for _ in range(7))
@@ -345,6 +347,9 @@ class ModelBuilder:
                 tree[i, C_AX2:C_AX2 + 3] = b.axis2
                 if b.joint_type == "planar":
                     tree[i, C_AX3:C_AX3 + 3] = np.cross(b.axis, b.axis2)
+                if b.joint_type == "revolute":
+                    for col, X in zip((C_RQ, C_RA), revolute_factors(b.placement[:3, :3], b.axis)):
+                        tree[i, col:col + 9] = X.ravel()
                 tree[i, C_PITCH] = b.pitch
                 tree[i, C_ARMATURE:C_ARMATURE + nv] = b.armature
                 axes.append(tuple(b.axis))

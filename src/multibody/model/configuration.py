@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import QUATERNION_TOLERANCE
-from .joints import (C_Q, C_TYPE, C_V, FREE, SPHERICAL, difference_joint, integrate_joint, normalize_joint,
+from .joints import (C_Q, C_QUATERNIONS, C_TYPE, C_V, FREE, SPHERICAL, difference_joint, integrate_joint, normalize_joint,
                      qdot_joint)
 
 
@@ -15,9 +15,15 @@ def q_status(tree, q):
     on |q|²); otherwise ``1 + index`` of the first non-finite entry, or
     ``-body`` for the first body whose quaternion is not unit. Checked APIs
     validate with this inside their kernel call instead of extra numpy passes."""
-    for k in range(q.shape[0]):
-        if not np.isfinite(q[k]):
-            return 1 + k
+    z = 0.0
+    for k in range(q.shape[0]):  # 0·x is NaN iff x is not finite: one test, no branch per entry
+        z += 0.0 * q[k]
+    if z != 0.0:
+        for k in range(q.shape[0]):
+            if not np.isfinite(q[k]):
+                return 1 + k
+    if tree[0, C_QUATERNIONS] == 0.0:
+        return 0
     for i in range(1, tree.shape[0]):
         jt = int(tree[i, C_TYPE])
         if jt == SPHERICAL or jt == FREE:

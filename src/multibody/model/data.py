@@ -6,8 +6,18 @@ Related arrays share one buffer so a kernel call passes few arguments
 (DESIGN.md, Speed): ``poses`` holds ``oMi`` and ``liMi``, ``spatial`` holds
 the per-body 6-vectors ``v``, ``a``, ``f`` and a scratch row, ``jac`` holds
 ``S``, ``J`` and ``frame_J``, ``dofs`` the per-coordinate vectors.
+
+``data.handle`` gives compiled fast paths all of these arrays, and the
+model's, through one integer (see :mod:`multibody._compiled`);
+:func:`handle_workspace` turns it back into arrays inside a kernel.
 """
+from collections import namedtuple
+
 import numpy as np
+from numba import carray, njit
+
+from .._compiled import f64_pointer, i64_pointer
+from .joints import N_COL
 
 
 class Data:
@@ -21,7 +31,8 @@ class Data:
     Jacobian columns in world coordinates (spatial, at the world origin);
     ``frame_J`` (6,nv) the last frame Jacobian; ``tau``, ``ddq`` (nv) the last
     joint forces and accelerations; ``M`` (nv,nv) the joint-space inertia;
-    ``inertia6`` (nb,6,6) composite or articulated body inertias.
+    ``inertia6`` (nb,6,6) composite or articulated body inertias; ``Minv``
+    (nv,nv) the last inverse inertia of a fast-path call.
     """
 
     def __init__(self, model):
@@ -42,3 +53,28 @@ class Data:
         self.U = np.zeros((6, nv))
         self.Dinv = np.zeros((nv, 6))
         self.dof_parent = model.dof_parent
+        self.Minv = np.zeros((nv, nv))
+        arrays = (model._tree, model.dof_parent, self.poses, self.spatial, self.jac, self.dofs, self.M, self.L,
+                  self.inertia6, self.U, self.Dinv, self.Minv)
+        for x in arrays:  # the kernels index them as C-contiguous blocks
+            assert x.flags.c_contiguous and x.dtype.itemsize == 8
+        self._slots = np.array([nb, model.nq, nv] + [x.ctypes.data for x in arrays], dtype=np.int64)
+        self.handle = int(self._slots.ctypes.data)
+
+
+Workspace = namedtuple("Workspace", "nb nq nv tree lam poses spatial jac dofs M L inertia6 U Dinv Minv")
+
+
+@njit(cache=True, nogil=True, inline="always")
+def handle_workspace(handle):
+    """The arrays behind ``Data.handle``, as a :data:`Workspace` of
+    C-contiguous views (``tree`` and ``lam`` are the model's table and
+    ``dof_parent``; the rest are the Data arrays of the same names)."""
+    t = carray(i64_pointer(handle), (15,))
+    nb, nq, nv = t[0], t[1], t[2]
+    return Workspace(nb, nq, nv, carray(f64_pointer(t[3]), (nb, N_COL)), carray(i64_pointer(t[4]), (nv,)),
+                     carray(f64_pointer(t[5]), (2, nb, 4, 4)), carray(f64_pointer(t[6]), (4, nb, 6)),
+                     carray(f64_pointer(t[7]), (3, 6, nv)), carray(f64_pointer(t[8]), (4, nv)),
+                     carray(f64_pointer(t[9]), (nv, nv)), carray(f64_pointer(t[10]), (nv, nv)),
+                     carray(f64_pointer(t[11]), (nb, 6, 6)), carray(f64_pointer(t[12]), (6, nv)),
+                     carray(f64_pointer(t[13]), (nv, 6)), carray(f64_pointer(t[14]), (nv, nv)))

@@ -83,17 +83,20 @@ C_NQ = 4
 C_NV = 5
 C_R = 6        # 9: tree placement rotation R_T (row major): joint frame in parent frame
 C_P = 15       # 3: tree placement translation p_T
-C_AX1 = 18     # 3: joint axis (unit)
-C_AX2 = 21     # 3: second axis (universal) / first in-plane axis (planar)
-C_AX3 = 24     # 3: second in-plane axis (planar)
-C_PITCH = 27   # helical pitch (m/rad)
-C_MASS = 28    # body mass m
-C_H = 29       # 3: first moment h = m c (body frame)
-C_I = 32       # 9: rotational inertia about the body origin, Ī = I_C - m [c][c] (Featherstone rbi)
-C_ARMATURE = 41  # 6: rotor inertia (armature) of each of the joint's coordinates
-N_COL = 47
+C_RQ = 18      # 9: revolute joints: Q = R_T (1 − u uᵀ) (row major; see revolute_factors)
+C_RA = 27      # 9: revolute joints: A = R_T [u]×
+C_AX1 = 36     # 3: joint axis (unit)
+C_AX2 = 39     # 3: second axis (universal) / first in-plane axis (planar)
+C_AX3 = 42     # 3: second in-plane axis (planar)
+C_PITCH = 45   # helical pitch (m/rad)
+C_MASS = 46    # body mass m
+C_H = 47       # 3: first moment h = m c (body frame)
+C_I = 50       # 9: rotational inertia about the body origin, Ī = I_C - m [c][c] (Featherstone rbi)
+C_ARMATURE = 59  # 6: rotor inertia (armature) of each of the joint's coordinates
+N_COL = 65
 # Row 0 (the world) has no joint; it holds model-wide data:
 C_GRAVITY = C_AX1  # 3: gravity acceleration (world frame), in row 0
+C_QUATERNIONS = C_PITCH  # number of quaternion joints (spherical, free), in row 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -149,6 +152,59 @@ def joint_transform(jt, tree, i, q, iq):
                 a20 * b00 + a21 * b10 + a22 * b20, a20 * b01 + a21 * b11 + a22 * b21,
                 a20 * b02 + a21 * b12 + a22 * b22, 0.0, 0.0, 0.0)
     return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+
+
+def revolute_factors(R_T, u):
+    """``(Q, A)`` with ``R_T R_J(θ) = R_T + (cos θ − 1) Q + sin θ A`` for a
+    revolute joint about the unit axis ``u`` (Rodrigues,
+    ``R_J = 1 + (cos θ − 1)(1 − u uᵀ) + sin θ [u]×``): ``Q = R_T (1 − u uᵀ)``,
+    ``A = R_T [u]×``. Precomputed per body (columns C_RQ, C_RA, next to
+    R_T and p_T so a revolute body's row is read from few cache lines) so
+    the kernels form a revolute joint's pose in its parent with 18
+    multiplications instead of Rodrigues' formula and a 3x3 product (45)."""
+    u = np.asarray(u, dtype=float)
+    A = R_T @ np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+    return R_T - R_T @ np.outer(u, u), A
+
+
+@njit(cache=True, nogil=True, inline="always")
+def set_revolute_pose(tree, i, angle, poses):
+    """:func:`set_local_pose` for a revolute joint at ``angle``, from the
+    factors of :func:`revolute_factors` (the translation is ``p_T``)."""
+    c, s = np.cos(angle) - 1.0, np.sin(angle)
+    for r in range(3):
+        for k in range(3):
+            j = 3 * r + k
+            poses[1, i, r, k] = tree[i, C_R + j] + c * tree[i, C_RQ + j] + s * tree[i, C_RA + j]
+        poses[1, i, r, 3] = tree[i, C_P + r]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def set_revolute_poses(tree, i, angle, poses):
+    """:func:`set_revolute_pose`, then the world pose ``oMi = oMλ liMi`` from
+    the local pose held in registers (reading it back from ``poses`` costs
+    reloads: the compiler cannot prove the two blocks apart)."""
+    c, s = np.cos(angle) - 1.0, np.sin(angle)
+    l00 = tree[i, C_R] + c * tree[i, C_RQ] + s * tree[i, C_RA]
+    l01 = tree[i, C_R + 1] + c * tree[i, C_RQ + 1] + s * tree[i, C_RA + 1]
+    l02 = tree[i, C_R + 2] + c * tree[i, C_RQ + 2] + s * tree[i, C_RA + 2]
+    l10 = tree[i, C_R + 3] + c * tree[i, C_RQ + 3] + s * tree[i, C_RA + 3]
+    l11 = tree[i, C_R + 4] + c * tree[i, C_RQ + 4] + s * tree[i, C_RA + 4]
+    l12 = tree[i, C_R + 5] + c * tree[i, C_RQ + 5] + s * tree[i, C_RA + 5]
+    l20 = tree[i, C_R + 6] + c * tree[i, C_RQ + 6] + s * tree[i, C_RA + 6]
+    l21 = tree[i, C_R + 7] + c * tree[i, C_RQ + 7] + s * tree[i, C_RA + 7]
+    l22 = tree[i, C_R + 8] + c * tree[i, C_RQ + 8] + s * tree[i, C_RA + 8]
+    t0, t1, t2 = tree[i, C_P], tree[i, C_P + 1], tree[i, C_P + 2]
+    poses[1, i, 0, 0], poses[1, i, 0, 1], poses[1, i, 0, 2], poses[1, i, 0, 3] = l00, l01, l02, t0
+    poses[1, i, 1, 0], poses[1, i, 1, 1], poses[1, i, 1, 2], poses[1, i, 1, 3] = l10, l11, l12, t1
+    poses[1, i, 2, 0], poses[1, i, 2, 1], poses[1, i, 2, 2], poses[1, i, 2, 3] = l20, l21, l22, t2
+    p = int(tree[i, C_PARENT])
+    for r in range(3):
+        b0, b1, b2, b3 = poses[0, p, r, 0], poses[0, p, r, 1], poses[0, p, r, 2], poses[0, p, r, 3]
+        poses[0, i, r, 0] = b0 * l00 + b1 * l10 + b2 * l20
+        poses[0, i, r, 1] = b0 * l01 + b1 * l11 + b2 * l21
+        poses[0, i, r, 2] = b0 * l02 + b1 * l12 + b2 * l22
+        poses[0, i, r, 3] = b0 * t0 + b1 * t1 + b2 * t2 + b3
 
 
 @njit(cache=True, nogil=True, inline="always")
