@@ -15,7 +15,11 @@ from oracles import ROBOTS, Mapping, robot_path  # noqa: E402,F401
 
 
 def timeit(fn, block_s=0.002, blocks=41):
-    """Median seconds per call of ``fn()`` over blocks of back-to-back calls."""
+    """Median seconds per call of ``fn()`` over blocks of back-to-back calls.
+    A first call outside the timing loads compiled code: without it the block
+    size was calibrated on that one slow call (blocks of a single call, whose
+    timer overhead inflated the first model's times by ~40%)."""
+    fn()
     n = 1
     while True:
         t0 = time.perf_counter()

@@ -66,3 +66,34 @@ def test_unknown_kind_and_bad_shapes():
     fac = InertiaFactor(model, H, kind="ltl")
     with pytest.raises(InputError, match="x has shape"):
         fac.L_multiply(np.ones(model.nv + 1))
+
+
+def test_long_chains_take_the_contiguous_range_path():
+    """A floating base with two 20-link arms: the factorization and solves
+    run over contiguous ranges of ancestors (kernels.coordinate_runs) and
+    still match dense numpy, with no fill-in between the arms."""
+    from multibody.dynamics.kernels import coordinate_runs, ltdl_kernel, ltdl_solve
+    b = mb.ModelBuilder("two_arms")
+    b.add_body("base", "world", "free", mass=2.0, com=(0, 0, 0), inertia=np.diag([0.1, 0.2, 0.3]))
+    rng = np.random.default_rng(5)
+    for arm in "lr":
+        parent = "base"
+        for k in range(20):
+            axis = rng.normal(size=3)
+            b.add_body(f"{arm}{k}", parent, "revolute", placement=(np.eye(3), (0.0, 0.05, 0.1)),
+                       axis=axis / np.linalg.norm(axis), mass=0.5, com=(0, 0, 0.05),
+                       inertia=np.diag([2e-3, 2e-3, 1e-3]))
+            parent = f"{arm}{k}"
+    model = b.build()
+    lam = model.dof_parent
+    assert coordinate_runs(lam).size == model.nv
+    H = mb.crba(model, model.random_configuration(seed=2)).copy()
+    F = H.copy()
+    assert ltdl_kernel(lam, F) == 0
+    L = np.tril(F, -1) + np.eye(model.nv)
+    np.testing.assert_allclose(L.T @ np.diag(np.diag(F)) @ L, H, atol=1e-12 * np.abs(H).max())
+    assert np.all(L[np.tril(~_root_path_pattern(lam), -1)] == 0.0)
+    x = rng.normal(size=model.nv)
+    expect = np.linalg.solve(H, x)
+    ltdl_solve(lam, F, x)
+    np.testing.assert_allclose(x, expect, rtol=0, atol=1e-13 * np.linalg.cond(H) * np.abs(expect).max())
