@@ -199,6 +199,12 @@ def joint_jacobians_kernel(tree, q, poses, jac):
 
 
 @njit(cache=True, nogil=True)
+def set_local_pose_any(tree, i, q, poses):
+    """``poses[1, i]`` for any joint type, out of line (see :func:`set_poses`)."""
+    set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
+
+
+@njit(cache=True, nogil=True)
 def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
     """``jac[2]`` = Jacobian of the frame at ``place`` (4x4 in ``body``) at q,
     in reference ``ref``: WORLD (spatial at the world origin), LOCAL (frame
@@ -206,8 +212,9 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
     frame origin) — Pinocchio's three conventions.
 
     One pass from the body up to the root, as in Pinocchio's
-    computeFrameJacobian: with ``M`` the frame's pose in body ``i``, the
-    column of coordinate k of joint i in frame coordinates is
+    computeFrameJacobian: with ``M = (R, p)`` the frame's pose in body
+    ``i`` (held in scalars: an array for it was an allocation per call),
+    the column of coordinate k of joint i in frame coordinates is
     ``Ad(M⁻¹) S_k``; then ``M ← liMi M``. At the root ``M`` is the frame's
     world pose, which maps the columns to the requested reference. Only the
     supporting bodies are visited (``poses[1]`` is updated for them;
@@ -216,31 +223,38 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
     for r in range(6):
         for k in range(nv):
             jac[2, r, k] = 0.0
-    M = np.empty((2, 1, 4, 4))  # M[0, 0]: frame pose in the current body; M[1, 0]: scratch
-    for r in range(3):
-        for c in range(4):
-            M[0, 0, r, c] = place[r, c]
+    r00, r01, r02, p0 = place[0, 0], place[0, 1], place[0, 2], place[0, 3]
+    r10, r11, r12, p1 = place[1, 0], place[1, 1], place[1, 2], place[1, 3]
+    r20, r21, r22, p2 = place[2, 0], place[2, 1], place[2, 2], place[2, 3]
     i = body
     while i > 0:
-        jt = int(tree[i, C_TYPE])
-        if jt == REVOLUTE:
+        if int(tree[i, C_TYPE]) == REVOLUTE:
             set_revolute_pose(tree, i, q[int(tree[i, C_Q])], poses)
         else:
-            set_local_pose(tree, i, joint_transform(jt, tree, i, q, int(tree[i, C_Q])), poses)
+            set_local_pose_any(tree, i, q, poses)
         iv = int(tree[i, C_V])
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)
-            m = to_child(M, 0, 0, s0, s1, s2, s3, s4, s5)
-            for r in range(6):
-                jac[2, r, iv + k] = m[r]
-        for r in range(3):  # M ← liMi M
-            a0, a1, a2 = poses[1, i, r, 0], poses[1, i, r, 1], poses[1, i, r, 2]
-            for c in range(4):
-                M[1, 0, r, c] = a0 * M[0, 0, 0, c] + a1 * M[0, 0, 1, c] + a2 * M[0, 0, 2, c]
-            M[1, 0, r, 3] += poses[1, i, r, 3]
-        for r in range(3):
-            for c in range(4):
-                M[0, 0, r, c] = M[1, 0, r, c]
+            u0 = s3 + s1 * p2 - s2 * p1  # Ad(M⁻¹) s = (Rᵀ ω, Rᵀ (v − p × ω))
+            u1 = s4 + s2 * p0 - s0 * p2
+            u2 = s5 + s0 * p1 - s1 * p0
+            jac[2, 0, iv + k] = r00 * s0 + r10 * s1 + r20 * s2
+            jac[2, 1, iv + k] = r01 * s0 + r11 * s1 + r21 * s2
+            jac[2, 2, iv + k] = r02 * s0 + r12 * s1 + r22 * s2
+            jac[2, 3, iv + k] = r00 * u0 + r10 * u1 + r20 * u2
+            jac[2, 4, iv + k] = r01 * u0 + r11 * u1 + r21 * u2
+            jac[2, 5, iv + k] = r02 * u0 + r12 * u1 + r22 * u2
+        a00, a01, a02, a03 = poses[1, i, 0, 0], poses[1, i, 0, 1], poses[1, i, 0, 2], poses[1, i, 0, 3]
+        a10, a11, a12, a13 = poses[1, i, 1, 0], poses[1, i, 1, 1], poses[1, i, 1, 2], poses[1, i, 1, 3]
+        a20, a21, a22, a23 = poses[1, i, 2, 0], poses[1, i, 2, 1], poses[1, i, 2, 2], poses[1, i, 2, 3]
+        r00, r10, r20 = a00 * r00 + a01 * r10 + a02 * r20, a10 * r00 + a11 * r10 + a12 * r20, \
+            a20 * r00 + a21 * r10 + a22 * r20
+        r01, r11, r21 = a00 * r01 + a01 * r11 + a02 * r21, a10 * r01 + a11 * r11 + a12 * r21, \
+            a20 * r01 + a21 * r11 + a22 * r21
+        r02, r12, r22 = a00 * r02 + a01 * r12 + a02 * r22, a10 * r02 + a11 * r12 + a12 * r22, \
+            a20 * r02 + a21 * r12 + a22 * r22
+        p0, p1, p2 = a00 * p0 + a01 * p1 + a02 * p2 + a03, a10 * p0 + a11 * p1 + a12 * p2 + a13, \
+            a20 * p0 + a21 * p1 + a22 * p2 + a23
         i = int(tree[i, C_PARENT])
     if ref == LOCAL:
         return
@@ -248,15 +262,20 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
     while i > 0:
         iv = int(tree[i, C_V])
         for k in range(iv, iv + int(tree[i, C_NV])):
-            if ref == WORLD:
-                m = to_parent(M, 0, 0, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k], jac[2, 3, k], jac[2, 4, k],
-                              jac[2, 5, k])
-            else:  # world axes at the frame origin: rotate both parts
-                w = rotate(M, 0, 0, jac[2, 0, k], jac[2, 1, k], jac[2, 2, k])
-                u = rotate(M, 0, 0, jac[2, 3, k], jac[2, 4, k], jac[2, 5, k])
-                m = (w[0], w[1], w[2], u[0], u[1], u[2])
-            for r in range(6):
-                jac[2, r, k] = m[r]
+            w0, w1, w2 = jac[2, 0, k], jac[2, 1, k], jac[2, 2, k]  # R x: frame axes to world axes
+            x0 = r00 * w0 + r01 * w1 + r02 * w2
+            x1 = r10 * w0 + r11 * w1 + r12 * w2
+            x2 = r20 * w0 + r21 * w1 + r22 * w2
+            u0, u1, u2 = jac[2, 3, k], jac[2, 4, k], jac[2, 5, k]
+            y0 = r00 * u0 + r01 * u1 + r02 * u2
+            y1 = r10 * u0 + r11 * u1 + r12 * u2
+            y2 = r20 * u0 + r21 * u1 + r22 * u2
+            if ref == WORLD:  # and the linear part moved to the world origin: + p × ω
+                y0 += p1 * x2 - p2 * x1
+                y1 += p2 * x0 - p0 * x2
+                y2 += p0 * x1 - p1 * x0
+            jac[2, 0, k], jac[2, 1, k], jac[2, 2, k] = x0, x1, x2
+            jac[2, 3, k], jac[2, 4, k], jac[2, 5, k] = y0, y1, y2
         i = int(tree[i, C_PARENT])
 
 
@@ -274,7 +293,10 @@ def frame_jacobian_fast(handle, q, body, place, ref):
     w = handle_workspace(handle)
     if q.shape[0] != w.nq:
         return BAD_SHAPE
-    return frame_jacobian_checked(w.tree, q, body, place, ref, w.poses, w.jac)
+    st = q_status(w.tree, q)  # frame_jacobian_checked written out: one call fewer
+    if st == 0:
+        frame_jacobian_kernel(w.tree, q, body, place, ref, w.poses, w.jac)
+    return st
 
 
 @njit(cache=True, nogil=True)

@@ -199,6 +199,11 @@ def set_revolute_poses(tree, i, angle, poses):
     poses[1, i, 1, 0], poses[1, i, 1, 1], poses[1, i, 1, 2], poses[1, i, 1, 3] = l10, l11, l12, t1
     poses[1, i, 2, 0], poses[1, i, 2, 1], poses[1, i, 2, 2], poses[1, i, 2, 3] = l20, l21, l22, t2
     p = int(tree[i, C_PARENT])
+    if p == 0:  # a child of the world: oMi = liMi (Pinocchio skips this product too)
+        for r in range(3):
+            for k in range(4):
+                poses[0, i, r, k] = poses[1, i, r, k]
+        return
     for r in range(3):
         b0, b1, b2, b3 = poses[0, p, r, 0], poses[0, p, r, 1], poses[0, p, r, 2], poses[0, p, r, 3]
         poses[0, i, r, 0] = b0 * l00 + b1 * l10 + b2 * l20
