@@ -7,7 +7,8 @@ preallocated workspaces): RNEA, CRBA, ABA, forward dynamics by CRBA + a
 factorization, and the inverse inertia. Pinocchio's crba and aba are timed
 in both conventions (LOCAL, WORLD) and the faster is used for the ratio.
 Batched: one multibody call on (B, n) arrays (two threads) vs a Python loop
-over Pinocchio and vs ``pin.abaInParallel`` (two threads). Finally the
+over Pinocchio, both writing the B results into arrays allocated once (the
+``out`` argument), and vs ``pin.abaInParallel`` (two threads, likewise). Finally the
 Numba compile time, cold (empty cache) and cached, in fresh processes.
 """
 import argparse
@@ -72,23 +73,28 @@ def batched(model, pm, mp, batch):
     T = np.array([mp.v_from_pin(x) for x in Tp])
     rows = {}
 
-    def loop(fn):
+    def loop(fn, out):
+        """The B results gathered into ``out``, as the batched call writes them."""
         def run():
             for b in range(batch):
-                fn(b)
+                out[b] = fn(b)
         return run
-    rows["rnea"] = (timeit(loop(lambda b: pin.rnea(pm, pd, qps[b], Vp[b], Tp[b])), blocks=5),
-                    timeit(lambda: mb.rnea(model, Q, V, T), blocks=5))
-    rows["crba"] = (timeit(loop(lambda b: pin.crba(pm, pd, qps[b])), blocks=5),
-                    timeit(lambda: mb.crba(model, Q), blocks=5))
-    rows["aba"] = (timeit(loop(lambda b: pin.aba(pm, pd, qps[b], Vp[b], Tp[b])), blocks=5),
-                   timeit(lambda: mb.aba(model, Q, V, T), blocks=5))
+    nv = pm.nv
+    # both sides write into arrays allocated once: fresh memory for each call
+    # costs page faults (14 us per state for CRBA on Talos), not computation
+    vec, mat = (np.empty((batch, nv)), np.empty((batch, nv))), (np.empty((batch, nv, nv)), np.empty((batch, nv, nv)))
+    rows["rnea"] = (timeit(loop(lambda b: pin.rnea(pm, pd, qps[b], Vp[b], Tp[b]), vec[0]), blocks=11),
+                    timeit(lambda: mb.rnea(model, Q, V, T, out=vec[1]), blocks=11))
+    rows["crba"] = (timeit(loop(lambda b: pin.crba(pm, pd, qps[b]), mat[0]), blocks=11),
+                    timeit(lambda: mb.crba(model, Q, out=mat[1]), blocks=11))
+    rows["aba"] = (timeit(loop(lambda b: pin.aba(pm, pd, qps[b], Vp[b], Tp[b]), vec[0]), blocks=11),
+                   timeit(lambda: mb.aba(model, Q, V, T, out=vec[1]), blocks=11))
     if hasattr(pin, "abaInParallel"):
         pool = pin.ModelPool(pm, 2)
         Qf, Vf, Tf = (np.asfortranarray(np.column_stack(x)) for x in (qps, Vp, Tp))
         out = np.zeros((pm.nv, batch), order="F")
         rows["aba vs pin.abaInParallel(2)"] = (timeit(lambda: pin.abaInParallel(2, pool, Qf, Vf, Tf, out),
-                                                      blocks=5), rows["aba"][1])
+                                                      blocks=11), rows["aba"][1])
     return {k: (tp / batch, tm / batch) for k, (tp, tm) in rows.items()}
 
 

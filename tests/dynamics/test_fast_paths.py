@@ -127,3 +127,28 @@ def test_handles_are_distinct_and_keep_working(model, state):
     t2 = mb.rnea(model, q, 2 * v, x, data=d2)
     np.testing.assert_array_equal(d1.tau, t1)  # d2's call did not write into d1
     assert not np.array_equal(t1, t2)
+
+
+def test_batches_write_into_out(model, state):
+    """``out`` receives a batch's results (and is returned); a wrong
+    shape, dtype, layout or a single state with ``out`` is an InputError."""
+    q, v, x = state
+    Q, V, X = (np.tile(a, (3, 1)) for a in (q, v, x))
+    calls = {"rnea": (lambda o: mb.rnea(model, Q, V, X, out=o), (3, model.nv)),
+             "aba": (lambda o: mb.aba(model, Q, V, X, out=o), (3, model.nv)),
+             "crba": (lambda o: mb.crba(model, Q, out=o), (3, model.nv, model.nv))}
+    for name, (call, shape) in calls.items():
+        expect = call(None)
+        out = np.full(shape, np.nan)
+        assert call(out) is out, name
+        np.testing.assert_array_equal(out, expect, err_msg=name)
+        for bad in (np.empty(shape[:-1] + (shape[-1] + 1,)), np.empty(shape, dtype=np.float32),
+                    np.empty(shape[::-1]).T, [[0.0] * shape[-1]] * 3):
+            with pytest.raises(InputError, match="out must be a writable C-contiguous float64 array"):
+                call(bad)
+    data = mb.Data(model)
+    for call in (lambda: mb.rnea(model, q, v, x, data=data, out=np.empty((1, model.nv))),
+                 lambda: mb.aba(model, q, v, x, out=np.empty(model.nv)),
+                 lambda: mb.crba(model, q, data, out=np.empty((model.nv, model.nv)))):
+        with pytest.raises(InputError, match="out is for batches"):
+            call()

@@ -33,6 +33,26 @@ def external_forces(model, f_ext, batch=None):
     return f
 
 
+def batch_output(out, shape):
+    """The array a batched call writes its results to: ``out`` if given (a
+    writable C-contiguous float64 array of exactly ``shape``, reused across
+    calls so large batches do not pay the page faults of fresh memory),
+    else a new one."""
+    if out is None:
+        return np.empty(shape)
+    if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
+            and out.flags.c_contiguous and out.flags.writeable):
+        got = f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise InputError(f"out must be a writable C-contiguous float64 array of shape {shape}; got {got}")
+    return out
+
+
+def single_state_out(out):
+    """``out`` is for batches: a single state's result lives in ``data``."""
+    if out is not None:
+        raise InputError("out is for batches of states; a single state's result is written to data")
+
+
 def singular_body(model, body, what):
     raise SimulationError(f"{what}: the articulated inertia of body '{model.body_names[body]}' is singular "
                           "along its joint (a massless subtree?)")

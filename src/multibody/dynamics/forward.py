@@ -6,7 +6,8 @@ from numba import types
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
 from . import kernels as K
-from ._common import config, data_for, external_forces, singular_body, velocity
+from ._common import (batch_output, config, data_for, external_forces, single_state_out, singular_body,
+                      velocity)
 from .inertia import not_positive_definite
 from .inverse import raise_state_status
 
@@ -21,16 +22,17 @@ def _aba_entry():
     return _ABA
 
 
-def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
+def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
     """Joint accelerations ``q̈`` (nv) under joint forces ``tau`` and
     external forces, by the articulated-body algorithm in O(n)
     (Featherstone Table 7.1, in world coordinates like Pinocchio's WORLD
     convention). Armature is included. ``f_ext`` as in
     :func:`~multibody.dynamics.inverse.rnea` (body frames). One state or a
-    batch. With ``data`` (one state) the result is ``data.ddq``. Accuracy:
+    batch. With ``data`` (one state) the result is ``data.ddq``; a batch is
+    written to ``out`` (B, nv) if given, else to a new array. Accuracy:
     round-off, ~1e-12 relative on the example-robot-data robots; it degrades
     with the inertia ratios of the bodies (Featherstone §10.1)."""
-    if JIT and data is not None and f_ext is None and data.model is model:
+    if JIT and data is not None and f_ext is None and out is None and data.model is model:
         try:
             fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
@@ -49,7 +51,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
     tau = velocity(model, tau, q, "tau")
     fe = external_forces(model, f_ext, q.shape[0] if q.ndim == 2 else None)
     if q.ndim == 2:
-        out = np.empty((q.shape[0], model.nv))
+        out = batch_output(out, (q.shape[0], model.nv))
         status = np.zeros(q.shape[0], dtype=np.int64)
         fb = np.zeros((q.shape[0], model.nbodies, 6)) if fe is None else np.broadcast_to(
             fe, (q.shape[0], model.nbodies, 6)).copy()
@@ -57,6 +59,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None):
         if status.any():
             singular_body(model, int(status[status != 0][0]), "aba")
         return out
+    single_state_out(out)
     data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe

@@ -8,7 +8,7 @@ from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError, SimulationError
 from . import kernels as K
 from . import minv_kernels as MK
-from ._common import config, data_for, raise_status, velocity
+from ._common import batch_output, config, data_for, raise_status, single_state_out, velocity
 
 F64 = np.dtype(np.float64)
 _CRBA = None
@@ -20,15 +20,17 @@ def _crba_entry():
     return _CRBA
 
 
-def crba(model, q, data=None):
+def crba(model, q, data=None, out=None):
     """Joint-space inertia matrix ``H(q)`` (nv x nv, symmetric positive
     definite), including the armature on the diagonal. Built in world
     coordinates (Table 6.2 with Pinocchio's WORLD convention); its
-    nonzeros follow the branch-induced sparsity (§6.4). One state or a
-    batch (B, nv, nv). With ``data`` the result is ``data.M``. Accuracy:
-    round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
+    nonzeros follow the branch-induced sparsity (§6.4). One state (with
+    ``data`` the result is ``data.M``) or a batch (B, nv, nv), written to
+    ``out`` if given (reusing it spares a large batch the page faults of
+    fresh memory: 14 µs per state for Talos on this machine), else to a new
+    array. Accuracy: round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
     what solves with H can achieve."""
-    if JIT and data is not None and data.model is model:
+    if JIT and data is not None and out is None and data.model is model:
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path
@@ -41,9 +43,10 @@ def crba(model, q, data=None):
                 raise_status(model, q, st)
     q = config(model, q)
     if q.ndim == 2:
-        out = np.empty((q.shape[0], model.nv, model.nv))
+        out = batch_output(out, (q.shape[0], model.nv, model.nv))
         K.crba_batch(model._tree, model.dof_parent, q, out)
         return out
+    single_state_out(out)
     data = data_for(model, data)
     K.crba_kernel(model._tree, model.dof_parent, q, data.poses, data.jac, data.inertia6, data.M)
     return data.M

@@ -7,7 +7,8 @@ import numpy as np
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
 from . import kernels as K
-from ._common import config, data_for, external_forces, raise_status, velocity
+from ._common import (batch_output, config, data_for, external_forces, raise_status, single_state_out,
+                      velocity)
 
 F64 = np.dtype(np.float64)
 _RNEA = None
@@ -28,7 +29,7 @@ def raise_state_status(model, q, st, names=("q", "v", "a")):
     raise InputError(f"{names[which]} has a non-finite entry at index {index}")
 
 
-def rnea(model, q, v, a, f_ext=None, gravity=True, data=None):
+def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
     """Joint forces ``τ`` (nv) that produce accelerations ``a`` at state
     (q, v): ``τ = H(q) a + C(q, v) − Σ Jᵢᵀ f_extᵢ``, including gravity
     (``model.gravity``, unless ``gravity=False``) and the armature term
@@ -39,10 +40,11 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None):
     convention); row 0 is ignored. Accepts one state or a batch (leading
     axis). With ``data`` (one state) the result is ``data.tau`` (overwritten
     by the next call) and ``data.f`` holds the joint reaction forces
-    (body frames). Accuracy: round-off only; relative error ~1e-14 of the
+    (body frames); a batch is written to ``out`` (B, nv) if given, else to a
+    new array. Accuracy: round-off only; relative error ~1e-14 of the
     largest term for well-conditioned models (Featherstone §10.1).
     """
-    if JIT and data is not None and f_ext is None and data.model is model:
+    if JIT and data is not None and f_ext is None and out is None and data.model is model:
         try:
             fast = (q.dtype is F64 and v.dtype is F64 and a.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and a.ndim == 1)
@@ -59,11 +61,12 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None):
     a = velocity(model, a, q, "a")
     fe = external_forces(model, f_ext, q.shape[0] if q.ndim == 2 else None)
     if q.ndim == 2:
-        out = np.empty((q.shape[0], model.nv))
+        out = batch_output(out, (q.shape[0], model.nv))
         fb = np.zeros((q.shape[0], model.nbodies, 6)) if fe is None else np.broadcast_to(
             fe, (q.shape[0], model.nbodies, 6)).copy()
         K.rnea_batch(model._tree, q, v, a, bool(gravity), fb, fe is not None, out)
         return out
+    single_state_out(out)
     data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe
