@@ -27,6 +27,10 @@ Pinocchio's whole UR5 RNEA). The Data object keeps every array alive, and
 the public functions use its handle only while the Data is an argument of
 the call. Handles need compiled code: without JIT (``NUMBA_DISABLE_JIT=1``)
 the fast paths are skipped (:data:`JIT`).
+
+The single-state fast-path kernels (``*_fast``) keep the GIL: releasing and
+re-acquiring it around a call (``nogil=True``) costs 0.033 µs, 8% of a 6-DoF
+arm's forward kinematics; batch kernels release it.
 """
 from numba import config, njit, types
 from numba.extending import intrinsic

@@ -723,7 +723,7 @@ def crba_checked(tree, lam, q, poses, jac, inertia6, M):
 
 
 # ------------------------------------------- fast paths (a Data.handle)
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def rnea_fast(handle, q, v, a, gravity_on):
     """:func:`rnea_checked` on the workspace behind a ``Data.handle``; τ in ``dofs[0]``."""
     w = handle_workspace(handle)
@@ -735,7 +735,7 @@ def rnea_fast(handle, q, v, a, gravity_on):
     return st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def crba_fast(handle, q):
     """:func:`crba_checked` on the workspace behind a ``Data.handle``; H in ``M``."""
     w = handle_workspace(handle)
@@ -747,7 +747,7 @@ def crba_fast(handle, q):
     return st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def aba_fast(handle, q, v, tau, gravity_on):
     """:func:`aba_checked` on the workspace behind a ``Data.handle``; q̈ in ``dofs[1]``."""
     w = handle_workspace(handle)
@@ -762,7 +762,7 @@ def aba_fast(handle, q, v, tau, gravity_on):
     return st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def fd_crba_fast(handle, q, v, tau, gravity_on):
     """:func:`fd_crba_checked` on the workspace behind a ``Data.handle``; q̈ in ``dofs[1]``."""
     w = handle_workspace(handle)

@@ -300,7 +300,7 @@ def minv_batch(tree, q, out, status):
         status[b] = minv_aba_kernel(tree, q[b], poses, jac, inertia6, U, Dinv, P, F, idx, work, out[b])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def minv_fast(handle, q):
     """:func:`minv_checked` on the workspace behind a ``Data.handle``; H⁻¹ in ``Minv``."""
     w = handle_workspace(handle)

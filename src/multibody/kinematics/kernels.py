@@ -64,7 +64,7 @@ def fk_checked(tree, q, poses):
     return st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def fk_fast(handle, q):
     """:func:`fk_checked` on the workspace behind a ``Data.handle``."""
     w = handle_workspace(handle)
@@ -287,7 +287,7 @@ def frame_jacobian_checked(tree, q, body, place, ref, poses, jac):
     return st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def frame_jacobian_fast(handle, q, body, place, ref):
     """:func:`frame_jacobian_checked` on the workspace behind a ``Data.handle``."""
     w = handle_workspace(handle)
