@@ -28,6 +28,11 @@ the public functions use its handle only while the Data is an argument of
 the call. Handles need compiled code: without JIT (``NUMBA_DISABLE_JIT=1``)
 the fast paths are skipped (:data:`JIT`).
 
+Every public function with a fast path writes the same few lines inline
+(``data.model is model``, dtype and rank of each vector, the call, the
+status): a shared helper would cost a Python call, 0.03–0.05 µs, 10% of a
+6-DoF arm's forward kinematics.
+
 The single-state fast-path kernels (``*_fast``) keep the GIL: releasing and
 re-acquiring it around a call (``nogil=True``) costs 0.033 µs, 8% of a 6-DoF
 arm's forward kinematics; batch kernels release it.
