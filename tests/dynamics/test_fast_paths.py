@@ -152,3 +152,18 @@ def test_batches_write_into_out(model, state):
                  lambda: mb.crba(model, q, data, out=np.empty((model.nv, model.nv)))):
         with pytest.raises(InputError, match="out is for batches"):
             call()
+
+
+def test_copied_data_gets_its_own_handle(model, state):
+    import copy
+    import pickle
+    q, v, x = state
+    d = mb.Data(model)
+    tau = mb.rnea(model, q, v, x, data=d).copy()
+    for c in (copy.copy(d), copy.deepcopy(d)):
+        assert c.handle != d.handle and c.model is model
+        np.testing.assert_array_equal(c.tau, tau)
+        mb.rnea(model, q, 2 * v, x, data=c)
+        np.testing.assert_array_equal(d.tau, tau)  # the copy wrote into its own arrays
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(d)

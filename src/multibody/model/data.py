@@ -61,6 +61,19 @@ class Data:
         self._slots = np.array([nb, model.nq, nv] + [x.ctypes.data for x in arrays], dtype=np.int64)
         self.handle = int(self._slots.ctypes.data)
 
+    def __deepcopy__(self, memo=None):
+        """A new workspace with its own arrays and handle (a copied handle
+        would point at this Data's arrays), holding the same values."""
+        new = Data(self.model)
+        for name in ("poses", "oMf", "spatial", "jac", "dofs", "M", "L", "inertia6", "U", "Dinv", "Minv"):
+            getattr(new, name)[...] = getattr(self, name)
+        return new
+
+    __copy__ = __deepcopy__  # a shallow copy would share the handle: copy as deep
+
+    def __reduce__(self):
+        raise TypeError("a Data workspace holds memory addresses and cannot be pickled; make a new mb.Data(model)")
+
 
 Workspace = namedtuple("Workspace", "nb nq nv tree lam poses spatial jac dofs M L inertia6 U Dinv Minv")
 
