@@ -684,7 +684,9 @@ def state_status(tree, q, v, x):
         return st
     z = 0.0
     for k in range(v.shape[0]):  # 0·x is NaN iff x is not finite
-        z += 0.0 * v[k] + 0.0 * x[k]
+        z += 0.0 * v[k]
+    for k in range(x.shape[0]):  # x may be shorter than v (floating-base and hybrid callers)
+        z += 0.0 * x[k]
     if z == 0.0:
         return 0
     for k in range(v.shape[0]):
