@@ -699,14 +699,6 @@ def state_status(tree, q, v, x):
 
 
 @njit(cache=True, nogil=True)
-def rnea_checked(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
-    st = state_status(tree, q, v, a)
-    if st == 0:
-        rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau)
-    return st
-
-
-@njit(cache=True, nogil=True)
 def aba_checked(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
     st = state_status(tree, q, v, tau)
     if st == 0:
@@ -716,22 +708,15 @@ def aba_checked(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inert
     return st
 
 
-@njit(cache=True, nogil=True)
-def crba_checked(tree, lam, q, poses, jac, inertia6, M):
-    st = q_status(tree, q)
-    if st == 0:
-        crba_kernel(tree, lam, q, poses, jac, inertia6, M)
-    return st
-
-
 # ------------------------------------------- fast paths (a Data.handle)
 @njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def rnea_fast(handle, q, v, a, gravity_on):
-    """:func:`rnea_checked` on the workspace behind a ``Data.handle``; τ in ``dofs[0]``."""
+    """:func:`rnea_kernel` (no external forces) on the workspace behind a
+    ``Data.handle`` after :func:`state_status`; τ in ``dofs[0]``."""
     w = handle_workspace(handle)
     if q.shape[0] != w.nq or v.shape[0] != w.nv or a.shape[0] != w.nv:
         return BAD_SHAPE
-    st = state_status(w.tree, q, v, a)  # rnea_checked written out: one call fewer
+    st = state_status(w.tree, q, v, a)
     if st == 0:
         rnea_kernel(w.tree, q, v, a, gravity_on, False, w.poses, w.spatial, w.dofs[0])
     return st
@@ -739,11 +724,12 @@ def rnea_fast(handle, q, v, a, gravity_on):
 
 @njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def crba_fast(handle, q):
-    """:func:`crba_checked` on the workspace behind a ``Data.handle``; H in ``M``."""
+    """:func:`crba_kernel` on the workspace behind a ``Data.handle`` after
+    :func:`q_status`; H in ``M``."""
     w = handle_workspace(handle)
     if q.shape[0] != w.nq:
         return BAD_SHAPE
-    st = q_status(w.tree, q)  # crba_checked written out: one call fewer
+    st = q_status(w.tree, q)
     if st == 0:
         crba_kernel(w.tree, w.lam, q, w.poses, w.jac, w.inertia6, w.M)
     return st
@@ -755,7 +741,7 @@ def aba_fast(handle, q, v, tau, gravity_on):
     w = handle_workspace(handle)
     if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv:
         return BAD_SHAPE
-    st = state_status(w.tree, q, v, tau)  # aba_checked written out: one call fewer
+    st = state_status(w.tree, q, v, tau)  # aba_checked written out: one call fewer than through it
     if st == 0:
         b = aba_kernel(w.tree, q, v, tau, gravity_on, False, w.poses, w.jac, w.spatial, w.inertia6, w.U, w.Dinv,
                        w.dofs)

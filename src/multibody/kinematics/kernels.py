@@ -55,22 +55,14 @@ def fk_kernel(tree, q, poses):
             set_poses(tree, i, q, poses)
 
 
-@njit(cache=True, nogil=True)
-def fk_checked(tree, q, poses):
-    """:func:`fk_kernel` after :func:`q_status`; returns the status."""
-    st = q_status(tree, q)
-    if st == 0:
-        fk_kernel(tree, q, poses)
-    return st
-
-
 @njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def fk_fast(handle, q):
-    """:func:`fk_checked` on the workspace behind a ``Data.handle``."""
+    """:func:`fk_kernel` on the workspace behind a ``Data.handle`` after
+    :func:`q_status`; returns the status."""
     w = handle_workspace(handle)
     if q.shape[0] != w.nq:
         return BAD_SHAPE
-    st = q_status(w.tree, q)  # fk_checked written out: the call to it cost 10% on a 6-DoF arm
+    st = q_status(w.tree, q)  # inline: a call to a checked kernel cost 10% on a 6-DoF arm
     if st == 0:
         fk_kernel(w.tree, q, w.poses)
     return st
@@ -279,21 +271,14 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
         i = int(tree[i, C_PARENT])
 
 
-@njit(cache=True, nogil=True)
-def frame_jacobian_checked(tree, q, body, place, ref, poses, jac):
-    st = q_status(tree, q)
-    if st == 0:
-        frame_jacobian_kernel(tree, q, body, place, ref, poses, jac)
-    return st
-
-
 @njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
 def frame_jacobian_fast(handle, q, body, place, ref):
-    """:func:`frame_jacobian_checked` on the workspace behind a ``Data.handle``."""
+    """:func:`frame_jacobian_kernel` on the workspace behind a
+    ``Data.handle`` after :func:`q_status`; returns the status."""
     w = handle_workspace(handle)
     if q.shape[0] != w.nq:
         return BAD_SHAPE
-    st = q_status(w.tree, q)  # frame_jacobian_checked written out: one call fewer
+    st = q_status(w.tree, q)
     if st == 0:
         frame_jacobian_kernel(w.tree, q, body, place, ref, w.poses, w.jac)
     return st
