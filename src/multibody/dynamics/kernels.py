@@ -741,7 +741,7 @@ def aba_fast(handle, q, v, tau, gravity_on):
     w = handle_workspace(handle)
     if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv:
         return BAD_SHAPE
-    st = state_status(w.tree, q, v, tau)  # aba_checked written out: one call fewer than through it
+    st = state_status(w.tree, q, v, tau)  # aba_checked written out: one call level fewer
     if st == 0:
         b = aba_kernel(w.tree, q, v, tau, gravity_on, False, w.poses, w.jac, w.spatial, w.inertia6, w.U, w.Dinv,
                        w.dofs)
