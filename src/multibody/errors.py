@@ -24,3 +24,10 @@ class InputError(MultibodyError, ValueError):
 
 class SimulationError(MultibodyError, RuntimeError):
     """A simulation that cannot go on (non-finite state, failed solve)."""
+
+
+class ModelWarning(UserWarning):
+    """A model file was accepted with values multibody kept or repaired
+    (e.g. an inertia violating the triangle inequality, a dropped MJCF
+    element). Filter it with :mod:`warnings` or turn it into an error with
+    ``warnings.simplefilter("error", mb.ModelWarning)``."""
