@@ -117,6 +117,19 @@ class Constraints:
         items = (list(model.loop_joints) if loops else []) + (list(model.couplings) if couplings else []) \
             + ([from_equality(model, e) for e in model.equalities] if equalities else []) + list(extra)
         body = {n: i for i, n in enumerate(model.body_names)}
+        frames = {f.name: f for f in model.frames}
+
+        def attach(name, placement, what):
+            """(body index, placement in that body) of a loop-joint end: a body,
+            or a frame (e.g. a body merged into its parent by a fixed joint, an
+            MJCF site), whose placement on its host body is composed in front."""
+            if name in body:
+                return body[name], placement
+            if name in frames:
+                f = frames[name]
+                return int(f.body), np.asarray(f.placement, dtype=float) @ placement
+            raise ModelError(f"{what} references unknown body or frame '{name}'")
+
         joints = {j.name: j for j in model.joints}
         rows = []                             # (row, ia, Pa, ib, Pb, u, w, pitch, kind) of each loop row
         self._gears = []                      # (row, j, i, ratio, offset)
@@ -124,18 +137,16 @@ class Constraints:
         row = 0
         for c in items:
             if isinstance(c, LoopJoint):
-                for b in (c.body_a, c.body_b):
-                    if b not in body:
-                        raise ModelError(f"loop joint '{c.name}' references unknown body '{b}'")
-                ia, ib = body[c.body_a], body[c.body_b]
+                ia, Pa = attach(c.body_a, c.placement_a, f"loop joint '{c.name}'")
+                ib, Pb = attach(c.body_b, c.placement_b, f"loop joint '{c.name}'")
                 points, angles, helical = loop_rows(c)
                 for u in points:
-                    rows.append((row, ia, c.placement_a, ib, c.placement_b, u, np.zeros(3), 0.0, 0))
+                    rows.append((row, ia, Pa, ib, Pb, u, np.zeros(3), 0.0, 0))
                     self.labels.append(c.name)
                     row += 1
                 for n_row, (u, w) in enumerate(angles + helical):
                     kind = 2 if n_row >= len(angles) else 1
-                    rows.append((row, ia, c.placement_a, ib, c.placement_b, u, w, c.pitch, kind))
+                    rows.append((row, ia, Pa, ib, Pb, u, w, c.pitch, kind))
                     self.labels.append(c.name)
                     row += 1
             elif isinstance(c, Coupling):
@@ -171,7 +182,7 @@ class Constraints:
                              np.array([x[4] for x in g], dtype=np.int64), np.array([x[5] for x in g], dtype=float),
                              np.array([x[6] for x in g], dtype=float))
         self._zero = np.zeros(model.nv)
-        self._data = Data(model)
+        self._data = Data(model, thread_checked=False)  # private: the owner's threading rules apply
 
     def __len__(self):
         return self.size
