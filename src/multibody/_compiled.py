@@ -37,7 +37,11 @@ The single-state fast-path kernels (``*_fast``) keep the GIL: releasing and
 re-acquiring it around a call (``nogil=True``) costs 0.033 µs, 8% of a 6-DoF
 arm's forward kinematics; batch kernels release it.
 """
+import sys
+
+from llvmlite import ir
 from numba import config, njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 F64_1 = types.float64[:]            # any layout: strided views are fine
@@ -77,6 +81,17 @@ def chunk_count(B):
     return max(1, min(B, 64))
 
 
+def run_batch(batch_kernel, rows_kernel, B, *args):
+    """Run a kernel over B states: ``rows_kernel(*args, 0, 1)`` for one
+    state, the parallel ``batch_kernel(*args)`` for more. A parallel kernel
+    for one state costs thread wake-ups: milliseconds with the other core
+    busy (DESIGN.md, Speed)."""
+    if B == 1:
+        rows_kernel(*args, 0, 1)
+    else:
+        batch_kernel(*args)
+
+
 @intrinsic
 def f64_pointer(typingctx, address):
     """The integer ``address`` as a float64 pointer (for ``numba.carray``)."""
@@ -91,3 +106,21 @@ def i64_pointer(typingctx, address):
     def codegen(context, builder, signature, args):
         return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
     return types.CPointer(types.int64)(types.intp), codegen
+
+
+# The C function whose value threading.get_ident() returns on this platform.
+_THREAD_ID_FUNCTION, _THREAD_ID_BITS = ("GetCurrentThreadId", 32) if sys.platform == "win32" else ("pthread_self", 64)
+
+
+@intrinsic
+def thread_id(typingctx):
+    """The calling thread's identifier, equal to :func:`threading.get_ident`
+    (a call of ``pthread_self``, or ``GetCurrentThreadId`` on Windows,
+    resolved by symbol name so that cached kernels stay valid across
+    processes)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(_THREAD_ID_BITS), []),
+                                            _THREAD_ID_FUNCTION)
+        value = builder.call(fn, [])
+        return builder.zext(value, ir.IntType(64)) if _THREAD_ID_BITS < 64 else value
+    return types.int64(), codegen

@@ -4,16 +4,7 @@ import numpy as np
 
 from ..errors import InputError, SimulationError
 from ..kinematics._common import config, raise_status, velocity  # noqa: F401  (re-exported)
-from ..model.data import Data
-
-
-def data_for(model, data):
-    """``data`` if it was made for ``model``, a new workspace if it is None."""
-    if data is None:
-        return Data(model)
-    if getattr(data, "model", None) is not model:
-        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
-    return data
+from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
 
 
 def external_forces(model, f_ext, batch=None):

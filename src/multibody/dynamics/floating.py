@@ -96,7 +96,9 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
     (overwritten by the next call). Raises :class:`~multibody.errors.ModelError` if joint 1 is not a free
     joint from the world or a body does not descend from the base.
     """
-    if data is not None and data.model is model and f_ext is None:
+    plain = data is None
+    data = data_for(model, data)  # checks the model and the thread
+    if f_ext is None:
         try:
             fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.ndim == 1
                     and tau.shape[0] in (model.nv - 6, model.nv) and q.dtype == F64 and v.dtype == F64
@@ -108,7 +110,7 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
                                    data.inertia6, data.U, data.Dinv, data.dofs)
             if st:
                 _raise(model, st, q, "floating_base_forward_dynamics", ("q", "v", "tau"))
-            return data.ddq
+            return data.ddq.copy() if plain else data.ddq
     check_floating(model, "floating_base_forward_dynamics")
     q = config(model, q)
     v = velocity(model, v, q)
@@ -124,14 +126,13 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
         if status.any():
             singular_body(model, int(status[status != 0][0]), "floating_base_forward_dynamics")
         return out
-    data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe
     b = FK.fb_aba_kernel(model._tree, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac,
                          data.spatial, data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
         singular_body(model, b, "floating_base_forward_dynamics")
-    return data.ddq
+    return data.ddq.copy() if plain else data.ddq
 
 
 def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=True, data=None):
@@ -161,7 +162,9 @@ def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=
     :class:`~multibody.errors.ModelError` if joint 1 is not a free joint
     from the world or a body does not descend from the base.
     """
-    if data is not None and data.model is model and f_ext is None:
+    plain = data is None
+    data = data_for(model, data)  # checks the model and the thread
+    if f_ext is None:
         try:
             fast = (q.shape == model.q_shape and v.shape == model.v_shape and qdd_joints.shape == (model.nv - 6,)
                     and q.dtype == F64 and v.dtype == F64 and qdd_joints.dtype == F64)
@@ -172,7 +175,7 @@ def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=
                                   data.spatial, data.inertia6, data.Dinv, data.dofs)
             if st:
                 _raise(model, st, q, "floating_base_inverse_dynamics", ("q", "v", "qdd_joints"))
-            return data.ddq[:6], data.tau[6:]
+            return (data.ddq[:6].copy(), data.tau[6:].copy()) if plain else (data.ddq[:6], data.tau[6:])
     check_floating(model, "floating_base_inverse_dynamics")
     q = config(model, q)
     v = velocity(model, v, q)
@@ -189,10 +192,9 @@ def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=
         if status.any():
             _singular_composite()
         return np.ascontiguousarray(qdd_out[:, :6]), np.ascontiguousarray(tau_out[:, 6:])
-    data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe
     if FK.fb_id_kernel(model._tree, q, v, qdd, bool(gravity), fe is not None, data.poses, data.jac,
                        data.spatial, data.inertia6, data.Dinv, data.dofs):
         _singular_composite()
-    return data.ddq[:6], data.tau[6:]
+    return (data.ddq[:6].copy(), data.tau[6:].copy()) if plain else (data.ddq[:6], data.tau[6:])

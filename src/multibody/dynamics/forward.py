@@ -6,8 +6,8 @@ from numba import types
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
 from . import kernels as K
-from ._common import (batch_output, config, data_for, external_forces, single_state_out, singular_body,
-                      velocity)
+from ._common import (Data, batch_output, config, data_for, external_forces, single_state_out, singular_body,
+                      velocity, workspace)
 from .inertia import not_positive_definite
 from .inverse import raise_state_status
 
@@ -28,11 +28,18 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
     (Featherstone Table 7.1, in world coordinates like Pinocchio's WORLD
     convention). Armature is included. ``f_ext`` as in
     :func:`~multibody.dynamics.inverse.rnea` (body frames). One state or a
-    batch. With ``data`` (one state) the result is ``data.ddq``; a batch is
-    written to ``out`` (B, nv) if given, else to a new array. Accuracy:
+    batch. With ``data`` (one state, also accepted in the place of
+    ``f_ext``) the result is ``data.ddq``; without, a new array computed in
+    the thread's cached workspace; a batch is written to ``out`` (B, nv) if
+    given, else to a new array. Accuracy:
     round-off, ~1e-12 relative on the example-robot-data robots; it degrades
     with the inertia ratios of the bodies (Featherstone §10.1)."""
-    if JIT and data is not None and f_ext is None and out is None and data.model is model:
+    if f_ext is not None and isinstance(f_ext, Data):  # aba(model, q, v, tau, data)
+        f_ext, data = None, f_ext
+    plain = data is None
+    if plain:
+        data = workspace(model)
+    if JIT and f_ext is None and out is None and (plain or data.model is model):
         try:
             fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
@@ -41,7 +48,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
         if fast:
             st = (_ABA or _aba_entry())(data.handle, q, v, tau, gravity)
             if not st:
-                return data.ddq
+                return data.ddq.copy() if plain else data.ddq
             if st < -K.ARG:
                 singular_body(model, -st - K.ARG, "aba")
             if st != BAD_SHAPE:
@@ -67,7 +74,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
                      data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
         singular_body(model, b, "aba")
-    return data.ddq
+    return data.ddq.copy() if plain else data.ddq
 
 
 def _fd_crba_entry():
@@ -82,11 +89,16 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
     solved with the sparse LᵀDL factorization (O(n d²); Featherstone §10.3
     predicts it wins on short, branched trees and loses on long chains —
     see benchmarks/dynamics.py). Both agree to round-off."""
+    if f_ext is not None and isinstance(f_ext, Data):  # forward_dynamics(model, q, v, tau, data)
+        f_ext, data = None, f_ext
     if method == "aba":
         return aba(model, q, v, tau, f_ext=f_ext, gravity=gravity, data=data)
     if method != "crba":
         raise InputError(f"unknown forward dynamics method '{method}' (use 'aba' or 'crba')")
-    if JIT and data is not None and f_ext is None and data.model is model:
+    plain = data is None
+    if plain:
+        data = workspace(model)
+    if JIT and f_ext is None and (plain or data.model is model):
         try:
             fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
@@ -95,7 +107,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
         if fast:
             st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)
             if not st:
-                return data.ddq
+                return data.ddq.copy() if plain else data.ddq
             if st < -K.ARG:
                 raise not_positive_definite(model, -st - K.ARG - 1)
             if st != BAD_SHAPE:
@@ -121,4 +133,4 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
                           data.spatial, data.inertia6, data.M, data.L, data.ddq)
     if st:
         raise not_positive_definite(model, st - 1)
-    return data.ddq
+    return data.ddq.copy() if plain else data.ddq

@@ -85,7 +85,9 @@ def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, g
     slowly with the distance of the bodies from the world origin
     (Featherstone §10.1).
     """
-    if data is not None and data.model is model and f_ext is None:
+    plain = data is None
+    data = data_for(model, data)  # checks the model and the thread
+    if f_ext is None:
         try:
             fast = (q.shape == model.q_shape and v.shape == model.v_shape and qdd_given.shape == model.v_shape
                     and tau_given.shape == model.v_shape and prescribed.shape == model.v_shape
@@ -100,7 +102,7 @@ def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, g
                 if st < -HK.ARG:
                     singular_body(model, -st - HK.ARG, "hybrid_dynamics")
                 raise_state_status(model, q, st, NAMES)
-            return data.ddq, data.tau
+            return (data.ddq.copy(), data.tau.copy()) if plain else (data.ddq, data.tau)
     q = config(model, q)
     v = velocity(model, v, q)
     mask = prescribed_mask(model, prescribed, q)
@@ -120,11 +122,10 @@ def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, g
         if status.any():
             singular_body(model, int(status[status != 0][0]), "hybrid_dynamics")
         return qdd, tau
-    data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe
     b = HK.hybrid_kernel(model._tree, q, v, qdd_in, tau_in, mask, bool(gravity), fe is not None, data.poses,
                          data.jac, data.spatial, data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
         singular_body(model, b, "hybrid_dynamics")
-    return data.ddq, data.tau
+    return (data.ddq.copy(), data.tau.copy()) if plain else (data.ddq, data.tau)

@@ -8,7 +8,7 @@ from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError, SimulationError
 from . import kernels as K
 from . import minv_kernels as MK
-from ._common import batch_output, config, data_for, raise_status, single_state_out, velocity
+from ._common import batch_output, config, data_for, raise_status, single_state_out, velocity, workspace
 
 F64 = np.dtype(np.float64)
 _CRBA = None
@@ -30,7 +30,10 @@ def crba(model, q, data=None, out=None):
     fresh memory: 14 µs per state for Talos on this machine), else to a new
     array. Accuracy: round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
     what solves with H can achieve."""
-    if JIT and data is not None and out is None and data.model is model:
+    plain = data is None
+    if plain:
+        data = workspace(model)
+    if JIT and out is None and (plain or data.model is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path
@@ -38,7 +41,7 @@ def crba(model, q, data=None, out=None):
         if fast:
             st = (_CRBA or _crba_entry())(data.handle, q)
             if not st:
-                return data.M
+                return data.M.copy() if plain else data.M
             if st != BAD_SHAPE:
                 raise_status(model, q, st)
     q = config(model, q)
@@ -49,7 +52,7 @@ def crba(model, q, data=None, out=None):
     single_state_out(out)
     data = data_for(model, data)
     K.crba_kernel(model._tree, model.dof_parent, q, data.poses, data.jac, data.inertia6, data.M)
-    return data.M
+    return data.M.copy() if plain else data.M
 
 
 _VECTOR_JOINTS = ("universe", "fixed", "revolute", "prismatic", "helical", "cylindrical", "translational")
@@ -204,7 +207,10 @@ def inverse_inertia(model, q, data=None):
     and the result is ``data.Minv`` (overwritten by the next call);
     without, a new array. Accuracy: relative error ~cond(H)·1e-16.
     A massless subtree (``SᵀIᴬS`` singular) raises SimulationError."""
-    if JIT and data is not None and data.model is model:
+    plain = data is None
+    if plain:
+        data = workspace(model)
+    if JIT and (plain or data.model is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path
@@ -212,7 +218,7 @@ def inverse_inertia(model, q, data=None):
         if fast:
             st = (_MINV or _minv_entry())(data.handle, q)
             if not st:
-                return data.Minv
+                return data.Minv.copy() if plain else data.Minv
             if st != BAD_SHAPE:
                 _raise_minv_status(model, q, st)
     q = config(model, q)
@@ -228,7 +234,7 @@ def inverse_inertia(model, q, data=None):
     st = MK.minv_checked(model._tree, q, data.poses, data.jac, data.inertia6, data.U, data.Dinv, data.Minv)
     if st:
         _raise_minv_status(model, q, st)
-    return data.Minv
+    return data.Minv.copy() if plain else data.Minv
 
 
 _MINV = None

@@ -7,8 +7,8 @@ import numpy as np
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
 from . import kernels as K
-from ._common import (batch_output, config, data_for, external_forces, raise_status, single_state_out,
-                      velocity)
+from ._common import (Data, batch_output, config, data_for, external_forces, raise_status, single_state_out,
+                      velocity, workspace)
 
 F64 = np.dtype(np.float64)
 _RNEA = None
@@ -38,13 +38,19 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
     ``f_ext``: (nbodies, 6) spatial forces [n; f] applied to each body,
     expressed in the **body frame** about the body origin (Pinocchio's
     convention); row 0 is ignored. Accepts one state or a batch (leading
-    axis). With ``data`` (one state) the result is ``data.tau`` (overwritten
-    by the next call) and ``data.f`` holds the joint reaction forces
-    (body frames); a batch is written to ``out`` (B, nv) if given, else to a
+    axis). With ``data`` (one state, also accepted in the place of
+    ``f_ext``) the result is ``data.tau`` (overwritten by the next call)
+    and ``data.f`` holds the joint reaction forces (body frames); without,
+    a new array computed in the thread's cached workspace; a batch is written to ``out`` (B, nv) if given, else to a
     new array. Accuracy: round-off only; relative error ~1e-14 of the
     largest term for well-conditioned models (Featherstone §10.1).
     """
-    if JIT and data is not None and f_ext is None and out is None and data.model is model:
+    if f_ext is not None and isinstance(f_ext, Data):  # rnea(model, q, v, a, data)
+        f_ext, data = None, f_ext
+    plain = data is None
+    if plain:
+        data = workspace(model)
+    if JIT and f_ext is None and out is None and (plain or data.model is model):
         try:
             fast = (q.dtype is F64 and v.dtype is F64 and a.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and a.ndim == 1)
@@ -53,7 +59,7 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
         if fast:
             st = (_RNEA or _rnea_entry())(data.handle, q, v, a, gravity)
             if not st:
-                return data.tau
+                return data.tau.copy() if plain else data.tau
             if st != BAD_SHAPE:
                 raise_state_status(model, q, st)
     q = config(model, q)
@@ -71,14 +77,16 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
     if fe is not None:
         data.f[:] = fe
     K.rnea_kernel(model._tree, q, v, a, bool(gravity), fe is not None, data.poses, data.spatial, data.tau)
-    return data.tau
+    return data.tau.copy() if plain else data.tau
 
 
 def bias_forces(model, q, v, f_ext=None, data=None):
     """``C(q, v)`` (nv): Coriolis, centrifugal and gravity forces minus the
     external forces, i.e. ``rnea(q, v, 0)`` (Featherstone Eq. 6.2;
     Pinocchio's nonLinearEffects)."""
-    q = np.asarray(q, dtype=float)
+    if f_ext is not None and isinstance(f_ext, Data):  # bias_forces(model, q, v, data)
+        f_ext, data = None, f_ext
+    q = config(model, q)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     return rnea(model, q, v, zeros, f_ext=f_ext, data=data)
 
@@ -86,6 +94,6 @@ def bias_forces(model, q, v, f_ext=None, data=None):
 def gravity_forces(model, q, data=None):
     """``g(q)`` (nv): the joint forces that hold the system still against
     gravity, ``rnea(q, 0, 0)`` (Pinocchio's computeGeneralizedGravity)."""
-    q = np.asarray(q, dtype=float)
+    q = config(model, q)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     return rnea(model, q, zeros, zeros, data=data)

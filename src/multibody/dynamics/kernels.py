@@ -21,7 +21,7 @@ from numba import njit, prange
 from .._compiled import BAD_SHAPE, chunk_count
 from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, rotate, to_child,
                                   to_parent, world_inertia_into)
-from ..model.data import handle_workspace
+from ..model.data import SLOT_L, SLOT_M, allocated, handle_workspace, owned
 from ..model.joints import (C_ARMATURE, C_AX1, C_GRAVITY, C_H, C_I, C_MASS, C_NV, C_PARENT, C_TYPE, C_V, REVOLUTE,
                             UNIVERSAL, joint_bias, subspace_column)
 
@@ -714,7 +714,7 @@ def rnea_fast(handle, q, v, a, gravity_on):
     """:func:`rnea_kernel` (no external forces) on the workspace behind a
     ``Data.handle`` after :func:`state_status`; τ in ``dofs[0]``."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq or v.shape[0] != w.nv or a.shape[0] != w.nv:
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or a.shape[0] != w.nv or not owned(handle):
         return BAD_SHAPE
     st = state_status(w.tree, q, v, a)
     if st == 0:
@@ -727,8 +727,8 @@ def crba_fast(handle, q):
     """:func:`crba_kernel` on the workspace behind a ``Data.handle`` after
     :func:`q_status`; H in ``M``."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq:
-        return BAD_SHAPE
+    if q.shape[0] != w.nq or not owned(handle) or not allocated(handle, SLOT_M):  # the caller's general path
+        return BAD_SHAPE                                                            # raises or allocates
     st = q_status(w.tree, q)
     if st == 0:
         crba_kernel(w.tree, w.lam, q, w.poses, w.jac, w.inertia6, w.M)
@@ -739,7 +739,7 @@ def crba_fast(handle, q):
 def aba_fast(handle, q, v, tau, gravity_on):
     """:func:`aba_checked` on the workspace behind a ``Data.handle``; q̈ in ``dofs[1]``."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv:
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv or not owned(handle):
         return BAD_SHAPE
     st = state_status(w.tree, q, v, tau)  # aba_checked written out: one call level fewer
     if st == 0:
@@ -754,7 +754,8 @@ def aba_fast(handle, q, v, tau, gravity_on):
 def fd_crba_fast(handle, q, v, tau, gravity_on):
     """:func:`fd_crba_checked` on the workspace behind a ``Data.handle``; q̈ in ``dofs[1]``."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv:
+    if (q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv or not owned(handle)
+            or not allocated(handle, SLOT_M) or not allocated(handle, SLOT_L)):
         return BAD_SHAPE
     return fd_crba_checked(w.tree, w.lam, q, v, tau, gravity_on, w.poses, w.jac, w.spatial, w.inertia6, w.M, w.L,
                            w.dofs[1])

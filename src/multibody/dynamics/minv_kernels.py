@@ -43,7 +43,7 @@ from numba import njit, prange
 
 from .._compiled import BAD_SHAPE
 from ..kinematics.kernels import fk_kernel, q_status, to_parent, world_inertia_into
-from ..model.data import handle_workspace
+from ..model.data import SLOT_MINV, allocated, handle_workspace, owned
 from ..model.joints import C_ARMATURE, C_NV, C_PARENT, C_V, subspace_column
 from .kernels import ARG, _ws, invert_spd_block
 
@@ -304,6 +304,6 @@ def minv_batch(tree, q, out, status):
 def minv_fast(handle, q):
     """:func:`minv_checked` on the workspace behind a ``Data.handle``; H⁻¹ in ``Minv``."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq:
-        return BAD_SHAPE
+    if q.shape[0] != w.nq or not owned(handle) or not allocated(handle, SLOT_MINV):  # the caller's general
+        return BAD_SHAPE                                                              # path raises or allocates
     return minv_checked(w.tree, q, w.poses, w.jac, w.inertia6, w.U, w.Dinv, w.Minv)

@@ -63,18 +63,18 @@ def regressor(model, q, v, a, gravity=True, data=None):
     in N·m or N per unit parameter. Accuracy: round-off (~1e-13 relative).
     """
     ncol = 10 * (model.nbodies - 1)
-    if data is not None and data.model is model:
-        try:
-            fast = (q.shape == model.q_shape and v.shape == model.v_shape and a.shape == model.v_shape
-                    and q.dtype == F64 and v.dtype == F64 and a.dtype == F64)
-        except AttributeError:
-            fast = False
-        if fast:  # validated inside the kernel call
-            Y = np.empty((model.nv, ncol))
-            st = RK.regressor_checked(model._tree, q, v, a, bool(gravity), data.poses, data.jac, data.spatial, Y)
-            if st:
-                raise_state_status(model, q, st)
-            return Y
+    data = data_for(model, data)  # checks the model and the thread
+    try:
+        fast = (q.shape == model.q_shape and v.shape == model.v_shape and a.shape == model.v_shape
+                and q.dtype == F64 and v.dtype == F64 and a.dtype == F64)
+    except AttributeError:
+        fast = False
+    if fast:  # validated inside the kernel call
+        Y = np.empty((model.nv, ncol))
+        st = RK.regressor_checked(model._tree, q, v, a, bool(gravity), data.poses, data.jac, data.spatial, Y)
+        if st:
+            raise_state_status(model, q, st)
+        return Y
     q = config(model, q)
     v = velocity(model, v, q)
     a = velocity(model, a, q, "a")
@@ -82,7 +82,6 @@ def regressor(model, q, v, a, gravity=True, data=None):
         out = np.empty((q.shape[0], model.nv, ncol))
         RK.regressor_batch(model._tree, q, v, a, bool(gravity), out)
         return out
-    data = data_for(model, data)
     Y = np.empty((model.nv, ncol))
     RK.regressor_kernel(model._tree, q, v, a, bool(gravity), data.poses, data.jac, data.spatial, Y)
     return Y

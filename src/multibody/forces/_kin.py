@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import InputError
 from ..kinematics import joint_jacobians
 from ..model.checks import as_vector
-from ..model.data import Data
+from ..model.data import data_for
 from ._kernels import (crf_cols, crf_vec, crm_cols, crm_vec, cross_vm, point_jacobian,  # noqa: F401 (re-exported)
                        point_velocity_derivative as _pvd, velocity_derivative as _vd)
 from ._kernels import geometric as _geometric
@@ -136,9 +136,7 @@ class State:
             self.t = float(t)
         except (TypeError, ValueError):
             raise InputError(f"t must be a real number, got {t!r}") from None
-        if data is not None and getattr(data, "model", None) is not model:
-            raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
-        self.data = data
+        self.data = data_for(model, data)  # the thread's workspace if None
         self._J = None
         self._oMi = None
         self._Jb = {}
@@ -146,7 +144,7 @@ class State:
         self._dV = {}
 
     def _kinematics(self):
-        data = self.data if self.data is not None else Data(self.model)
+        data = self.data
         J = joint_jacobians(self.model, self.q, data)   # checks q (finite, unit quaternions)
         self._J = J.copy()
         self._oMi = data.oMi.copy()

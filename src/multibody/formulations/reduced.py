@@ -77,7 +77,7 @@ class ReducedSystem:
         # as MuJoCo does: τ = −b ⊙ v, D = −diag(b)
         self.damping = model.damping.copy() if joint_damping else np.zeros(model.nv)
         self._damped = bool(np.any(self.damping))
-        self.data = Data(model)
+        self.data = Data(model, thread_checked=False)  # private: one simulator per thread (docs)
         self._implicit_forces = self.forces + ((Gravity(),) if self.gravity else ())
         self.constraints = constraints if constraints is not None and len(constraints) else None
         for value, what in ((compliance, "compliance"), (constraint_damping, "constraint_damping"),

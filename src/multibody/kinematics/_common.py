@@ -3,7 +3,7 @@ kernel status into a clear error, reference-frame names, frame lookup."""
 from ..errors import InputError
 from ..model.checks import as_vector, check_quaternions
 from ..model.configuration import q_status, q_status_rows
-from ..model.data import Data
+from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
 from . import kernels as K
 
 REFERENCES = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
@@ -13,6 +13,8 @@ def reference_code(reference):
     code = REFERENCES.get(reference)
     if code is not None:
         return code
+    if isinstance(reference, Data):
+        raise InputError("a Data workspace was passed where the reference frame goes: pass it as data=data")
     try:
         return REFERENCES[str(reference).lower()]
     except KeyError:
@@ -27,10 +29,11 @@ def raise_status(model, q, status, name="q"):
     raise InputError(f"{name}: a quaternion is not unit norm (joint of body '{model.body_names[-status]}')")
 
 
-def config(model, q, name="q"):
-    """``q`` checked: float64, shape (nq,) or (B, nq), finite, unit
-    quaternions (one compiled pass, :func:`~multibody.model.configuration.q_status`)."""
-    q = as_vector(q, name, model.nq, finite=False)
+def config(model, q, name="q", batch=True):
+    """``q`` checked: float64, shape (nq,) or (if ``batch``) (B, nq),
+    finite, unit quaternions (one compiled pass,
+    :func:`~multibody.model.configuration.q_status`)."""
+    q = as_vector(q, name, model.nq, batch=batch, finite=False)
     if q.ndim == 1:
         st = q_status(model._tree, q)
         if st:
@@ -43,19 +46,11 @@ def config(model, q, name="q"):
 
 
 def velocity(model, v, q, name="v"):
+    """``v`` checked: float64, finite, of shape ``q.shape[:-1] + (nv,)``."""
     v = as_vector(v, name, model.nv)
     if v.shape[:-1] != q.shape[:-1]:
         raise InputError(f"{name} has shape {v.shape} but q has shape {q.shape}")
     return v
-
-
-def data_for(model, data):
-    """``data`` if it was made for ``model``, a new workspace if it is None."""
-    if data is None:
-        return Data(model)
-    if getattr(data, "model", None) is not model:
-        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
-    return data
 
 
 def frame_of(model, frame):

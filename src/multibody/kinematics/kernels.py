@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._compiled import BAD_SHAPE, chunk_count
-from ..model.data import handle_workspace
+from ..model.data import handle_workspace, owned
 from ..model.configuration import q_status  # noqa: F401  (re-exported for the dynamics kernels)
 from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, REVOLUTE,
                             joint_bias, joint_transform, motion_subspace_into, set_local_pose,
@@ -60,12 +60,29 @@ def fk_fast(handle, q):
     """:func:`fk_kernel` on the workspace behind a ``Data.handle`` after
     :func:`q_status`; returns the status."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq:
+    if q.shape[0] != w.nq or not owned(handle):  # a foreign thread: the caller raises
         return BAD_SHAPE
     st = q_status(w.tree, q)  # inline: a call to a checked kernel cost 10% on a 6-DoF arm
     if st == 0:
         fk_kernel(w.tree, q, w.poses)
     return st
+
+
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
+def frame_pose_fast(handle, q, body, place, out):
+    """:func:`fk_fast`, then ``out`` = world pose of body ``body`` times
+    ``place`` (4x4): the world pose of a frame; returns the status."""
+    st = fk_fast(handle, q)
+    if st == 0:
+        compose_pose(handle_workspace(handle).poses[0], body, place, out)
+    return st
+
+
+@njit(cache=True, nogil=True)
+def compose_pose(oMi, body, place, out):
+    """``out`` (4x4) = ``oMi[body] @ place``."""
+    compose_into(oMi[body], place, out)
+    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
 @njit(cache=True, nogil=True)
@@ -276,7 +293,7 @@ def frame_jacobian_fast(handle, q, body, place, ref):
     """:func:`frame_jacobian_kernel` on the workspace behind a
     ``Data.handle`` after :func:`q_status`; returns the status."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq:
+    if q.shape[0] != w.nq or not owned(handle):  # a foreign thread: the caller raises
         return BAD_SHAPE
     st = q_status(w.tree, q)
     if st == 0:
@@ -568,14 +585,31 @@ def motion_batch(tree, q, v, a, out):
             out[b] = motion
 
 
+@njit(cache=True, nogil=True)
+def frame_motion_rows(tree, q, v, a, body, place, ref, classical, out, lo, hi):
+    """States ``lo .. hi-1`` of :func:`frame_motion_batch`, serially: one state or one chunk of a batch
+    (a single state never launches the parallel kernel)."""
+    poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+    for b in range(lo, hi):
+        frame_motion_kernel(tree, q[b], v[b], a[b], body, place, ref, classical, poses, jac, motion, out[b])
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def frame_motion_batch(tree, q, v, a, body, place, ref, classical, out):
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
-        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        for b in range(c * B // n, (c + 1) * B // n):
-            frame_motion_kernel(tree, q[b], v[b], a[b], body, place, ref, classical, poses, jac, motion, out[b])
+        frame_motion_rows(tree, q, v, a, body, place, ref, classical, out, c * B // n, (c + 1) * B // n)
+
+
+@njit(cache=True, nogil=True)
+def com_rows(tree, q, v, out, lo, hi):
+    """States ``lo .. hi-1`` of :func:`com_batch`, serially: one state or one chunk of a batch
+    (a single state never launches the parallel kernel)."""
+    poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+    for b in range(lo, hi):
+        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+        com_kernel(tree, poses, motion, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -583,10 +617,17 @@ def com_batch(tree, q, v, out):
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
-        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        for b in range(c * B // n, (c + 1) * B // n):
-            motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
-            com_kernel(tree, poses, motion, out[b])
+        com_rows(tree, q, v, out, c * B // n, (c + 1) * B // n)
+
+
+@njit(cache=True, nogil=True)
+def com_jacobian_rows(tree, q, out, lo, hi):
+    """States ``lo .. hi-1`` of :func:`com_jacobian_batch`, serially: one state or one chunk of a batch
+    (a single state never launches the parallel kernel)."""
+    poses, jac, motion = workspace(tree.shape[0], out.shape[2])
+    for b in range(lo, hi):
+        joint_jacobians_kernel(tree, q[b], poses, jac)
+        com_jacobian_kernel(tree, poses, jac, out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -594,10 +635,18 @@ def com_jacobian_batch(tree, q, out):
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
-        poses, jac, motion = workspace(tree.shape[0], out.shape[2])
-        for b in range(c * B // n, (c + 1) * B // n):
-            joint_jacobians_kernel(tree, q[b], poses, jac)
-            com_jacobian_kernel(tree, poses, jac, out[b])
+        com_jacobian_rows(tree, q, out, c * B // n, (c + 1) * B // n)
+
+
+@njit(cache=True, nogil=True)
+def energy_rows(tree, q, v, gravity, out, lo, hi):
+    """States ``lo .. hi-1`` of :func:`energy_batch`, serially: one state or one chunk of a batch
+    (a single state never launches the parallel kernel)."""
+    poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+    for b in range(lo, hi):
+        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+        out[b, 0] = kinetic_energy_kernel(tree, motion)
+        out[b, 1] = potential_energy_kernel(tree, poses, gravity)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -605,11 +654,24 @@ def energy_batch(tree, q, v, gravity, out):
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
-        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        for b in range(c * B // n, (c + 1) * B // n):
-            motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
-            out[b, 0] = kinetic_energy_kernel(tree, motion)
-            out[b, 1] = potential_energy_kernel(tree, poses, gravity)
+        energy_rows(tree, q, v, gravity, out, c * B // n, (c + 1) * B // n)
+
+
+@njit(cache=True, nogil=True)
+def momentum_rows(tree, q, v, out, lo, hi):
+    """States ``lo .. hi-1`` of :func:`momentum_batch`, serially: one state or one chunk of a batch
+    (a single state never launches the parallel kernel)."""
+    poses, jac, motion = workspace(tree.shape[0], v.shape[1])
+    for b in range(lo, hi):
+        motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
+        momentum_kernel(tree, poses, motion, out[b, 0])
+        cv = np.empty((2, 3))
+        com_kernel(tree, poses, motion, cv)
+        h = out[b, 0]
+        out[b, 1, 0] = h[0] - (cv[0, 1] * h[5] - cv[0, 2] * h[4])
+        out[b, 1, 1] = h[1] - (cv[0, 2] * h[3] - cv[0, 0] * h[5])
+        out[b, 1, 2] = h[2] - (cv[0, 0] * h[4] - cv[0, 1] * h[3])
+        out[b, 1, 3:] = h[3:]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -618,17 +680,19 @@ def momentum_batch(tree, q, v, out):
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
-        poses, jac, motion = workspace(tree.shape[0], v.shape[1])
-        for b in range(c * B // n, (c + 1) * B // n):
-            motion_kernel(tree, q[b], v[b], np.zeros(v.shape[1]), poses, jac, motion)
-            momentum_kernel(tree, poses, motion, out[b, 0])
-            cv = np.empty((2, 3))
-            com_kernel(tree, poses, motion, cv)
-            h = out[b, 0]
-            out[b, 1, 0] = h[0] - (cv[0, 1] * h[5] - cv[0, 2] * h[4])
-            out[b, 1, 1] = h[1] - (cv[0, 2] * h[3] - cv[0, 0] * h[5])
-            out[b, 1, 2] = h[2] - (cv[0, 0] * h[4] - cv[0, 1] * h[3])
-            out[b, 1, 3:] = h[3:]
+        momentum_rows(tree, q, v, out, c * B // n, (c + 1) * B // n)
+
+
+@njit(cache=True, nogil=True)
+def centroidal_matrix_rows(tree, q, out, lo, hi):
+    """States ``lo .. hi-1`` of :func:`centroidal_matrix_batch`, serially: one state or one chunk of a batch
+    (a single state never launches the parallel kernel)."""
+    poses, jac, motion = workspace(tree.shape[0], out.shape[2])
+    for b in range(lo, hi):
+        joint_jacobians_kernel(tree, q[b], poses, jac)
+        cv = np.empty((2, 3))
+        com_kernel(tree, poses, motion, cv)
+        centroidal_matrix_kernel(tree, poses, jac, cv[0], out[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -636,9 +700,4 @@ def centroidal_matrix_batch(tree, q, out):
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):  # one workspace per chunk (docs/architecture.md, rule 4)
-        poses, jac, motion = workspace(tree.shape[0], out.shape[2])
-        for b in range(c * B // n, (c + 1) * B // n):
-            joint_jacobians_kernel(tree, q[b], poses, jac)
-            cv = np.empty((2, 3))
-            com_kernel(tree, poses, motion, cv)
-            centroidal_matrix_kernel(tree, poses, jac, cv[0], out[b])
+        centroidal_matrix_rows(tree, q, out, c * B // n, (c + 1) * B // n)

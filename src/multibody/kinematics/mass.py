@@ -2,6 +2,7 @@
 kinetic and potential energy, spatial and centroidal momentum."""
 import numpy as np
 
+from .._compiled import run_batch
 from . import kernels as K
 from ._common import config, velocity
 
@@ -13,7 +14,7 @@ def center_of_mass(model, q, v=None):
     vv = np.zeros(q.shape[:-1] + (model.nv,)) if v is None else velocity(model, v, q)
     qb, vb = np.atleast_2d(q), np.atleast_2d(vv)
     out = np.empty((qb.shape[0], 2, 3))
-    K.com_batch(model._tree, qb, vb, out)
+    run_batch(K.com_batch, K.com_rows, qb.shape[0], model._tree, qb, vb, out)
     com, vcom = (out[0, 0], out[0, 1]) if q.ndim == 1 else (out[:, 0], out[:, 1])
     return com if v is None else (com, vcom)
 
@@ -24,7 +25,7 @@ def com_jacobian(model, q):
     q = config(model, q)
     qb = np.atleast_2d(q)
     out = np.empty((qb.shape[0], 3, model.nv))
-    K.com_jacobian_batch(model._tree, qb, out)
+    run_batch(K.com_jacobian_batch, K.com_jacobian_rows, qb.shape[0], model._tree, qb, out)
     return out[0] if q.ndim == 1 else out
 
 
@@ -45,7 +46,7 @@ def _energy(model, q, v, which):
     v = velocity(model, v, q)
     qb, vb = np.atleast_2d(q), np.atleast_2d(v)
     out = np.empty((qb.shape[0], 2))
-    K.energy_batch(model._tree, qb, vb, model.gravity, out)
+    run_batch(K.energy_batch, K.energy_rows, qb.shape[0], model._tree, qb, vb, model.gravity, out)
     return float(out[0, which]) if q.ndim == 1 else out[:, which]
 
 
@@ -68,7 +69,7 @@ def _momenta(model, q, v):
     v = velocity(model, v, q)
     qb, vb = np.atleast_2d(q), np.atleast_2d(v)
     out = np.empty((qb.shape[0], 2, 6))
-    K.momentum_batch(model._tree, qb, vb, out)
+    run_batch(K.momentum_batch, K.momentum_rows, qb.shape[0], model._tree, qb, vb, out)
     return out[0] if q.ndim == 1 else out
 
 
@@ -78,5 +79,5 @@ def centroidal_momentum_matrix(model, q):
     q = config(model, q)
     qb = np.atleast_2d(q)
     out = np.empty((qb.shape[0], 6, model.nv))
-    K.centroidal_matrix_batch(model._tree, qb, out)
+    run_batch(K.centroidal_matrix_batch, K.centroidal_matrix_rows, qb.shape[0], model._tree, qb, out)
     return out[0] if q.ndim == 1 else out

@@ -2,9 +2,9 @@
 Examples 4.1–4.4)."""
 import numpy as np
 
-from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
+from .._compiled import BAD_SHAPE, F64_1, F64_2C, INT, JIT, entry
 from . import kernels as K
-from ._common import config, data_for, frame_of, raise_status
+from ._common import config, data_for, frame_of, raise_status, workspace
 
 
 def forward_kinematics(model, q, data=None):
@@ -15,9 +15,14 @@ def forward_kinematics(model, q, data=None):
     workspace (single state) the poses are written to ``data.oMi`` (and the
     parent-relative poses to ``data.liMi``) and ``data.oMi`` is returned
     without allocating; ``q`` is still checked (shape, finite, unit
-    quaternions), inside the kernel call. Exact up to round-off.
+    quaternions), inside the kernel call. Without ``data`` the calling
+    thread's cached workspace is used and a new array returned. Exact up to
+    round-off.
     """
-    if JIT and data is not None and data.model is model:
+    plain = data is None
+    if plain:
+        data = workspace(model)
+    if JIT and (plain or data.model is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path
@@ -25,7 +30,7 @@ def forward_kinematics(model, q, data=None):
         if fast:
             st = (_FK or _fk_entry())(data.handle, q)
             if not st:
-                return data.oMi
+                return data.oMi.copy() if plain else data.oMi
             if st != BAD_SHAPE:
                 raise_status(model, q, st)
     q = config(model, q)
@@ -35,7 +40,7 @@ def forward_kinematics(model, q, data=None):
         return out
     data = data_for(model, data)
     K.fk_kernel(model._tree, q, data.poses)
-    return data.oMi
+    return data.oMi.copy() if plain else data.oMi
 
 
 F64 = np.dtype(np.float64)
@@ -50,20 +55,53 @@ def _fk_entry():
 
 def frame_placements(model, q, data=None):
     """World pose (4x4) of every frame of the model: (nframes, 4, 4), or
-    (B, nframes, 4, 4) for a batch of configurations."""
+    (B, nframes, 4, 4) for a batch of configurations. With ``data`` (one
+    state) the result is ``data.oMf``; without, a new array."""
+    plain = data is None
+    data = data_for(model, data)
     oMi = forward_kinematics(model, q, data)
     if oMi.ndim == 4:
         out = np.tile(np.eye(4), (oMi.shape[0], len(model.frames), 1, 1))
         for b in range(oMi.shape[0]):
             K.frames_kernel(model.frame_body, model.frame_placement, oMi[b], out[b])
         return out
-    data = data_for(model, data)
     K.frames_kernel(model.frame_body, model.frame_placement, oMi, data.oMf)
-    return data.oMf
+    return data.oMf.copy() if plain else data.oMf
 
 
-def frame_pose(model, q, frame):
-    """World pose (4x4) of one frame (name or index); batch gives (B, 4, 4)."""
+def frame_pose(model, q, frame, data=None):
+    """World pose (4x4, a new array) of one frame (name or index) at ``q``:
+    the world pose of its body times its placement in the body. A batch of
+    configurations gives (B, 4, 4). ``data``: the workspace the body poses
+    are computed in (default: the thread's cached one)."""
     body, place = frame_of(model, frame)
-    oMi = forward_kinematics(model, q)
-    return oMi[..., body, :, :] @ place
+    plain = data is None
+    if plain:
+        data = workspace(model)
+    if JIT and (plain or data.model is model):
+        try:
+            fast = q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not an array: take the general path
+            fast = False
+        if fast:
+            out = np.empty((4, 4))
+            st = (_FRAME or _frame_entry())(data.handle, q, body, place, out)
+            if not st:
+                return out
+            if st != BAD_SHAPE:
+                raise_status(model, q, st)
+    oMi = forward_kinematics(model, q, data_for(model, data))
+    if oMi.ndim == 4:
+        return oMi[:, body] @ place
+    out = np.empty((4, 4))
+    K.compose_pose(oMi, body, place, out)
+    return out
+
+
+_FRAME = None
+
+
+def _frame_entry():
+    global _FRAME
+    _FRAME = entry(K.frame_pose_fast, INT, F64_1, INT, F64_2C, F64_2C)
+    return _FRAME

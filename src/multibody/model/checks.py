@@ -4,19 +4,41 @@ expected shape (DESIGN.md: bad input gets a clear error)."""
 import numpy as np
 
 from ..errors import InputError
+from .data import Data
+
+
+def as_float_array(x, name):
+    """``x`` as a C-contiguous float64 array: from a float, integer or bool
+    array, number or (nested, rectangular) sequence of them. Anything else
+    (complex values, strings, dicts, ragged lists, a Data workspace) raises
+    :class:`InputError` naming ``name`` — numpy would raise its own errors
+    or, for complex values, drop the imaginary part with only a warning."""
+    if type(x) is np.ndarray and x.dtype == np.float64:
+        return np.ascontiguousarray(x)
+    if isinstance(x, Data):
+        raise InputError(f"{name}: got a Data workspace; multibody's argument order is (model, q, ..., "
+                         "data=data), not Pinocchio's (model, data, q, ...)")
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:  # ragged nested sequences
+        raise InputError(f"{name} is not a rectangular array of numbers: {e}") from None
+    if a.dtype.kind not in "biuf":
+        what = "complex" if a.dtype.kind == "c" else f"{type(x).__name__} (dtype {a.dtype})"
+        raise InputError(f"{name} must be real numbers, got {what}")
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def as_vector(x, name, size, batch=True, finite=True):
     """``x`` as a C-contiguous float64 array of shape ``(size,)`` or, if
-    ``batch``, ``(B, size)``; raises :class:`InputError` otherwise or (if
-    ``finite``) if any entry is not finite."""
-    a = np.ascontiguousarray(x, dtype=np.float64)
+    ``batch``, ``(B, size)`` (B ≥ 1); raises :class:`InputError` otherwise
+    or (if ``finite``) if any entry is not finite."""
+    a = as_float_array(x, name)
     if a.ndim == 1 and a.shape[0] == size:
         pass
-    elif batch and a.ndim == 2 and a.shape[1] == size:
+    elif batch and a.ndim == 2 and a.shape[1] == size and a.shape[0] > 0:
         pass
     else:
-        expected = f"({size},)" + (f" or (batch, {size})" if batch else "")
+        expected = f"({size},)" + (f" or (batch, {size}) with batch >= 1" if batch else " (one state)")
         raise InputError(f"{name} has shape {np.shape(x)}, expected {expected}")
     if finite and not np.isfinite(a).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])

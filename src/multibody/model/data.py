@@ -5,19 +5,40 @@ kinematics or dynamics function allocates nothing.
 Related arrays share one buffer so a kernel call passes few arguments
 (DESIGN.md, Speed): ``poses`` holds ``oMi`` and ``liMi``, ``spatial`` holds
 the per-body 6-vectors ``v``, ``a``, ``f`` and a scratch row, ``jac`` holds
-``S``, ``J`` and ``frame_J``, ``dofs`` the per-coordinate vectors.
+``S``, ``J`` and ``frame_J``, ``dofs`` the per-coordinate vectors. The
+nv x nv matrices ``M``, ``L`` and ``Minv`` are allocated on first use: a
+10,000-link chain would otherwise pay 2.4 GB for a workspace that only
+computes kinematics.
 
 ``data.handle`` gives compiled fast paths all of these arrays, and the
 model's, through one integer (see :mod:`multibody._compiled`);
 :func:`handle_workspace` turns it back into arrays inside a kernel.
+
+Threads. A ``Data`` belongs to one thread at a time, like Pinocchio's: the
+first thread that computes with it becomes its owner, and a call from
+another thread raises :class:`~multibody.errors.InputError` instead of
+returning the other thread's results (the check is one comparison inside
+the compiled fast path). :meth:`Data.release` hands a workspace over.
+Calls without ``data`` use :func:`workspace`, one cached Data per model and
+per thread, so plain calls are thread-safe and need no set-up.
 """
+import threading
 from collections import namedtuple
 
 import numpy as np
 from numba import carray, njit
 
-from .._compiled import f64_pointer, i64_pointer
+from .._compiled import f64_pointer, i64_pointer, thread_id
+from ..errors import InputError
 from .joints import N_COL
+
+# The handle table: sizes, array addresses, owner. One list, read by
+# Data._publish (Python) and handle_workspace (compiled).
+_ARRAYS = ("tree", "lam", "poses", "spatial", "jac", "dofs", "M", "L", "inertia6", "U", "Dinv", "Minv")
+_SLOT = {name: 3 + k for k, name in enumerate(_ARRAYS)}
+OWNER = 3 + len(_ARRAYS)       # thread id of the owner; 0: none yet; -1: never checked
+N_SLOTS = OWNER + 1
+_LAZY = ("M", "L", "Minv")     # nv x nv: allocated on first use
 
 
 class Data:
@@ -33,9 +54,13 @@ class Data:
     joint forces and accelerations; ``M`` (nv,nv) the joint-space inertia;
     ``inertia6`` (nb,6,6) composite or articulated body inertias; ``Minv``
     (nv,nv) the last inverse inertia of a fast-path call.
+
+    One thread at a time (see the module docstring); ``thread_checked=False``
+    is for workspaces private to an object that documents its own threading
+    rules (the simulator's).
     """
 
-    def __init__(self, model):
+    def __init__(self, model, thread_checked=True):
         nb, nv, nf = model.nbodies, model.nv, len(model.frames)
         self.model = model  # fast paths check ``data.model is model``: a foreign Data would overflow
         self.poses = np.tile(np.eye(4), (2, nb, 1, 1))
@@ -47,26 +72,70 @@ class Data:
         self.S, self.J, self.frame_J = self.jac[0], self.jac[1], self.jac[2]
         self.dofs = np.zeros((4, nv))
         self.tau, self.ddq = self.dofs[0], self.dofs[1]
-        self.M = np.zeros((nv, nv))
-        self.L = np.zeros((nv, nv))  # sparse LᵀDL factor of M (forward_dynamics method="crba")
+        self._M = self._L = self._Minv = None
         self.inertia6 = np.zeros((nb, 6, 6))
         self.U = np.zeros((6, nv))
         self.Dinv = np.zeros((nv, 6))
         self.dof_parent = model.dof_parent
-        self.Minv = np.zeros((nv, nv))
-        arrays = (model._tree, model.dof_parent, self.poses, self.spatial, self.jac, self.dofs, self.M, self.L,
-                  self.inertia6, self.U, self.Dinv, self.Minv)
-        for x in arrays:  # the kernels index them as C-contiguous blocks
-            assert x.flags.c_contiguous and x.dtype.itemsize == 8
-        self._slots = np.array([nb, model.nq, nv] + [x.ctypes.data for x in arrays], dtype=np.int64)
+        self._slots = np.zeros(N_SLOTS, dtype=np.int64)
+        self._slots[:3] = nb, model.nq, nv
+        self._slots[OWNER] = 0 if thread_checked else -1
+        for name in _ARRAYS:
+            if name not in _LAZY:
+                self._publish(name, model._tree if name == "tree" else model.dof_parent if name == "lam"
+                              else getattr(self, name))
         self.handle = int(self._slots.ctypes.data)
+
+    def _publish(self, name, x):
+        """Write the address of array ``x`` into the handle table."""
+        assert x.flags.c_contiguous and x.dtype.itemsize == 8  # the kernels index C-contiguous blocks
+        self._slots[_SLOT[name]] = x.ctypes.data
+
+    def _square(self, name):
+        x = getattr(self, "_" + name)
+        if x is None:
+            n = self._slots[2]
+            x = np.zeros((n, n))
+            setattr(self, "_" + name, x)
+            self._publish(name, x)
+        return x
+
+    M = property(lambda self: self._square("M"), doc="(nv, nv) joint-space inertia (allocated on first use)")
+    L = property(lambda self: self._square("L"), doc="(nv, nv) sparse LᵀDL factor of M (allocated on first use)")
+    Minv = property(lambda self: self._square("Minv"), doc="(nv, nv) inverse inertia (allocated on first use)")
+
+    def check_thread(self):
+        """Raise :class:`InputError` if another thread owns this workspace;
+        make the calling thread its owner if none does."""
+        owner = self._slots[OWNER]
+        if owner < 0:
+            return
+        me = threading.get_ident()
+        if owner == 0:
+            self._slots[OWNER] = me
+        elif owner != me:
+            raise InputError(
+                f"this Data of model '{self.model.name}' belongs to another thread: a workspace holds the "
+                "results of its last call, so two threads sharing one would read each other's results. Make "
+                "one mb.Data(model) per thread, call without data= (per-thread workspaces), or call "
+                "data.release() in the owning thread to hand it over")
+
+    def release(self):
+        """Forget the owning thread: the next thread that computes with this
+        workspace becomes its owner."""
+        if self._slots[OWNER] > 0:
+            self._slots[OWNER] = 0
 
     def __deepcopy__(self, memo=None):
         """A new workspace with its own arrays and handle (a copied handle
-        would point at this Data's arrays), holding the same values."""
-        new = Data(self.model)
-        for name in ("poses", "oMf", "spatial", "jac", "dofs", "M", "L", "inertia6", "U", "Dinv", "Minv"):
+        would point at this Data's arrays), holding the same values and no
+        owner."""
+        new = Data(self.model, thread_checked=self._slots[OWNER] >= 0)
+        for name in ("poses", "oMf", "spatial", "jac", "dofs", "inertia6", "U", "Dinv"):
             getattr(new, name)[...] = getattr(self, name)
+        for name in _LAZY:
+            if getattr(self, "_" + name) is not None:
+                new._square(name)[...] = getattr(self, "_" + name)
         return new
 
     __copy__ = __deepcopy__  # a shallow copy would share the handle: copy as deep
@@ -75,15 +144,54 @@ class Data:
         raise TypeError("a Data workspace holds memory addresses and cannot be pickled; make a new mb.Data(model)")
 
 
-Workspace = namedtuple("Workspace", "nb nq nv tree lam poses spatial jac dofs M L inertia6 U Dinv Minv")
+class _Cached(Data):
+    """The per-thread workspace of :func:`workspace`: it refers to its model
+    weakly (the model holds it), so the cache never keeps a model alive."""
+
+    def __init__(self, model):
+        import weakref
+        self._model_ref = weakref.ref(model)
+        super().__init__(model)
+        self._slots[OWNER] = threading.get_ident()
+
+    model = property(lambda self: self._model_ref(), lambda self, m: None)
+
+
+def workspace(model):
+    """The calling thread's workspace for ``model`` (created on first use,
+    dropped with the model or the thread). Public functions called without
+    ``data`` compute in it and return copies of its results."""
+    local = model._workspaces
+    try:
+        return local.data
+    except AttributeError:
+        local.data = d = _Cached(model)
+        return d
+
+
+def data_for(model, data):
+    """``data`` if it was made for ``model`` and the calling thread may use
+    it; the thread's cached :func:`workspace` if it is None."""
+    if data is None:
+        return workspace(model)
+    if getattr(data, "model", None) is not model:
+        if not isinstance(data, Data):
+            raise InputError(f"data must be a multibody Data workspace (mb.Data(model)), got {type(data).__name__}")
+        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
+    data.check_thread()
+    return data
+
+
+Workspace = namedtuple("Workspace", ("nb", "nq", "nv") + _ARRAYS)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def handle_workspace(handle):
     """The arrays behind ``Data.handle``, as a :data:`Workspace` of
     C-contiguous views (``tree`` and ``lam`` are the model's table and
-    ``dof_parent``; the rest are the Data arrays of the same names)."""
-    t = carray(i64_pointer(handle), (15,))
+    ``dof_parent``; the rest are the Data arrays of the same names; ``M``,
+    ``L`` and ``Minv`` only once allocated, see :func:`owned`)."""
+    t = carray(i64_pointer(handle), (N_SLOTS,))
     nb, nq, nv = t[0], t[1], t[2]
     return Workspace(nb, nq, nv, carray(f64_pointer(t[3]), (nb, N_COL)), carray(i64_pointer(t[4]), (nv,)),
                      carray(f64_pointer(t[5]), (2, nb, 4, 4)), carray(f64_pointer(t[6]), (4, nb, 6)),
@@ -91,3 +199,31 @@ def handle_workspace(handle):
                      carray(f64_pointer(t[9]), (nv, nv)), carray(f64_pointer(t[10]), (nv, nv)),
                      carray(f64_pointer(t[11]), (nb, 6, 6)), carray(f64_pointer(t[12]), (6, nv)),
                      carray(f64_pointer(t[13]), (nv, 6)), carray(f64_pointer(t[14]), (nv, nv)))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def owned(handle):
+    """True if the calling thread may compute in the workspace behind
+    ``handle`` (making it the owner if there is none yet). A fast path
+    returns ``BAD_SHAPE`` otherwise, and the general path raises the error
+    (:meth:`Data.check_thread`)."""
+    t = carray(i64_pointer(handle), (N_SLOTS,))
+    owner = t[OWNER]
+    if owner < 0:
+        return True
+    me = thread_id()
+    if owner == me:
+        return True
+    if owner == 0:
+        t[OWNER] = me
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def allocated(handle, slot):
+    """True if the lazily allocated array at ``slot`` of the handle table exists."""
+    return carray(i64_pointer(handle), (N_SLOTS,))[slot] != 0
+
+
+SLOT_M, SLOT_L, SLOT_MINV = _SLOT["M"], _SLOT["L"], _SLOT["Minv"]

@@ -6,6 +6,7 @@ world, every body's parent has a smaller index, and joint ``i`` moves body
 ``i`` relative to ``parent[i]`` (``model.joints[0]`` is the pseudo-joint
 "universe", as in Pinocchio).
 """
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,6 +140,7 @@ class Model:
                  frames, collision_geometries, visual_geometries, gravity, couplings=(), equalities=(),
                  loop_joints=()):
         self.name = name
+        self._workspaces = threading.local()  # per-thread Data of plain calls (model.data.workspace)
         # The table every kernel reads (layout: multibody.model.joints, C_* columns).
         # Kernels get the private writable array: Numba's dispatch is ~60 ns slower
         # for read-only arrays; users see the read-only view ``tree``.
@@ -235,6 +237,18 @@ class Model:
             return self._frame_index[name]
         except KeyError:
             raise InputError(f"model '{self.name}' has no frame '{name}'") from None
+
+    def __getstate__(self):
+        """Pickle everything but the per-thread workspaces (memory addresses)."""
+        state = dict(self.__dict__)
+        del state["_workspaces"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.tree = self._tree.view()  # the read-only view must share the unpickled table
+        self.tree.setflags(write=False)
+        self._workspaces = threading.local()
 
     def __repr__(self):
         return (f"Model('{self.name}', nbodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
