@@ -63,9 +63,11 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   MuJoCo objects (bodies or sites for connect / weld — frames of the model —
   joints, tendons), ``None`` if absent; ``data`` is MuJoCo's ``eq_data``.
 """
+import warnings
+
 import numpy as np
 
-from ..errors import ModelError, ModelFileError
+from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
 from ._common import axis_angle_rotation, pose, quat_to_rotation, read_source, unique_name
 
@@ -82,56 +84,170 @@ def _import_mujoco():
     return mujoco
 
 
-def load_mjcf(path_or_string, name=None, merge_fixed=True):
+INERTIA_MODES = ("warn", "strict", "fix")
+
+
+def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn"):
     """Load a MuJoCo MJCF model into a :class:`~multibody.model.Model`.
 
     Parameters
     ----------
     path_or_string : str, pathlib.Path, mujoco.MjModel or mujoco.MjSpec
         An MJCF file name, the MJCF XML itself (a string starting with
-        ``'<'``), or an already built MuJoCo model / spec.
+        ``'<'``), or an already built MuJoCo model / spec (a spec is copied,
+        never modified).
     name : str, optional
         Model name (default: MuJoCo's model name).
     merge_fixed : bool
         Default True: bodies welded to their parent (no joints) are merged
         into it and kept as frames, like the URDF loader.
+    inertia : {"warn", "strict", "fix"}
+        What to do with a body inertia whose principal moments violate the
+        triangle inequality ``A + B >= C``. MuJoCo's compiler decides, through
+        its ``balanceinertia`` setting (which replaces the three moments of
+        such a body by their mean, keeping the mass and the frame):
+
+        * ``"warn"`` (default): compile as the file says; if MuJoCo refuses a
+          triangle-inequality violation, compile again with
+          ``balanceinertia`` and emit a :class:`~multibody.errors.ModelWarning`
+          naming the bodies and their moments before and after;
+        * ``"strict"``: ``balanceinertia`` off (even if the file turns it
+          on): a violation is a :class:`~multibody.errors.ModelFileError`;
+        * ``"fix"``: ``balanceinertia`` on, silently.
+
+        Differences from :func:`~multibody.io.load_urdf`'s option of the same
+        name: the repair is MuJoCo's (the mean of the moments), not
+        multibody's; MuJoCo refuses a moving body whose mass or inertia is
+        below ``mjMINVAL`` in every mode (there is no repair of singular
+        inertias: it is a ModelFileError, with MuJoCo's message); and for an
+        already compiled ``mujoco.MjModel`` the option does nothing (its
+        inertias are taken as they are).
 
     The compiled model is converted as the module docstring says; in short,
     ``q`` = MuJoCo ``qpos``, ``v`` = ``qvel`` except free joints (angular
     first, linear in the body frame), and the frame named after each MuJoCo
-    body has MuJoCo's body pose. Raises :class:`~multibody.errors.ModelFileError`
-    (with MuJoCo's message) if the file is missing or MuJoCo cannot compile it,
-    and ImportError if ``mujoco`` is not installed.
+    body has MuJoCo's body pose. Joint springs are kept in
+    ``model.joint_stiffness`` / ``model.spring_reference``, motor actuators
+    become effort limits, and whatever else is not converted is named in one
+    :class:`~multibody.errors.ModelWarning`. Raises
+    :class:`~multibody.errors.ModelFileError` (with MuJoCo's message) if the
+    file is missing, MuJoCo cannot compile it, or a compiled number multibody
+    uses is not finite (naming the element); ImportError if ``mujoco`` is not
+    installed.
     """
+    if inertia not in INERTIA_MODES:
+        raise InputError(f"load_mjcf: inertia must be one of {', '.join(map(repr, INERTIA_MODES))}, "
+                         f"got {inertia!r}")
     mujoco = _import_mujoco()
     if isinstance(path_or_string, mujoco.MjModel):
-        m, src = path_or_string, "MjModel"
-    elif isinstance(path_or_string, mujoco.MjSpec):
-        src = "MjSpec"
-        try:
-            m = path_or_string.compile()
-        except Exception as e:  # MuJoCo raises ValueError and friends
-            raise ModelFileError(f"MuJoCo could not compile the {src}: {' '.join(str(e).split())}") from None
+        m, src, balanced = path_or_string, "MjModel", []
     else:
-        text, path = read_source(path_or_string, "MJCF")
-        src = f"MJCF file '{path}'" if path else "MJCF string"
-        try:
-            m = mujoco.MjModel.from_xml_path(path) if path else mujoco.MjModel.from_xml_string(text)
-        except Exception as e:
-            raise ModelFileError(f"{src}: MuJoCo could not load it: {' '.join(str(e).split())}") from None
-    return _Converter(mujoco, m, src).build(name, merge_fixed)
+        if isinstance(path_or_string, mujoco.MjSpec):
+            src = "MjSpec"
+            try:
+                spec = path_or_string.copy()
+            except Exception as e:  # MuJoCo raises ValueError and friends
+                raise ModelFileError(f"{src}: MuJoCo could not copy it: {_oneline(e)}") from None
+        else:
+            text, path = read_source(path_or_string, "MJCF")
+            src = f"MJCF file '{path}'" if path else "MJCF string"
+            try:
+                spec = mujoco.MjSpec.from_file(path) if path else mujoco.MjSpec.from_string(text)
+            except Exception as e:
+                raise ModelFileError(f"{src}: MuJoCo could not load it: {_oneline(e)}") from None
+        m, balanced = _compile(spec, src, inertia)
+    conv = _Converter(mujoco, m, src)
+    model = conv.build(name, merge_fixed)
+    if balanced:
+        warnings.warn(ModelWarning(
+            f"{src}: MuJoCo's compiler balanced (balanceinertia) the inertia of "
+            + "; ".join(balanced) + " (principal moments violating A + B >= C set to their mean; "
+            "load_mjcf(..., inertia='strict') refuses, inertia='fix' balances silently)"), stacklevel=2)
+    if conv.dropped:
+        warnings.warn(ModelWarning(f"{src}: not converted (multibody has no counterpart): "
+                                   + "; ".join(conv.dropped)), stacklevel=2)
+    return model
+
+
+def _oneline(e):
+    """An exception's message on one line."""
+    return " ".join(str(e).split())
+
+
+def _compile(spec, src, mode):
+    """Compile ``spec`` (modified: its ``compiler.balanceinertia``) per the
+    ``inertia`` mode of :func:`load_mjcf`. Returns ``(MjModel, balanced)``,
+    ``balanced`` describing the bodies MuJoCo balanced in "warn" mode."""
+    if mode != "warn":
+        spec.compiler.balanceinertia = mode == "fix"
+    try:
+        return spec.compile(), []
+    except Exception as e:
+        msg = _oneline(e)
+        if mode != "warn" or "balanceinertia" not in msg or spec.compiler.balanceinertia:
+            hint = " (load_mjcf(..., inertia='fix') lets MuJoCo balance it)" if "balanceinertia" in msg else ""
+            raise ModelFileError(f"{src}: MuJoCo could not compile it: {msg}{hint}") from None
+    spec.compiler.balanceinertia = True
+    try:
+        m = spec.compile()
+    except Exception as e:
+        raise ModelFileError(f"{src}: MuJoCo could not compile it: {_oneline(e)}") from None
+    return m, _balanced_bodies(spec, m) or [f"the body named in MuJoCo's message ({msg})"]
+
+
+def _balanced_bodies(spec, m):
+    """Descriptions of the bodies whose explicit inertia violates ``A + B >=
+    C`` in ``spec`` and whose moments in the compiled ``m`` are their mean
+    (what ``balanceinertia`` does). ``spec.bodies`` is in MuJoCo's body order."""
+    out = []
+    bodies = list(spec.bodies)
+    if len(bodies) != m.nbody:
+        return out
+    for i in range(1, m.nbody):
+        sb = bodies[i]
+        full = np.asarray(sb.fullinertia, dtype=float)
+        if np.isfinite(full[0]):  # (Ixx, Iyy, Izz, Ixy, Ixz, Iyz)
+            I = np.array([[full[0], full[3], full[4]], [full[3], full[1], full[5]], [full[4], full[5], full[2]]])
+            moments = np.linalg.eigvalsh(I) if np.isfinite(I).all() else np.full(3, np.nan)
+        else:
+            moments = np.asarray(sb.inertia, dtype=float)
+        if not np.isfinite(moments).all():
+            continue
+        a, b_, c = np.sort(moments)
+        compiled = np.asarray(m.body_inertia[i], dtype=float)
+        mean = moments.mean()
+        if a + b_ < c and np.allclose(compiled, mean, rtol=1e-9, atol=0):
+            out.append(f"body '{sb.name or f'body{i}'}' ({moments.tolist()} -> {compiled.tolist()})")
+    return out
+
+
+def _names(items, limit=8):
+    """``'a', 'b', ...`` (at most ``limit`` names, then how many more)."""
+    items = list(items)
+    shown = ", ".join(f"'{n}'" for n in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 class _Converter:
-    """Turns a compiled ``mujoco.MjModel`` into ModelBuilder calls (one use)."""
+    """Turns a compiled ``mujoco.MjModel`` into ModelBuilder calls (one use).
+    After :meth:`build`, ``dropped`` lists what was not converted (one
+    string per kind, with counts and names)."""
 
     def __init__(self, mujoco, m, src):
         """``mujoco``: the module; ``m``: the MjModel; ``src``: how messages name the input."""
         self.mj, self.m, self.src = mujoco, m, src
+        self.dropped = []
 
     def err(self, msg):
         """A ModelFileError whose message starts with the source."""
         return ModelFileError(f"{self.src}: {msg}")
+
+    def finite(self, x, what):
+        """``x`` as a float array; a ModelFileError naming ``what`` if any entry is not finite."""
+        a = np.array(x, dtype=float)
+        if not np.isfinite(a).all():
+            raise self.err(f"{what} is not finite: {a.tolist()}")
+        return a
 
     def name(self, objtype, i, default):
         """Name of MuJoCo object ``i`` of ``objtype``; ``default`` if unnamed, None if ``i < 0``."""
@@ -148,11 +264,12 @@ class _Converter:
             raise self.err(f"{what}: {e}") from e
 
     def build(self, name, merge_fixed):
-        """Bodies and joints (see the module docstring), then geoms, sites, equalities."""
+        """Bodies and joints (see the module docstring), then geoms, sites,
+        equalities, joint springs, actuators and the list of what is dropped."""
         mj, m = self.mj, self.m
         O = mj.mjtObj
-        model_name = name or bytes(m.names).split(b"\0")[0].decode() or "mjcf"
-        b = ModelBuilder(model_name, gravity=np.array(m.opt.gravity, dtype=float))
+        model_name = name or bytes(m.names).split(b"\0")[0].decode(errors="replace") or "mjcf"
+        b = ModelBuilder(model_name, gravity=self.finite(m.opt.gravity, "option gravity"))
         body_names = [WORLD] + [self.name(O.mjOBJ_BODY, i, f"body{i}") for i in range(1, m.nbody)]
         taken_bodies = set(body_names)
         jnt_names = [self.name(O.mjOBJ_JOINT, j, None) for j in range(m.njnt)]
@@ -162,10 +279,12 @@ class _Converter:
             if not named[j]:  # "<body>_joint<k>", k = the joint's rank in its body
                 bj = int(m.jnt_bodyid[j])
                 jnt_names[j] = unique_name(f"{body_names[bj]}_joint{j - int(m.body_jntadr[bj])}", taken_joints)
+        self.jnt_names = jnt_names
         JT = mj.mjtJoint
         for i in range(1, m.nbody):
             B, P = body_names[i], body_names[m.body_parentid[i]]
-            T0 = pose(quat_to_rotation(m.body_quat[i]), m.body_pos[i])
+            T0 = pose(quat_to_rotation(self.finite(m.body_quat[i], f"body '{B}': quat")),
+                      self.finite(m.body_pos[i], f"body '{B}': pos"))
             inert = self.inertial(i, B)
             parent, T = P, T0  # next joint frame: pose T in the frame of body `parent`
             done = False
@@ -173,21 +292,22 @@ class _Converter:
             for k in range(jnum):
                 j = jadr + k
                 jt, jn = int(m.jnt_type[j]), jnt_names[j]
-                kw = self.joint_kwargs(j, jt)
+                kw = self.joint_kwargs(j, jt, jn)
                 if jt == JT.mjJNT_FREE:
                     if jnum != 1 or P != WORLD:  # MuJoCo's compiler forbids these already
                         raise self.err(f"body '{B}': a free joint must be the only joint of a top-level body")
                     self.add_body(b, f"body '{B}'", B, WORLD, "free", None, joint_name=jn, **kw, **inert)
                     done = True
                     break
-                axis = np.array(m.jnt_axis[j], dtype=float)
-                qpos0 = m.qpos0[m.jnt_qposadr[j]]
+                axis = self.finite(m.jnt_axis[j], f"joint '{jn}': axis")
+                qpos0 = float(self.finite(m.qpos0[m.jnt_qposadr[j]], f"joint '{jn}': ref (qpos0)"))
+                jpos = self.finite(m.jnt_pos[j], f"joint '{jn}': pos")
                 if jt == JT.mjJNT_HINGE:
-                    p, Tref = np.array(m.jnt_pos[j], dtype=float), pose(axis_angle_rotation(axis, -qpos0))
+                    p, Tref = jpos, pose(axis_angle_rotation(axis, -qpos0))
                 elif jt == JT.mjJNT_SLIDE:
                     p, Tref = np.zeros(3), pose(None, -qpos0 * axis)
                 else:  # ball: qpos is absolute
-                    p, Tref = np.array(m.jnt_pos[j], dtype=float), np.eye(4)
+                    p, Tref = jpos, np.eye(4)
                 placement = T @ pose(None, p) @ Tref
                 jtype = {JT.mjJNT_HINGE: "revolute", JT.mjJNT_SLIDE: "prismatic", JT.mjJNT_BALL: "spherical"}[jt]
                 if k == jnum - 1 and not np.any(p):
@@ -206,37 +326,164 @@ class _Converter:
         self.sites(b, body_names, taken_bodies)
         self.equalities(b)
         try:
-            return b.build(merge_fixed=merge_fixed)
+            model = b.build(merge_fixed=merge_fixed)
         except ModelError as e:
             raise self.err(str(e)) from e
+        self.springs(model)
+        self.list_dropped(body_names)
+        return model
 
     def inertial(self, i, B):
         """Builder keywords (mass, com, inertia in the MuJoCo body frame) of body ``i``; {} if massless."""
         m = self.m
-        mass = float(m.body_mass[i])
-        moments = np.array(m.body_inertia[i], dtype=float)
+        mass = float(self.finite(m.body_mass[i], f"body '{B}': mass"))
+        moments = self.finite(m.body_inertia[i], f"body '{B}': inertia")
+        com = self.finite(m.body_ipos[i], f"body '{B}': inertial pos")
+        iquat = self.finite(m.body_iquat[i], f"body '{B}': inertial quat")
         if mass == 0.0:
             if np.any(moments):
                 raise self.err(f"body '{B}': mass 0 with a non-zero inertia {moments.tolist()}")
             return {}
-        R = quat_to_rotation(m.body_iquat[i])
-        return {"mass": mass, "com": np.array(m.body_ipos[i], dtype=float), "inertia": R @ np.diag(moments) @ R.T}
+        R = quat_to_rotation(iquat)
+        return {"mass": mass, "com": com, "inertia": R @ np.diag(moments) @ R.T}
 
-    def joint_kwargs(self, j, jt):
-        """Builder keywords of joint ``j``: per-dof damping, friction, armature (angular first), limits."""
+    def joint_kwargs(self, j, jt, jn):
+        """Builder keywords of joint ``j`` (named ``jn``): per-dof damping,
+        friction, armature (angular first), limits, effort limit (the
+        joint's ``actfrcrange`` and its motor actuators, see :meth:`motor_limit`)."""
         m, JT = self.m, self.mj.mjtJoint
         d0 = int(m.jnt_dofadr[j])
         nv = {JT.mjJNT_FREE: 6, JT.mjJNT_BALL: 3}.get(jt, 1)
         sl = slice(d0, d0 + nv)
         order = _FREE_DOF_ORDER if jt == JT.mjJNT_FREE else list(range(nv))
-        kw = {"damping": np.asarray(m.dof_damping[sl], dtype=float)[order],
-              "friction": np.asarray(m.dof_frictionloss[sl], dtype=float)[order],
-              "armature": np.asarray(m.dof_armature[sl], dtype=float)[order]}
-        if jt in (JT.mjJNT_HINGE, JT.mjJNT_SLIDE) and m.jnt_limited[j]:
-            kw["lower"], kw["upper"] = (float(x) for x in m.jnt_range[j])
+        kw = {"damping": self.finite(m.dof_damping[sl], f"joint '{jn}': damping")[order],
+              "friction": self.finite(m.dof_frictionloss[sl], f"joint '{jn}': frictionloss")[order],
+              "armature": self.finite(m.dof_armature[sl], f"joint '{jn}': armature")[order]}
+        if jt in (JT.mjJNT_HINGE, JT.mjJNT_SLIDE):
+            # checked even when unlimited: MuJoCo's autolimits leaves a joint with range="nan 1" unlimited
+            rng = self.finite(m.jnt_range[j], f"joint '{jn}': range")
+            if m.jnt_limited[j]:
+                kw["lower"], kw["upper"] = float(rng[0]), float(rng[1])
+        limit = np.inf
         if m.jnt_actfrclimited[j]:
-            kw["effort_limit"] = float(np.max(np.abs(m.jnt_actfrcrange[j])))
+            limit = float(np.max(np.abs(self.finite(m.jnt_actfrcrange[j], f"joint '{jn}': actuatorfrcrange"))))
+        if jt in (JT.mjJNT_HINGE, JT.mjJNT_SLIDE):
+            limit = min(limit, self.motor_limit(j))
+        if np.isfinite(limit):
+            kw["effort_limit"] = limit
         return kw
+
+    # ------------------------------------------------------------ actuators
+    def is_motor(self, a):
+        """Whether actuator ``a`` is a motor (direct force ``gain · ctrl``:
+        no activation dynamics, fixed gain, no bias) on a hinge or slide
+        joint transmission — the only actuators turned into effort limits."""
+        mj, m = self.mj, self.m
+        if int(m.actuator_trntype[a]) not in (mj.mjtTrn.mjTRN_JOINT, mj.mjtTrn.mjTRN_JOINTINPARENT):
+            return False
+        if (int(m.actuator_dyntype[a]) != mj.mjtDyn.mjDYN_NONE or int(m.actuator_gaintype[a]) != mj.mjtGain.mjGAIN_FIXED
+                or int(m.actuator_biastype[a]) != mj.mjtBias.mjBIAS_NONE):
+            return False
+        return int(m.jnt_type[m.actuator_trnid[a, 0]]) in (mj.mjtJoint.mjJNT_HINGE, mj.mjtJoint.mjJNT_SLIDE)
+
+    def motor_limit(self, j):
+        """Largest joint force the motor actuators of hinge/slide joint ``j``
+        can apply (inf if none or if one is unlimited): the sum over its
+        motors of ``|gear| · min(|gain| · max|ctrlrange| if ctrllimited,
+        max|forcerange| if forcelimited)`` — MuJoCo's actuator force
+        ``gain · ctrl`` clamped to ``forcerange``, times the gear."""
+        m = self.m
+        total, found = 0.0, False
+        for a in range(m.nu):
+            if int(m.actuator_trnid[a, 0]) != j or not self.is_motor(a):
+                continue
+            found = True
+            an = self.name(self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
+            gear = abs(float(self.finite(m.actuator_gear[a, 0], f"actuator '{an}': gear")))
+            force = np.inf
+            if m.actuator_ctrllimited[a]:
+                ctrl = np.max(np.abs(self.finite(m.actuator_ctrlrange[a], f"actuator '{an}': ctrlrange")))
+                force = abs(float(self.finite(m.actuator_gainprm[a, 0], f"actuator '{an}': gain"))) * ctrl
+            if m.actuator_forcelimited[a]:
+                force = min(force, np.max(np.abs(self.finite(m.actuator_forcerange[a],
+                                                             f"actuator '{an}': forcerange"))))
+            total += gear * force if gear > 0 else 0.0
+        return total if found else np.inf
+
+    def springs(self, model):
+        """Joint springs (MuJoCo ``jnt_stiffness``, rest ``qpos_spring``) as
+        the model attributes ``joint_stiffness`` (nv, per velocity
+        coordinate, 0 without a spring) and ``spring_reference`` (nq: the
+        rest configuration, MuJoCo's ``qpos_spring`` — ``springref`` for
+        hinges and slides, ``qpos0`` for balls and free joints). A joint's
+        spring is ``multibody.forces.JointSpring(joint,
+        stiffness=model.joint_stiffness[v_slice],
+        rest=model.spring_reference[q_slice])``: the same force as MuJoCo's
+        ``qfrc_spring`` (free joints: translation in the world frame)."""
+        m = self.m
+        k = np.zeros(model.nv)
+        rest = np.asarray(model.neutral(), dtype=float).copy()
+        for j in range(m.njnt):
+            jn = self.jnt_names[j]
+            jb = model.joints[model.joint_id(jn)]
+            q0 = int(m.jnt_qposadr[j])
+            stiff = float(self.finite(m.jnt_stiffness[j], f"joint '{jn}': stiffness"))
+            if stiff < 0:
+                raise self.err(f"joint '{jn}': stiffness must be non-negative, got {stiff}")
+            k[jb.v_slice] = stiff
+            rest[jb.q_slice] = self.finite(m.qpos_spring[q0:q0 + jb.nq], f"joint '{jn}': springref")
+        for attr, a in (("joint_stiffness", k), ("spring_reference", rest)):
+            a.setflags(write=False)
+            setattr(model, attr, a)
+
+    def list_dropped(self, body_names):
+        """Fill ``self.dropped``: what the compiled model has and multibody does not convert."""
+        mj, m = self.mj, self.m
+        O = mj.mjtObj
+        out = self.dropped
+
+        def objs(objtype, n, default, keep=lambda i: True):
+            return [self.name(objtype, i, f"{default}{i}") for i in range(n) if keep(i)]
+
+        acts = objs(O.mjOBJ_ACTUATOR, m.nu, "actuator", lambda a: not self.is_motor(a))
+        if acts:
+            out.append(f"{len(acts)} actuator(s) other than motors on a hinge/slide joint ({_names(acts)})")
+        for objtype, n, what in ((O.mjOBJ_TENDON, m.ntendon, "tendon"), (O.mjOBJ_SENSOR, m.nsensor, "sensor"),
+                                 (O.mjOBJ_PAIR, m.npair, "contact pair"), (O.mjOBJ_EXCLUDE, m.nexclude,
+                                                                          "contact exclude"),
+                                 (O.mjOBJ_FLEX, m.nflex, "flex"), (O.mjOBJ_SKIN, m.nskin, "skin"),
+                                 (O.mjOBJ_KEY, m.nkey, "keyframe")):
+            if n:
+                out.append(f"{n} {what}(s) ({_names(objs(objtype, n, what))})")
+        inactive = objs(O.mjOBJ_EQUALITY, m.neq, "equality", lambda e: not m.eq_active0[e])
+        if inactive:
+            out.append(f"{len(inactive)} inactive equality constraint(s) ({_names(inactive)})")
+        balls = [self.jnt_names[j] for j in range(m.njnt)
+                 if int(m.jnt_type[j]) == mj.mjtJoint.mjJNT_BALL and m.jnt_limited[j]]
+        if balls:
+            out.append(f"the cone limit of {len(balls)} ball joint(s) ({_names(balls)})")
+        nonlinear = [self.jnt_names[j] for j in range(m.njnt)
+                     if np.any(np.asarray(getattr(m, "jnt_stiffnesspoly", np.zeros((m.njnt, 1)))[j]))
+                     or np.any(np.asarray(getattr(m, "jnt_springyield", np.zeros(m.njnt))[j]))
+                     or np.any(np.asarray(getattr(m, "dof_dampingpoly", np.zeros((m.nv, 1))))[
+                         m.jnt_dofadr[j]:m.jnt_dofadr[j] + {0: 6, 1: 3}.get(int(m.jnt_type[j]), 1)])]
+        if nonlinear:
+            out.append(f"the nonlinear spring/damper terms (stiffness and damping polynomials, spring yield) "
+                       f"of {len(nonlinear)} joint(s) ({_names(nonlinear)}; their linear stiffness and damping "
+                       f"are kept)")
+        mocap = [body_names[i] for i in range(1, m.nbody) if m.body_mocapid[i] >= 0]
+        if mocap:
+            out.append(f"{len(mocap)} mocap bod(ies) ({_names(mocap)}: welded at their compiled pose)")
+        gravcomp = [body_names[i] for i in range(1, m.nbody) if m.body_gravcomp[i] != 0]
+        if gravcomp:
+            out.append(f"gravity compensation of {len(gravcomp)} bod(ies) ({_names(gravcomp)})")
+        fluid = [n for n in ("density", "viscosity") if getattr(m.opt, n) != 0] + \
+            (["wind"] if np.any(np.asarray(m.opt.wind)) else [])
+        if fluid:
+            out.append(f"fluid forces (option {', '.join(fluid)})")
+        unnamed = sum(1 for s in range(m.nsite) if not self.name(O.mjOBJ_SITE, s, None))
+        if unnamed:
+            out.append(f"{unnamed} unnamed site(s)")
 
     def geoms(self, b, body_names):
         """Every geom as a geometry of the frame named after its MuJoCo body (sizes converted)."""
@@ -248,8 +495,10 @@ class _Converter:
         for g in range(m.ngeom):
             B = body_names[m.geom_bodyid[g]]
             gt = int(m.geom_type[g])
-            s = np.array(m.geom_size[g], dtype=float)
-            T = pose(quat_to_rotation(m.geom_quat[g]), m.geom_pos[g])
+            gn = self.name(mj.mjtObj.mjOBJ_GEOM, g, f"{B}_geom{g}")
+            s = self.finite(m.geom_size[g], f"geom '{gn}': size")
+            T = pose(quat_to_rotation(self.finite(m.geom_quat[g], f"geom '{gn}': quat")),
+                     self.finite(m.geom_pos[g], f"geom '{gn}': pos"))
             mesh, scale = None, (1.0, 1.0, 1.0)
             if gt == G.mjGEOM_SPHERE:
                 size = (s[0],)
@@ -265,15 +514,16 @@ class _Converter:
                 size = ()
                 k = int(m.geom_dataid[g])
                 mesh = self.mesh_file(k)
-                scale = tuple(float(x) for x in m.mesh_scale[k])
+                scale = tuple(float(x) for x in self.finite(m.mesh_scale[k], f"mesh '{mesh}': scale"))
                 # MuJoCo recentres the mesh: compiled vertex = R_mᵀ (scaled file vertex - p_m)
-                T = T @ np.linalg.inv(pose(quat_to_rotation(m.mesh_quat[k]), m.mesh_pos[k]))
+                T = T @ np.linalg.inv(pose(quat_to_rotation(self.finite(m.mesh_quat[k], f"mesh '{mesh}': quat")),
+                                           self.finite(m.mesh_pos[k], f"mesh '{mesh}': pos")))
             else:
                 size = tuple(s)
             collision = bool(m.geom_contype[g] or m.geom_conaffinity[g])
-            b.add_geometry(B, shapes.get(gt, f"mjgeom{gt}"), size, T,
-                           name=self.name(mj.mjtObj.mjOBJ_GEOM, g, f"{B}_geom{g}"), mesh=mesh, scale=scale,
-                           rgba=tuple(float(x) for x in m.geom_rgba[g]), collision=collision, visual=True)
+            b.add_geometry(B, shapes.get(gt, f"mjgeom{gt}"), size, T, name=gn, mesh=mesh, scale=scale,
+                           rgba=tuple(float(x) for x in self.finite(m.geom_rgba[g], f"geom '{gn}': rgba")),
+                           collision=collision, visual=True)
 
     def mesh_file(self, k):
         """The file of mesh asset ``k`` as MuJoCo recorded it (else the mesh name)."""
@@ -293,7 +543,8 @@ class _Converter:
             if not n:
                 continue
             b.add_frame(unique_name(n, taken), body_names[m.site_bodyid[s]],
-                        pose(quat_to_rotation(m.site_quat[s]), m.site_pos[s]), kind="user")
+                        pose(quat_to_rotation(self.finite(m.site_quat[s], f"site '{n}': quat")),
+                             self.finite(m.site_pos[s], f"site '{n}': pos")), kind="user")
 
     def equalities(self, b):
         """Active equality constraints, recorded with ``add_equality``."""
@@ -307,7 +558,8 @@ class _Converter:
             if ot is None:
                 ot = mj.mjtObj.mjOBJ_FLEX if kind.startswith("flex") else mj.mjtObj(int(m.eq_objtype[e]))
             obj2 = int(m.eq_obj2id[e])
-            b.add_equality(kind, self.name(mj.mjtObj.mjOBJ_EQUALITY, e, f"equality{e}"),
-                           self.name(ot, m.eq_obj1id[e], f"{ot.name}{m.eq_obj1id[e]}"),
+            en = self.name(mj.mjtObj.mjOBJ_EQUALITY, e, f"equality{e}")
+            b.add_equality(kind, en, self.name(ot, m.eq_obj1id[e], f"{ot.name}{m.eq_obj1id[e]}"),
                            self.name(ot, obj2, f"{ot.name}{obj2}") if obj2 >= 0 else None,
-                           np.array(m.eq_data[e], dtype=float), objtype=ot.name.replace("mjOBJ_", "").lower())
+                           self.finite(m.eq_data[e], f"equality '{en}' ({kind}): data"),
+                           objtype=ot.name.replace("mjOBJ_", "").lower())
