@@ -10,7 +10,8 @@ from numba import njit
 from multibody.spatial import euler, quaternion, se3, so3, spatial as sp
 
 MODULES = [so3, quaternion, euler, se3, sp]
-NOT_JITTED = {"composite_inertia", "check_inertia"}  # model-building helpers, by design
+NOT_JITTED = {"composite_inertia", "check_inertia", "principal_moments", "inertia_defects", "balance_inertia",
+              "lift_inertia"}  # model-building helpers, by design
 
 
 def public_functions(mod):

@@ -27,26 +27,75 @@ and turned into :class:`~multibody.model.ModelBuilder` calls. URDF semantics
 * ``<mimic joint multiplier offset>`` -> ``add_coupling(joint, mimicked,
   multiplier (default 1), offset (default 0))``; the mimic joint keeps its
   own coordinate (the coupling is enforced by a constraint, not removed).
+  A mimic naming a joint that does not exist is ignored with a
+  :class:`~multibody.errors.ModelWarning` (Pinocchio ignores mimics by
+  default).
 * ``<inertial>``: mass (kg), centre of mass ``<origin xyz>`` and the
   inertia tensor about the centre of mass given in the inertial frame
   rotated by ``<origin rpy>``; it is rotated into the link frame,
-  ``I_link = R I Rᵀ``. A link without ``<inertial>`` is massless. **Mass
-  policy:** an explicit mass 0 with an all-zero inertia is also massless
-  (accepted, as Pinocchio does); a mass 0 with a non-zero inertia, a negative
-  or non-finite mass, and an inertia that is not positive semi-definite or
-  violates the triangle inequality are errors naming the link. A *singular*
-  but physical inertia (a point mass or a thin rod, e.g. TALOS's
-  force-torque links) is accepted on a link attached by a fixed joint: it is
-  folded into its parent link (parallel-axis theorem; the dynamics are
-  unchanged) because ModelBuilder requires positive-definite inertias; on a
-  moving joint it is an error, and on a root fixed to the world it is
-  dropped (the world does not move).
+  ``I_link = R I Rᵀ``. A link without ``<inertial>`` is massless, and so is
+  an explicit mass 0 with an all-zero inertia (as Pinocchio). Always errors:
+  a negative or non-finite mass, non-finite numbers, and masses or inertia
+  entries above 1e100 (:data:`multibody.spatial.spatial.INERTIA_LIMIT`;
+  they overflow the dynamics).
+* **Non-physical inertias** (``inertia=`` of :func:`load_urdf`). Real robot
+  files often carry inertias no mass distribution has: principal moments
+  violating the triangle inequality ``I1 + I2 >= I3`` (Allegro and Alex
+  hands, ANYmal C's cameras, PR2's sensor mount, Romeo's arms), slightly
+  negative moments (Go1, B1, ANYmal B, HyQ, iCub, Romeo, TIAGo), a mass 0
+  with a non-zero inertia (Bolt's feet). Pinocchio keeps them all.
+
+  - ``"warn"`` (default): the values are kept as given (the dynamics then
+    agree with Pinocchio's) and one :class:`~multibody.errors.ModelWarning`
+    lists each such link and what is wrong. Only where the dynamics cannot
+    run are values changed: a *moving* body (a link on a moving joint, or a
+    floating root, together with the links fixed to it) whose rotational
+    inertia about its centre of mass is singular or indefinite (smallest
+    principal moment <= 1e-12 x the largest, e.g. finger_edu's thin-rod
+    lower link, a point mass on a revolute joint) gets the smallest
+    mass-free positive semi-definite inertia added that lifts its principal
+    moments to ``max(1e-6 · largest moment, mass · (1 mm)²)``
+    (:func:`~multibody.spatial.spatial.lift_inertia`; the axes and the other
+    moments are unchanged), on the moving link itself, and a second
+    ModelWarning names the link, the old and the new moments. Bodies fixed to
+    the world are never repaired (they do not move).
+  - ``"fix"``: every non-physical link inertia is repaired first, like
+    MuJoCo's ``<compiler balanceinertia="true">``: principal moments that
+    violate the triangle inequality (or are negative) are replaced by their
+    mean (the inertia becomes isotropic, its trace is kept; MuJoCo does this
+    for the triangle inequality and refuses negative moments); a mass 0 with
+    a non-zero inertia loses the inertia (the link becomes massless). Then
+    the moving-body repair of ``"warn"``. One ModelWarning lists the repairs.
+  - ``"strict"``: non-physical inertias are errors naming the link (mass 0
+    with a non-zero inertia, not positive semi-definite, triangle
+    inequality), as is a singular inertia on a moving joint; a singular but
+    physical inertia (a point mass, a thin rod) on a fixed joint is folded
+    into its parent link (parallel-axis theorem; the dynamics are unchanged)
+    and on a root fixed to the world it is dropped.
+* **Mesh paths are confined** (``allow_mesh_outside=False``): a mesh file is
+  only ever resolved inside an allowed root, so that a model file cannot
+  make the loader point at arbitrary files. See :func:`resolve_mesh`:
+  ``package://P/sub`` is looked up in ``<d>/P/sub`` for ``d`` in
+  ``package_dirs`` and ``$ROS_PACKAGE_PATH``, in ``<d>/sub`` for such a
+  ``d`` named P, and in the parent folders of the URDF file named P; the
+  file must lie inside that package folder (``package://../../etc/passwd``
+  or ``package://P/../../x`` are refused with a ModelFileError). Relative
+  paths (``meshes/x.stl``, ``file://meshes/x.stl``) are taken relative to the
+  URDF file's folder and must stay inside it or inside one of the
+  ``package_dirs`` (``../../etc/passwd`` is refused). Absolute paths
+  (``/x``, ``file:///x``) are resolved if they lie inside the URDF's
+  folder or a package dir; an existing file elsewhere is refused, a
+  missing one is kept as the original string (nothing is read; ROS files
+  often name meshes of another machine, e.g. Romeo's
+  ``file:///usr/Romeo/...``). ``allow_mesh_outside=True`` lifts all
+  three restrictions. The loader never opens mesh files; symbolic links
+  inside a root are followed (they are the package's own choice).
 * ``<visual>`` / ``<collision>``: box (full extents), sphere (radius),
   cylinder and capsule (radius, length; axis z), mesh (file + scale) become
   geometries named after the element's ``name`` or ``<link>_<k>``; a visual's
   ``<material>`` colour (inline or a robot-level material) is its rgba.
-  Mesh files are resolved (see :func:`resolve_mesh`); an unresolvable mesh
-  is kept as the original string, never an error.
+  Mesh files are resolved (see :func:`resolve_mesh` and the confinement
+  rule below); a mesh that is not found is kept as the original string.
 * Root: with ``floating_base=True`` the root link is attached to the world by
   a free joint named ``"root_joint"`` (as Pinocchio); otherwise by a fixed
   joint (also named ``"root_joint"``) and so, when merging, the root link
@@ -62,14 +111,20 @@ and turned into :class:`~multibody.model.ModelBuilder` calls. URDF semantics
   name, so its q layout may differ; match joints by name.)
 
 Errors: :class:`~multibody.errors.ModelFileError` whose message names the
-file and the offending element (link, joint, attribute).
+file and the offending element (link, joint, attribute). Warnings:
+:class:`~multibody.errors.ModelWarning` (``warnings.simplefilter("error",
+mb.ModelWarning)`` turns them into errors).
+
+Cost: linear in the number of links (a 10,000-link chain loads in about a
+second).
 """
 import os
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..errors import ModelError, ModelFileError
+from ..errors import ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
 from ..spatial import spatial as sp
 from ..spatial.euler import rpy_to_rotation
@@ -79,9 +134,11 @@ from ._common import pose, read_source, unique_name
 URDF_JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
                     "fixed": "fixed", "floating": "free", "planar": "planar"}
 _ONE_DOF = ("revolute", "continuous", "prismatic")
+INERTIA_MODES = ("warn", "fix", "strict")
 
 
-def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixed=True, name=None):
+def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixed=True, name=None, *,
+              inertia="warn", allow_mesh_outside=False):
     """Load a URDF robot description into a :class:`~multibody.model.Model`.
 
     Parameters
@@ -94,21 +151,47 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
         frame). Default False: the root link is fixed to the world.
     package_dirs : str, pathlib.Path or list of them, optional
         Where ``package://P/...`` mesh references are looked up: in
-        ``<dir>/P/...``, or in ``<dir>/...`` if ``<dir>`` is named P. The
-        folders above the URDF file and ``$ROS_PACKAGE_PATH`` are tried next.
+        ``<dir>/P/...``, or in ``<dir>/...`` if ``<dir>`` is named P;
+        ``$ROS_PACKAGE_PATH`` is searched the same way, then the folders
+        above the URDF file that are named P. These folders and the URDF's
+        own folder are the roots mesh files must lie in (see
+        ``allow_mesh_outside``).
     merge_fixed : bool
         Default True: links attached by fixed joints are merged into their
         parent body and kept as frames (kind "fixed"), like Pinocchio. False
         keeps them as bodies with 0-DoF joints.
     name : str, optional
         Model name (default: the ``<robot name>``).
+    inertia : {"warn", "fix", "strict"}
+        What to do with non-physical ``<inertial>`` data (module docstring,
+        "Non-physical inertias"). ``"warn"`` (default) keeps the values as
+        given, as Pinocchio does, with a :class:`~multibody.errors.ModelWarning`
+        naming each link and what is wrong; only a moving body whose
+        rotational inertia is singular or indefinite (the dynamics cannot run)
+        gets the smallest positive semi-definite, mass-free inertia added that
+        lifts its principal moments to ``max(1e-6 · largest, mass · (1
+        mm)²)``, also reported. ``"fix"`` first repairs every non-physical
+        link like MuJoCo's ``balanceinertia`` (principal moments violating
+        ``I1 + I2 >= I3``, or negative, are replaced by their mean; a mass 0
+        loses its inertia), then does the same moving-body repair.
+        ``"strict"`` raises a ModelFileError instead.
+    allow_mesh_outside : bool
+        Default False: mesh paths resolve only inside the allowed roots (the
+        package folders found through ``package_dirs``, ``$ROS_PACKAGE_PATH``
+        or the URDF's parent folders, and the URDF's own folder); a
+        ``package://`` or relative path that climbs out of its root, or an
+        absolute path to an existing file outside them, is a
+        ModelFileError. True resolves them wherever they point.
 
     Returns a Model whose bodies, joints and frames carry the URDF link and
     joint names (SI units: m, rad, kg, kg m², N, N m). See the module
     docstring for the conventions. Raises
     :class:`~multibody.errors.ModelFileError` naming the file and the
-    offending element on malformed input.
+    offending element on malformed input; warns with
+    :class:`~multibody.errors.ModelWarning` for kept or repaired inertias.
     """
+    if inertia not in INERTIA_MODES:
+        raise ModelFileError(f"load_urdf: inertia={inertia!r} is not one of {', '.join(map(repr, INERTIA_MODES))}")
     text, path = read_source(path_or_string, "URDF")
     src = f"URDF file '{path}'" if path else "URDF string"
     try:
@@ -120,47 +203,108 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
     if root.tag != "robot":
         raise ModelFileError(f"{src}: the root element is <{root.tag}>, expected <robot>")
     base_dir = os.path.dirname(path) if path else None
-    return _UrdfParser(root, src, base_dir, package_dirs).build(floating_base, merge_fixed, name)
+    parser = _UrdfParser(root, src, base_dir, package_dirs, inertia, bool(allow_mesh_outside))
+    model = parser.build(floating_base, merge_fixed, name)
+    for msg in parser.warnings:
+        warnings.warn(msg, ModelWarning, stacklevel=2)
+    return model
 
 
-def resolve_mesh(filename, package_dirs=(), base_dir=None):
+def _norm(path):
+    """Absolute, lexically normalized path (``..`` folded; links not followed)."""
+    return os.path.normpath(os.path.abspath(path))
+
+
+def _inside(path, root):
+    """True if ``path`` lies in folder ``root`` (lexically, after normalization)."""
+    path, root = _norm(path), _norm(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _climbs(rel):
+    """True if the relative path ``rel`` leaves the folder it starts from
+    (``..`` beyond its start) or is absolute."""
+    if os.path.isabs(rel):
+        return True
+    n = os.path.normpath(rel)
+    return n == ".." or n.startswith(".." + os.sep)
+
+
+def resolve_mesh(filename, package_dirs=(), base_dir=None, allow_outside=False):
     """The local file a URDF mesh reference names, or ``filename`` unchanged
-    if no such file is found (a missing mesh is never an error).
+    if no such file is found (a missing mesh is not an error).
 
-    ``package://P/rest`` is looked up as ``<d>/P/rest`` and, if ``d`` is
-    named P, ``<d>/rest``, for ``d`` in ``package_dirs``, then ``base_dir``
-    (the URDF file's folder) and its parents, then ``$ROS_PACKAGE_PATH``.
-    ``file://path`` and plain paths are taken relative to ``base_dir``.
+    Roots: a mesh file is only resolved inside an allowed root.
+
+    * ``package://P/sub`` is looked up as ``<d>/P/sub`` (root ``<d>/P``) and,
+      if ``d`` is named P, ``<d>/sub`` (root ``d``), for ``d`` in
+      ``package_dirs`` then ``$ROS_PACKAGE_PATH``; then in the folders above
+      ``base_dir`` (the URDF file's folder) that are named P. Empty segments
+      after ``package://`` are skipped (``package:///P/sub``). ``sub`` must
+      stay inside the package: ``package://../x`` or ``package://P/../../x``
+      raise :class:`~multibody.errors.ModelFileError`.
+    * A relative path (``x/y.stl`` or ``file://x/y.stl``) is taken relative
+      to ``base_dir`` and must stay inside ``base_dir`` or one of
+      ``package_dirs`` (else ModelFileError); without ``base_dir`` (a URDF
+      string) it is returned unchanged.
+    * An absolute path (``/x`` or ``file:///x``) is resolved if it lies inside
+      ``base_dir`` or one of ``package_dirs``; an existing file elsewhere
+      raises ModelFileError, a missing one is returned unchanged.
+    * Other URI schemes are returned unchanged.
+
+    ``allow_outside=True`` lifts the confinement (paths are resolved wherever
+    they point). Containment is lexical (``..`` folded, symbolic links inside
+    a root followed). Returns an absolute path or ``filename``.
     """
+    pkg_dirs = list(package_dirs) + [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
     if filename.startswith("package://"):
-        rest = filename[len("package://"):]
+        rest = filename[len("package://"):].lstrip("/")
         pkg, _, sub = rest.partition("/")
-        dirs = list(package_dirs)
+        if not allow_outside and (pkg in (".", "..") or _climbs(sub)):
+            raise ModelFileError(f"mesh '{filename}' leaves its package folder (pass allow_mesh_outside=True "
+                                 "to resolve it anyway)")
+        cands = []  # (candidate, root it must lie in)
+        for d in pkg_dirs:
+            cands.append((os.path.join(d, pkg, sub), os.path.join(d, pkg)))
+            if os.path.basename(os.path.normpath(d)) == pkg:
+                cands.append((os.path.join(d, sub), d))
         if base_dir:
-            d = os.path.abspath(base_dir)
+            d = _norm(base_dir)
             while True:
-                dirs.append(d)
+                if os.path.basename(d) == pkg:
+                    cands.append((os.path.join(d, sub), d))
                 up = os.path.dirname(d)
                 if up == d:
                     break
                 d = up
-        dirs += [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
-        for d in dirs:
-            for cand in (os.path.join(d, pkg, sub),
-                         os.path.join(d, sub) if os.path.basename(os.path.normpath(d)) == pkg else None):
-                if cand and os.path.isfile(cand):
-                    return os.path.abspath(cand)
+        for cand, root in cands:
+            if os.path.isfile(cand) and (allow_outside or _inside(cand, root)):
+                return _norm(cand)
         return filename
     local = filename[len("file://"):] if filename.startswith("file://") else filename
     if "://" in local:
         return filename
-    if not os.path.isabs(local) and base_dir:
+    roots = ([base_dir] if base_dir else []) + list(package_dirs)
+    if not os.path.isabs(local):
+        if not base_dir:
+            return filename
         cand = os.path.join(base_dir, local)
-        if os.path.isfile(cand):
-            return os.path.abspath(cand)
-    elif os.path.isfile(local):
-        return os.path.abspath(local)
-    return filename
+        if not allow_outside and not any(_inside(cand, r) for r in roots):
+            raise ModelFileError(f"mesh '{filename}' resolves to '{_norm(cand)}', outside the URDF's folder "
+                                 f"'{_norm(base_dir)}' and the package_dirs (add its folder to package_dirs or "
+                                 "pass allow_mesh_outside=True)")
+        return _norm(cand) if os.path.isfile(cand) else filename
+    if not os.path.isfile(local):
+        return filename
+    if not allow_outside and not any(_inside(local, r) for r in roots):
+        raise ModelFileError(f"mesh '{filename}' is an absolute path outside the URDF's folder and the "
+                             "package_dirs (add its folder to package_dirs or pass allow_mesh_outside=True)")
+    return _norm(local)
+
+
+def _fmt(values):
+    """Numbers for messages, 6 significant digits: ``[1, 2.5e-07, 3]``."""
+    return "[" + ", ".join(f"{float(x):.6g}" for x in values) + "]"
 
 
 def _dirs(package_dirs):
@@ -175,10 +319,13 @@ def _dirs(package_dirs):
 class _UrdfParser:
     """Turns a parsed ``<robot>`` element into ModelBuilder calls (one use)."""
 
-    def __init__(self, root, src, base_dir, package_dirs):
-        """``root``: the <robot> element; ``src``: how messages name the input."""
+    def __init__(self, root, src, base_dir, package_dirs, inertia="warn", allow_mesh_outside=False):
+        """``root``: the <robot> element; ``src``: how messages name the input;
+        ``inertia``: "warn", "fix" or "strict" (see :func:`load_urdf`)."""
         self.root, self.src, self.base_dir = root, src, base_dir
         self.package_dirs = _dirs(package_dirs)
+        self.mode, self.allow_mesh_outside = inertia, allow_mesh_outside
+        self.warnings = []  # messages load_urdf emits as ModelWarning
 
     def err(self, msg):
         """A ModelFileError whose message starts with the file (or 'URDF string')."""
@@ -232,15 +379,19 @@ class _UrdfParser:
                       [comps["ixz"], comps["iyz"], comps["izz"]]])
         if mass < 0.0:
             raise self.err(f"{what}: mass must be positive, got {mass}")
-        if mass == 0.0:
-            if np.any(I):
-                raise self.err(f"{what}: mass is 0 but the inertia is not zero (a massless link "
-                               "must have a zero inertia)")
+        if mass > sp.INERTIA_LIMIT or np.max(np.abs(I)) > sp.INERTIA_LIMIT:
+            raise self.err(f"{what}: mass {mass:g} kg or inertia entries up to {np.max(np.abs(I)):g} kg m² exceed "
+                           f"{sp.INERTIA_LIMIT:g} (they would overflow the dynamics)")
+        if mass == 0.0 and not np.any(I):
             return None
+        if mass == 0.0 and self.mode == "strict":
+            raise self.err(f"{what}: mass is 0 but the inertia is not zero (a massless link "
+                           "must have a zero inertia; inertia='warn' keeps it, as Pinocchio does)")
         R = T[:3, :3]
         I_link = R @ I @ R.T
         I_link = 0.5 * (I_link + I_link.T)
-        self.singular(mass, I_link, what)  # raises on non-physical data
+        if self.mode == "strict":
+            self.singular(mass, I_link, what)  # raises on non-physical data
         return {"mass": mass, "com": T[:3, 3].copy(), "inertia": I_link}
 
     def singular(self, mass, I, what):
@@ -251,7 +402,7 @@ class _UrdfParser:
             sp.check_inertia(mass, I, what)
             return False
         except ModelError as e:
-            ev = np.linalg.eigvalsh(0.5 * (I + I.T))
+            ev = sp.principal_moments(I)[0]
             tol = 1e-12 * max(float(np.max(np.abs(ev))), 0.0)
             if (np.all(np.isfinite(I)) and np.allclose(I, I.T, rtol=0, atol=1e-9 * np.max(np.abs(I)))
                     and ev[0] >= -tol and ev[0] + ev[1] >= ev[2] - 1e-9 * np.sum(np.abs(ev))):
@@ -268,7 +419,7 @@ class _UrdfParser:
             if not d or not self.singular(d["mass"], d["inertia"], f"link '{ln}' <inertial>"):
                 continue
             what = f"link '{ln}' <inertial>"
-            moments = np.linalg.eigvalsh(d["inertia"]).tolist()
+            moments = sp.principal_moments(d["inertia"])[0].tolist()
             if ln == base:
                 if floating_base:
                     raise self.err(f"{what}: the floating root link has a singular inertia (principal moments "
@@ -279,7 +430,8 @@ class _UrdfParser:
             if jel.get("type") != "fixed":
                 raise self.err(f"{what}: singular inertia (principal moments {moments}, a point mass or a "
                                f"thin rod) on the moving joint '{parent_joint[ln]}': multibody needs a "
-                               "positive-definite rotational inertia for a moving body")
+                               "positive-definite rotational inertia for a moving body (inertia='warn' "
+                               "repairs it minimally)")
             T = self.origin(jel, f"joint '{parent_joint[ln]}'")
             par = jel.find("parent").get("link")
             R, p = T[:3, :3], T[:3, 3]
@@ -295,6 +447,108 @@ class _UrdfParser:
                 inert[par] = {"mass": m, "com": c,
                               "inertia": I1 + m1 * shift(c1 - c) + I2 + m2 * shift(c2 - c)}
             inert[ln] = None
+
+    def lenient(self, order, base, parent_joint, joints, inert, floating_base):
+        """The "warn" and "fix" policies (see :func:`load_urdf`): report (warn)
+        or repair (fix) each non-physical link inertia, then lift the
+        rotational inertia of moving bodies whose composite (the link with the
+        links fixed to it) is singular or indefinite. Updates ``inert`` in
+        place and appends the messages to ``self.warnings``."""
+        kept, repaired = [], []
+        for ln in order:
+            d = inert[ln]
+            if not d:
+                continue
+            defects = sp.inertia_defects(d["mass"], d["inertia"])
+            if not defects:
+                continue
+            moments = _fmt(sp.principal_moments(d["inertia"])[0])
+            if self.mode == "warn":
+                kept.append(f"link '{ln}' (mass {d['mass']:.6g}, principal moments {moments}): {', '.join(defects)}")
+            elif d["mass"] == 0.0:
+                inert[ln] = None
+                repaired.append(f"link '{ln}': mass 0 with a non-zero rotational inertia -> inertia dropped "
+                                "(massless link)")
+            else:
+                d["inertia"] = sp.balance_inertia(d["inertia"])
+                repaired.append(f"link '{ln}' (principal moments {moments}): {', '.join(defects)} -> moments set "
+                                f"to their mean {d['inertia'][0, 0]:.6g} (as MuJoCo's balanceinertia)")
+        # moving bodies: each link's host is the nearest link at or above it on a moving joint (or the
+        # floating root); links fixed to the world have none. T[ln]: pose of ln in its host's frame.
+        host, T, groups = {}, {}, {}
+        for ln in order:  # parents first
+            if ln == base:
+                host[ln], T[ln] = (ln if floating_base and ln != WORLD else None), np.eye(4)
+            else:
+                jel = joints[parent_joint[ln]]
+                par = jel.find("parent").get("link")
+                if jel.get("type") == "fixed":
+                    host[ln] = host[par]
+                    T[ln] = T[par] @ self.origin(jel, f"joint '{parent_joint[ln]}'")
+                else:
+                    host[ln], T[ln] = ln, np.eye(4)
+            if host[ln] is not None and inert[ln]:
+                groups.setdefault(host[ln], []).append(ln)
+        for h, members in groups.items():
+            parts = [(inert[ln]["mass"], T[ln][:3, :3] @ inert[ln]["com"] + T[ln][:3, 3],
+                      T[ln][:3, :3] @ inert[ln]["inertia"] @ T[ln][:3, :3].T) for ln in members]
+            m = sum(p[0] for p in parts)
+            c = sum(p[0] * p[1] for p in parts) / m if m > 0.0 else parts[0][1]
+            Ic = sum(p[2] + p[0] * ((p[1] - c) @ (p[1] - c) * np.eye(3) - np.outer(p[1] - c, p[1] - c))
+                     for p in parts)
+            what = f"link '{h}'" + (f" (moving joint '{parent_joint[h]}')" if h in parent_joint else
+                                    " (floating root)")
+            if not (np.isfinite(m) and np.all(np.isfinite(c)) and np.all(np.isfinite(Ic))):
+                raise self.err(f"{what}: the inertia of the body with the links fixed to it is not finite "
+                               f"(mass {m!r}): the values overflow")
+            if m == 0.0 and not np.any(Ic):
+                continue  # massless, accepted as given
+            lam = sp.principal_moments(Ic)[0]
+            if lam[0] > sp.INERTIA_RTOL * lam[2]:
+                continue  # positive definite: the dynamics can run
+            new, dI = sp.lift_inertia(m, Ic)
+            if inert[h]:
+                inert[h] = dict(inert[h], inertia=inert[h]["inertia"] + dI)
+            else:
+                inert[h] = {"mass": 0.0, "com": c, "inertia": dI}
+            others = [ln for ln in members if ln != h]
+            with_fixed = f" with the fixed link(s) {', '.join(map(repr, others))}" if others else ""
+            repaired.append(f"{what}: the rotational inertia of the moving body{with_fixed} is "
+                            f"{'singular' if lam[0] >= -sp.INERTIA_RTOL * abs(lam[2]) else 'indefinite'} "
+                            f"(principal moments {_fmt(lam)}): added a mass-free inertia to link '{h}' raising "
+                            f"them to {_fmt(sp.principal_moments(new)[0])}")
+        if kept:
+            self.warnings.append(f"{self.src}: {len(kept)} link inertia(s) kept as given although no physical "
+                                 "mass distribution has them (Pinocchio keeps them too; inertia='fix' repairs "
+                                 "them, inertia='strict' refuses them): " + "; ".join(kept))
+        if repaired:
+            self.warnings.append(f"{self.src}: {len(repaired)} inertia(s) repaired (inertia='{self.mode}'): "
+                                 + "; ".join(repaired))
+
+    def massless_subtrees(self, order, base, parent_joint, joints, children, inert, floating_base):
+        """Warn about moving links whose whole subtree has no mass and no inertia
+        (e.g. Romeo's fingers, links without <inertial>): they are kept as given,
+        but the joint-space inertia is then singular, so forward dynamics fail."""
+        has = {}
+        for ln in reversed(order):
+            d = inert.get(ln)
+            has[ln] = bool(d and (d["mass"] > 0.0 or np.any(d["inertia"]))) or any(has[c] for c in children[ln])
+        covered, found = {}, []
+        for ln in order:  # parents first: report only the top of each massless moving subtree
+            if ln == base:
+                moving = floating_base and ln != WORLD
+                up = False
+            else:
+                moving = joints[parent_joint[ln]].get("type") != "fixed"
+                up = covered[joints[parent_joint[ln]].find("parent").get("link")]
+            covered[ln] = up or (moving and not has[ln])
+            if covered[ln] and not up:
+                found.append(f"'{ln}'" + (f" (joint '{parent_joint[ln]}')" if ln in parent_joint else " (floating root)"))
+        if found:
+            self.warnings.append(f"{self.src}: moving link(s) with no mass or inertia in themselves or any link below "
+                                 f"them: {', '.join(found)}; the joint-space inertia is singular, so forward "
+                                 "dynamics (aba) will raise a SimulationError (Pinocchio returns NaN); give them "
+                                 "an <inertial>")
 
     def materials(self):
         """rgba of the robot-level ``<material name><color rgba/></material>`` entries."""
@@ -328,7 +582,10 @@ class _UrdfParser:
                 fn = s.get("filename")
                 if not fn:
                     raise self.err(f"{what} <mesh>: missing attribute 'filename'")
-                mesh = resolve_mesh(fn, self.package_dirs, self.base_dir)
+                try:
+                    mesh = resolve_mesh(fn, self.package_dirs, self.base_dir, self.allow_mesh_outside)
+                except ModelFileError as e:
+                    raise self.err(f"{what} <mesh>: {e}") from None
                 sc = s.get("scale")
                 if sc is not None and len(sc.split()) == 1:
                     scale = (self.numbers(s, "scale", 1, None, f"{what} <mesh>"),) * 3
@@ -417,7 +674,11 @@ class _UrdfParser:
         taken = set(joints)
         root_joint = unique_name("root_joint", taken)
         inertials = {ln: self.inertial(links[ln], ln) for ln in order}
-        self.fold_singular(order, base, parent_joint, joints, inertials, floating_base)
+        if self.mode == "strict":
+            self.fold_singular(order, base, parent_joint, joints, inertials, floating_base)
+        else:
+            self.lenient(order, base, parent_joint, joints, inertials, floating_base)
+        self.massless_subtrees(order, base, parent_joint, joints, children, inertials, floating_base)
         for ln in order:
             link = links[ln]
             inert = inertials[ln] or {}
@@ -433,6 +694,7 @@ class _UrdfParser:
                 for gname, shape, size, T, mesh, scale, rgba in self.geometries(link, ln, tag, materials):
                     b.add_geometry(ln, shape, size, T, name=gname, mesh=mesh, scale=scale, rgba=rgba,
                                    collision=tag == "collision", visual=tag == "visual")
+        dangling = []
         for jn, el in joints.items():
             mim = el.find("mimic")
             if mim is None:
@@ -444,13 +706,19 @@ class _UrdfParser:
             if not other:
                 raise self.err(f"{what}: missing attribute 'joint'")
             if other not in joints:
-                raise self.err(f"{what}: mimicked joint '{other}' does not exist")
+                # Pinocchio ignores <mimic> unless asked; a dangling one (alex_psyonic_hands names
+                # 'index_q1' for 'Left_index_q1') must not refuse a robot it loads
+                dangling.append(f"joint '{jn}' mimics '{other}'")
+                continue
             for j in (jn, other):
                 if joints[j].get("type") not in _ONE_DOF:
                     raise self.err(f"{what}: joint '{j}' is of type '{joints[j].get('type')}'; only "
                                    f"revolute, continuous and prismatic joints can mimic or be mimicked")
             b.add_coupling(jn, other, self.numbers(mim, "multiplier", 1, 1.0, what),
                            self.numbers(mim, "offset", 1, 0.0, what))
+        if dangling:
+            self.warnings.append(f"{self.src}: <mimic> of joints that do not exist, ignored (no coupling): "
+                                 + ", ".join(dangling))
         try:
             return b.build(merge_fixed=merge_fixed)
         except ModelFileError:
@@ -459,9 +727,10 @@ class _UrdfParser:
             raise self.err(str(e)) from e
 
     def add_body(self, b, what, *args, **kw):
-        """``b.add_body`` with builder errors re-raised as ModelFileError naming ``what``."""
+        """``b.add_body`` with builder errors re-raised as ModelFileError naming ``what``
+        (lenient modes: the builder accepts the inertias this loader kept)."""
         try:
-            b.add_body(*args, **kw)
+            b.add_body(*args, physical_inertia=self.mode == "strict", **kw)
         except ModelFileError:
             raise
         except ModelError as e:

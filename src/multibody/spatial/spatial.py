@@ -25,8 +25,10 @@ Rigid-body inertia. 6x6 spatial inertia at a frame origin O (Eq. 2.63):
 
 Everything is Numba-compiled (``@njit(cache=True, nogil=True)``) except
 :func:`composite_inertia` (uses ``numpy.linalg.eigh`` and returns a named
-tuple) and :func:`check_inertia` (raises :class:`~multibody.errors.ModelError`);
-both are model-building helpers, not kernels.
+tuple), :func:`check_inertia` (raises :class:`~multibody.errors.ModelError`) and
+the inertia diagnostics and repairs used by the loaders (:func:`principal_moments`,
+:func:`inertia_defects`, :func:`balance_inertia`, :func:`lift_inertia`); these
+are model-building helpers, not kernels.
 """
 from collections import namedtuple
 
@@ -604,23 +606,55 @@ def capsule_inertia(m, r, length):
     return I
 
 
-def check_inertia(m, Ic, name):
-    """Validate physical inertia data (NOT jitted; called by the model builder).
+#: Largest magnitude accepted for a mass (kg) or an inertia entry (kg m²).
+#: No physical system comes near it; beyond it the products and sums the
+#: model builder and the dynamics form (parallel-axis terms, composite
+#: inertias, squares of inertias) can overflow float64.
+INERTIA_LIMIT = 1e100
+
+#: Principal moments at or above ``-INERTIA_RTOL · max |moment|`` count as
+#: non-negative (round-off of an inertia tensor written with a few digits).
+INERTIA_RTOL = 1e-12
+
+
+def principal_moments(Ic):
+    """Principal moments (ascending) and axes (columns of V, ``Ic = V diag(λ) Vᵀ``)
+    of the symmetric part of the 3x3 matrix ``Ic``, computed on ``Ic / max|Ic|``
+    so that huge (finite) entries cannot overflow inside LAPACK. NOT jitted.
+    ``Ic`` must be finite; returns ``(λ, V)``."""
+    I = np.asarray(Ic, dtype=np.float64)
+    s = float(np.max(np.abs(I)))
+    if s == 0.0:
+        return np.zeros(3), np.eye(3)
+    w, V = np.linalg.eigh(0.5 * (I + I.T) / s)
+    return w * s, V
+
+
+def check_inertia(m, Ic, name, physical=True):
+    """Validate inertia data (NOT jitted; called by the model builder).
 
     ``m`` must be finite and > 0; ``Ic`` (rotational inertia about the centre
     of mass) a finite, symmetric (to 1e-9 relative), positive-definite 3x3
     matrix whose principal moments satisfy the triangle inequality
     ``I₁ + I₂ >= I₃`` up to a relative tolerance of 1e-9 (so ideal thin plates,
-    which sit at equality, pass). Raises :class:`~multibody.errors.ModelError`
-    naming ``name`` otherwise. Returns ``(float(m), Ic)`` with ``Ic`` as a
-    float64 (3, 3) array, exactly symmetrized.
+    which sit at equality, pass). Masses and entries above
+    :data:`INERTIA_LIMIT` in magnitude are refused (they overflow the
+    dynamics). With ``physical=False`` only the representation is checked:
+    finite, within the limit, symmetric, mass >= 0 (a caller such as
+    ``load_urdf(inertia="warn")`` keeps non-physical values on purpose).
+    Raises :class:`~multibody.errors.ModelError` naming ``name`` otherwise.
+    Returns ``(float(m), Ic)`` with ``Ic`` as a float64 (3, 3) array, exactly
+    symmetrized.
     """
     try:
         mf = float(m)
     except (TypeError, ValueError):
         raise ModelError(f"{name}: mass must be a number, got {m!r}") from None
-    if not np.isfinite(mf) or mf <= 0.0:
-        raise ModelError(f"{name}: mass must be finite and positive, got {mf!r}")
+    if not np.isfinite(mf) or mf < 0.0 or (physical and mf == 0.0):
+        raise ModelError(f"{name}: mass must be finite and {'positive' if physical else 'non-negative'}, "
+                         f"got {mf!r}")
+    if mf > INERTIA_LIMIT:
+        raise ModelError(f"{name}: mass {mf!r} kg exceeds {INERTIA_LIMIT:g} kg (it would overflow the dynamics)")
     try:
         I = np.array(Ic, dtype=np.float64)
     except (TypeError, ValueError):
@@ -630,10 +664,15 @@ def check_inertia(m, Ic, name):
     if not np.all(np.isfinite(I)):
         raise ModelError(f"{name}: inertia has non-finite entries: {I.tolist()}")
     scale = np.max(np.abs(I))
+    if scale > INERTIA_LIMIT:
+        raise ModelError(f"{name}: inertia entries up to {scale:g} kg m² exceed {INERTIA_LIMIT:g} "
+                         "(they would overflow the dynamics)")
     if np.max(np.abs(I - I.T)) > 1e-9 * scale:
         raise ModelError(f"{name}: inertia is not symmetric: {I.tolist()}")
     I = 0.5 * (I + I.T)
-    moments = np.linalg.eigvalsh(I)
+    if not physical:
+        return mf, I
+    moments = principal_moments(I)[0]
     if not moments[0] > 0.0:
         raise ModelError(
             f"{name}: inertia is not positive definite (principal moments {moments.tolist()})")
@@ -642,6 +681,73 @@ def check_inertia(m, Ic, name):
             f"{name}: principal moments {moments.tolist()} violate the triangle inequality "
             f"I1 + I2 >= I3 (no physical mass distribution has them)")
     return mf, I
+
+
+def inertia_defects(m, Ic):
+    """What makes the inertia ``(m, Ic)`` (mass in kg, 3x3 finite rotational
+    inertia about the centre of mass) non-physical, as a list of phrases
+    (empty if it is physical). NOT jitted.
+
+    Checked: a mass of 0 with a non-zero ``Ic``; a negative principal
+    moment (below ``-INERTIA_RTOL · max |moment|``: the tensor is not positive
+    semi-definite); principal moments violating the triangle inequality
+    ``I₁ + I₂ >= I₃`` (1e-9 relative tolerance, as :func:`check_inertia`).
+    Zero moments alone (a point mass, a thin rod) are physical idealizations
+    and not listed.
+    """
+    out = []
+    lam = principal_moments(Ic)[0]
+    if m == 0.0 and np.any(np.asarray(Ic)):
+        out.append("mass 0 with a non-zero rotational inertia")
+    tol = INERTIA_RTOL * float(np.max(np.abs(lam)))
+    if lam[0] < -tol:
+        out.append("a negative principal moment (not positive semi-definite)")
+    if lam[0] + lam[1] < lam[2] - 1e-9 * float(np.sum(np.abs(lam))):
+        out.append("the triangle inequality I1 + I2 >= I3 is violated")
+    return out
+
+
+def balance_inertia(Ic):
+    """MuJoCo's ``balanceinertia`` repair of a rotational inertia (NOT jitted).
+
+    MuJoCo's compiler (``<compiler balanceinertia="true">``) replaces the
+    three principal moments of an inertia that violates ``I₁ + I₂ >= I₃``
+    by their mean (a full inertia is first diagonalized), which makes the
+    inertia isotropic and keeps its trace. Here the same is done when the
+    triangle inequality fails or a principal moment is negative (beyond
+    round-off, see :func:`inertia_defects`); if the mean is not positive the
+    result is zero. Any other ``Ic`` is returned unchanged (symmetrized).
+    Returns the 3x3 repaired inertia (kg m², about the centre of mass).
+    """
+    I = np.asarray(Ic, dtype=np.float64)
+    I = 0.5 * (I + I.T)
+    lam = principal_moments(I)[0]
+    tol = INERTIA_RTOL * float(np.max(np.abs(lam)))
+    if lam[0] >= -tol and lam[0] + lam[1] >= lam[2] - 1e-9 * float(np.sum(np.abs(lam))):
+        return I
+    mean = float(np.sum(lam)) / 3.0
+    return max(mean, 0.0) * np.eye(3)
+
+
+def lift_inertia(m, Ic, rfloor=1e-6, mfloor=1e-6):
+    """The smallest-norm repair making a rotational inertia positive definite
+    (NOT jitted): principal moments below ``floor = max(rfloor · λ_max,
+    mfloor · m)`` are raised to ``floor`` along their principal axes; the
+    others and the axes are unchanged (the added tensor is positive
+    semi-definite and carries no mass). ``mfloor · m`` (kg m²; ``mfloor`` in m²,
+    the default is a radius of gyration of 1 mm) gives a scale to a point mass
+    whose moments are all 0. Returns ``(Ic_new, dI)`` with ``Ic_new = Ic + dI``.
+    """
+    I = np.asarray(Ic, dtype=np.float64)
+    I = 0.5 * (I + I.T)
+    lam, V = principal_moments(I)
+    floor = max(rfloor * float(lam[2]), mfloor * float(m))
+    if floor <= 0.0:
+        return I, np.zeros((3, 3))
+    add = np.maximum(floor - lam, 0.0)
+    dI = (V * add) @ V.T
+    dI = 0.5 * (dI + dI.T)
+    return I + dI, dI
 
 
 # --------------------------------------------------------------------------
