@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ..errors import InputError, ModelError
+from ..errors import InputError, ModelError, MultibodyError
 from ._kin import State
 
 
@@ -97,6 +97,8 @@ def generalized_forces(elements, model, q, v, t=0.0, data=None, jacobians=False)
     D = np.zeros((nv, nv)) if jacobians else None
     for e in elements:
         te, Ke, De = e._evaluate(st, e.bind(model), bool(jacobians))
+        if np.shape(te) != (nv,):  # `tau += te` would broadcast a (1,) or scalar silently
+            raise e.error(f"returned a generalized force of shape {np.shape(te)}, expected ({nv},)", InputError)
         tau += te
         if jacobians:
             if Ke is not None:
@@ -104,6 +106,36 @@ def generalized_forces(elements, model, q, v, t=0.0, data=None, jacobians=False)
             if De is not None:
                 D += De
     return tau, K, D
+
+
+def validate_elements(elements, model):
+    """``elements`` as a tuple of force elements, each resolved against
+    ``model`` (:meth:`ForceElement.bind`: its joints, frames and bodies
+    exist and its parameters fit them). Called by the simulator when it is
+    built, so that a misnamed joint is reported then and not at the first
+    step. A single element is accepted as a list of one. Raises
+    :class:`InputError` for something that is not a force element and the
+    element's own :class:`ModelError` (naming the element, its position in
+    the list and the missing joint or frame) otherwise."""
+    if isinstance(elements, ForceElement):
+        elements = (elements,)
+    if elements is None:
+        return ()
+    if isinstance(elements, (str, bytes, dict)) or not hasattr(elements, "__iter__"):
+        raise InputError(f"forces must be a list of force elements (multibody.forces), got {elements!r}")
+    elements = tuple(elements)
+    for k, e in enumerate(elements):
+        if not isinstance(e, ForceElement):
+            raise InputError(f"forces[{k}] = {e!r} is not a ForceElement (multibody.forces)")
+        try:
+            e.bind(model)
+        except MultibodyError as err:
+            try:
+                wrapped = type(err)(f"forces[{k}]: {err}")
+            except TypeError:  # a subclass with another constructor
+                wrapped = ModelError(f"forces[{k}]: {err}")
+            raise wrapped from err
+    return elements
 
 
 def total_potential_energy(elements, model, q):

@@ -5,7 +5,8 @@ from numba import njit
 
 from ..constraints._kernels import enforce_limits_kernel
 
-NON_FINITE = -3
+NON_FINITE = -3             # the integrator's (q1, v1) has a NaN or an inf (or its sum overflows)
+NON_FINITE_AFTER_LIMITS = -4  # (q1, v1) is finite but the limit impulses made it non-finite
 
 
 @njit(cache=True, nogil=True)
@@ -14,7 +15,9 @@ def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index
     """Check that (q1, v1) is finite (else ``NON_FINITE``), enforce the
     position limits (:func:`enforce_limits_kernel`; its negative statuses
     pass through) and clamp |v| to ``vmax`` where ``clamp_velocity``,
-    marking ``vel_mask``. Writes (q_out, v_out); returns 0 when done."""
+    marking ``vel_mask``. Writes (q_out, v_out); returns 0 when done, or
+    ``NON_FINITE_AFTER_LIMITS`` if the result is not finite (the caller
+    then takes the checked path, which names the quantity)."""
     s = 0.0
     for k in range(q1.shape[0]):
         s += q1[k]
@@ -35,4 +38,13 @@ def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index
             elif v_out[k] < -vmax[k]:
                 v_out[k] = -vmax[k]
                 vel_mask[k] = True
+    # a finite input must give a finite output: an impulse solve on an ill-conditioned mass
+    # matrix could overflow, and nothing non-finite may reach the next step or a recording
+    s = 0.0
+    for k in range(q_out.shape[0]):
+        s += q_out[k]
+    for k in range(v_out.shape[0]):
+        s += v_out[k]
+    if not np.isfinite(s):
+        return NON_FINITE_AFTER_LIMITS
     return 0

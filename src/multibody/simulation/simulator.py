@@ -1,5 +1,7 @@
 """The simulator: a model, a formulation, an integrator and force
 elements composed into ``step`` and ``rollout`` (DESIGN.md)."""
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -7,14 +9,15 @@ from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
 from ..constraints import Constraints, JointLimits, project, project_positions
-from ..errors import InputError, MultibodyError, SimulationError
+from ..errors import InputError, ModelError, MultibodyError, SimulationError
 from ..forces import total_potential_energy
+from ..forces.base import validate_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..kinematics import kinetic_energy, potential_energy
 from ..solvers import solve_spd_lcp
 from ._kernels import NON_FINITE, end_of_step_kernel
-from .trajectory import Trajectory
+from .trajectory import Trajectory, model_fingerprint
 
 _END = None
 
@@ -24,6 +27,76 @@ def _end_entry():
     _END = entry(end_of_step_kernel, F64_2C, I64_1, F64_1, F64_1, F64_1, types.boolean, I64_1, I64_1, F64_1,
                  F64_1, types.float64, types.float64, F64_4C, F64_3C, F64_3C, F64_2C, F64_1, F64_1, B_1)
     return _END
+
+
+# ------------------------------------------------------------------ argument checks
+# The simulator hands its vectors to compiled entry points typed for one float64 vector that do not
+# check dimensions (multibody._compiled), so everything a user gives it is checked here, strictly:
+# a batch, an empty array, a string, a dict or complex numbers are errors, never reinterpreted.
+
+
+def _real(value, what):
+    """``value`` as a float: a real number (Python or NumPy, or a 0-d real
+    array); bools, strings, complex numbers and None are refused."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InputError(f"{what} must be a real number, got {value!r} ({type(value).__name__})")
+    return float(value)
+
+
+def _count(value, what, minimum):
+    """``value`` as an int >= ``minimum``: an integer, or a float with an
+    integral value (``1e4``); anything else is refused."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InputError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
+    if not isinstance(value, numbers.Integral):
+        if not (math.isfinite(value) and float(value).is_integer()):
+            raise InputError(f"{what} must be an integer, got {value!r}")
+    n = int(value)
+    if n < minimum:
+        raise InputError(f"{what} must be >= {minimum}, got {n}")
+    return n
+
+
+def state_vector(x, name, size, where=""):
+    """``x`` as a new C-contiguous float64 array of shape ``(size,)``, finite.
+
+    Only one vector is accepted: a batch ``(B, size)`` (even B = 1), an
+    empty array, a scalar, a ragged list, strings, dicts, booleans and
+    complex values are refused with an :class:`InputError` naming ``name``
+    and ``where`` (e.g. the step and the time). Always a copy, so that the
+    caller's later changes to ``x`` cannot reach what the simulator keeps or
+    records."""
+    at = f" {where}" if where else ""
+    if isinstance(x, np.ndarray):
+        a = x
+    else:
+        if isinstance(x, (str, bytes, dict, set)) or x is None:
+            raise InputError(f"{name}{at} must be an array of {size} numbers, got a {type(x).__name__}")
+        try:
+            a = np.asarray(x)
+        except (TypeError, ValueError) as e:  # ragged nesting
+            raise InputError(f"{name}{at} must be an array of {size} numbers: {e}") from None
+    kind = a.dtype.kind
+    if kind == "c":
+        raise InputError(f"{name}{at} has complex values (dtype {a.dtype}); it must be real")
+    if kind not in "iuf":
+        raise InputError(f"{name}{at} must be an array of {size} real numbers, got dtype {a.dtype}")
+    if a.ndim != 1 or a.shape[0] != size:
+        raise InputError(f"{name}{at} has shape {a.shape}, expected ({size},) (one vector, not a batch)")
+    a = np.array(a, dtype=np.float64, order="C")  # a copy, always
+    # one dot product is the cheapest finiteness test (NaN/inf propagate); it can overflow
+    # for finite entries above 1e154, so the exact test decides
+    if not math.isfinite(float(a @ a)) and not np.isfinite(a).all():
+        k = int(np.argmax(~np.isfinite(a)))
+        raise InputError(f"{name}{at} has a non-finite entry at index {k} ({a[k]})")
+    return a
+
+
+_QUANTITY = {"q": "configuration", "v": "velocity"}
 
 
 @dataclass
@@ -87,8 +160,21 @@ class Simulator:
                  clamp_effort=True, clamp_velocity=True, limits=True, restitution=0.0, restitution_threshold=1e-2,
                  constraints=True, compliance=0.0, constraint_damping=0.0, baumgarte=10.0, project=True,
                  loop_method=None, q0=None, v0=None):
-        if not (np.isfinite(dt) and dt > 0):
+        dt = _real(dt, "dt (the time step, s)")
+        if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
+        restitution = _real(restitution, "restitution")
+        if not (0.0 <= restitution <= 1.0):  # also refuses NaN
+            raise InputError(f"restitution must be in [0, 1], got {restitution}")
+        restitution_threshold = _real(restitution_threshold, "restitution_threshold (rad/s or m/s)")
+        if not (0.0 <= restitution_threshold < math.inf):
+            raise InputError(f"restitution_threshold must be a finite number >= 0, got {restitution_threshold}")
+        for value, what in ((compliance, "compliance"), (constraint_damping, "constraint_damping"),
+                            (baumgarte, "baumgarte")):
+            _real(value, what)  # the range is checked by ReducedSystem
+        # force elements are resolved against the model now, so that a misnamed joint, frame or
+        # body is reported here, naming the element, and not as a failure of the first step
+        forces = validate_elements(forces, model)
         if isinstance(integrator, str):
             if integrator not in INTEGRATORS:
                 raise InputError(f"unknown integrator '{integrator}' (known: {', '.join(sorted(INTEGRATORS))})")
@@ -109,10 +195,6 @@ class Simulator:
         self.constraints = self.system.constraints
         self.project = bool(project) and self.constraints is not None and not self.system.soft
         integrator.check(self.system)
-        if not (0.0 <= restitution <= 1.0):
-            raise InputError(f"restitution must be in [0, 1], got {restitution}")
-        if not (restitution_threshold >= 0.0):
-            raise InputError(f"restitution_threshold must be >= 0, got {restitution_threshold}")
         self.limits = JointLimits(model) if limits else None
         if self.limits is not None and not len(self.limits):
             self.limits = None
@@ -131,77 +213,165 @@ class Simulator:
         self._steps = 0
 
     def reset(self, q=None, v=None, t=0.0):
-        """Set the state (defaults: neutral configuration, zero velocity).
-        With hard constraints the state is first assembled: projected onto
-        φ = 0 and G v = 0 (InputError naming the constraint if that fails)."""
-        q = self.model.neutral() if q is None else self.model.check_configuration(q)
-        v = np.zeros(self.model.nv) if v is None else self.model.check_velocity(v)
-        if q.ndim != 1 or v.ndim != 1:
-            raise InputError("the simulator state is one configuration: q (nq,) and v (nv,)")
+        """Set the state (defaults: neutral configuration, zero velocity,
+        t = 0 s). ``q`` (nq,) and ``v`` (nv,) are one state: a batch, a wrong
+        size, non-finite or complex values raise :class:`InputError`. With
+        hard constraints the state is first assembled: projected onto φ = 0
+        and G v = 0 (InputError naming the constraint if that fails)."""
+        model = self.model
+        t = _real(t, "t (the start time, s)")
+        if not math.isfinite(t):
+            raise InputError(f"t (the start time, s) must be finite, got {t}")
+        q = model.neutral() if q is None else model.check_configuration(state_vector(q, "q", model.nq))
+        v = np.zeros(model.nv) if v is None else state_vector(v, "v", model.nv)
         if self.project:
-            q = project_positions(self.model, self.constraints, q)[0]
-            v = project(self.model, self.constraints, q, v, np.inf, 0)[1]
-        self.state = State(float(t), q.copy(), v.copy())
+            q = project_positions(model, self.constraints, q)[0]
+            v = project(model, self.constraints, q, v, np.inf, 0)[1]
+        self.state = State(t, q.copy(), v.copy())
         self._steps = 0
 
     def step(self, tau=None):
-        """Advance one time step with joint forces ``tau`` (nv; default zero)
-        held constant over the step; returns the new :class:`State`."""
+        """Advance one time step with joint forces ``tau`` (nv,; N or N·m;
+        default zero) held constant over the step; returns the new
+        :class:`State`.
+
+        ``tau`` must be one vector of nv finite real numbers: anything else
+        (a batch, even (1, nv); an empty array; complex, NaN or inf values; a
+        string or a dict) raises :class:`InputError` naming the step and the
+        time, before the state changes. A step that fails (a non-finite
+        result, a singular mass matrix, constraints that cannot be
+        restored) raises :class:`SimulationError` naming the step, the time
+        and the quantity, and leaves the state at the start of the step."""
         s = self.state
-        eff_mask = self._no_clamp
         if tau is None:
-            tau = self._zero
-        else:
-            tau = self.model.check_velocity(tau, "tau")
-            if self._effort is not None:
-                eff_mask = np.abs(tau) > self._effort
-                if eff_mask.any():
-                    tau = np.clip(tau, -self._effort, self._effort)
-        self._steps += 1
+            return self._step(self._zero)
+        return self._step(state_vector(tau, "tau", self.model.nv, self._at(self._steps + 1, s.t)))
+
+    def _step(self, tau):
+        """One step with a checked ``tau`` (a fresh float64 (nv,) array)."""
+        s = self.state
+        k = self._steps + 1
+        eff_mask = self._no_clamp
+        if self._effort is not None and tau is not self._zero:
+            eff_mask = np.abs(tau) > self._effort
+            if eff_mask.any():
+                tau = np.clip(tau, -self._effort, self._effort)
         t = s.t + self.dt
         try:
             q1, v1 = self.integrator.step(self.system, s.t, s.q, s.v, tau, self.dt)
-        except MultibodyError as e:  # e.g. an overflowing state made the dynamics singular
-            raise SimulationError(f"the integration diverged at {self._where(t)}: {e}") from e
+        except MultibodyError as e:
+            raise self._step_error(e, k, s) from e
+        except np.linalg.LinAlgError as e:  # a singular solve (scipy's LinAlgError is the same class)
+            self._diagnose_non_finite(k, s)
+            raise SimulationError(f"the integration diverged at {self._where(k, s.t)}: a linear solve failed "
+                                  f"({e})") from e
+        except ValueError as e:
+            if "infs or NaNs" not in str(e):  # scipy's check_finite on an overflowing intermediate
+                raise
+            self._diagnose_non_finite(k, s)
+            raise SimulationError(f"the integration diverged at {self._where(k, s.t)}: non-finite values "
+                                  f"reached a linear solve (scipy: {e})") from e
+        # the compiled end of step trusts the types of what it is given: check what the
+        # integrator (possibly a user's class) returned before handing it over
+        model = self.model
+        if not (type(q1) is np.ndarray and type(v1) is np.ndarray and q1.dtype == np.float64
+                and v1.dtype == np.float64 and q1.shape == model.q_shape and v1.shape == model.v_shape):
+            raise SimulationError(f"the integrator '{self.integrator.name}' returned q of shape "
+                                  f"{np.shape(q1)} and v of shape {np.shape(v1)} at {self._where(k, s.t)}; "
+                                  f"expected float64 arrays of shapes {model.q_shape} and {model.v_shape}")
         q, v = np.empty_like(q1), np.empty_like(v1)
         vel_mask = np.empty(v1.shape[0], np.bool_)
         lim, d = self._limit_rows, self.system.data
-        st = (_END or _end_entry())(self.model._tree, self.model.dof_parent, q1, v1, self._vmax_or_inf,
+        st = (_END or _end_entry())(model._tree, model.dof_parent, q1, v1, self._vmax_or_inf,
                                     self._vmax is not None, lim.q_index, lim.v_index, lim.sign, lim.bound,
                                     self.restitution, self.restitution_threshold, d.poses, d.jac, d.inertia6, d.M,
                                     q, v, vel_mask)
         if st != 0:
-            q, v, vel_mask = self._end_of_step_failed(st, t, q1, v1)
+            q, v, vel_mask = self._end_of_step_failed(st, k, s, tau, q1, v1)
         if self.project:  # post-stabilization onto φ = 0 and G v = 0 (ArtiSynth §0.5)
-            q, v, it = project(self.model, self.constraints, q, v, tol=1e-12, max_iterations=20)
+            q, v, it = project(model, self.constraints, q, v, tol=1e-12, max_iterations=20)
+            self._check_finite(q, v, k, s.t, "after the constraint projection")
             # near a singular configuration round-off can stall Newton above 1e-12; accept what
             # stays far below any physical tolerance, report the rest
             if it < 0 and self.constraint_residual(q) > 1e-9:
-                raise SimulationError(f"the constraints could not be restored at {self._where(t)}: residual "
+                raise SimulationError(f"the constraints could not be restored at {self._where(k, s.t)}: residual "
                                       f"{self.constraint_residual(q):.3g} after 20 Newton iterations")
         self.last_clamped = (eff_mask, vel_mask)
         self.last_tau = tau
         self.state = State(t, q, v)
+        self._steps = k
         return self.state
 
-    def _end_of_step_failed(self, st, t, q1, v1):
+    def _at(self, k, t0):
+        """Where an input of step ``k`` (starting at ``t0``) was given."""
+        return f"at step {k} (t = {t0:.6g} s)"
+
+    def _where(self, k, t0):
+        """Where step ``k`` (from ``t0`` to ``t0 + dt``) failed."""
+        return (f"step {k} (t = {t0:.6g} s -> {t0 + self.dt:.6g} s, {self.integrator.name}, "
+                f"dt = {self.dt:g} s)")
+
+    def _step_error(self, e, k, s):
+        """The error of a failed integrator step ``k`` from state ``s``, with
+        the step and the time. Errors that a diverging state causes
+        (non-finite or singular intermediates) become
+        :class:`SimulationError`, naming the force element that turned
+        non-finite if one did; others (a force element's callable returning
+        a bad shape) keep their class."""
+        msg = str(e)
+        if isinstance(e, SimulationError) or any(w in msg for w in ("non-finite", "singular", "positive definite")):
+            self._diagnose_non_finite(k, s)
+            return SimulationError(f"the integration diverged at {self._where(k, s.t)}: within the step, {msg}")
+        return _with_context(e, f"at {self._where(k, s.t)}: {msg}")
+
+    def _check_finite(self, q, v, k, t0, stage):
+        for name, x in (("v", v), ("q", q)):  # v first: a non-finite v is what makes q non-finite
+            bad = ~np.isfinite(x)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise SimulationError(f"the integration diverged at {self._where(k, t0)}: non-finite "
+                                      f"{_QUANTITY[name]} {name}[{i}] = {x[i]} {stage}")
+
+    def _end_of_step_failed(self, st, k, s, tau, q1, v1):
         """The checked NumPy end of step after the compiled one reported
-        ``st``: locate a non-finite value, or a singular mass matrix, or
+        ``st``: locate a non-finite value (and its source, if a force
+        element gives a non-finite force), or a singular mass matrix, or
         solve the limits' LCPs by NNLS."""
         if st == NON_FINITE:
-            for name, x in (("q", q1), ("v", v1)):
-                bad = ~np.isfinite(x)
-                if bad.any():
-                    raise SimulationError(f"the integration diverged at {self._where(t)}: "
-                                          f"non-finite {name}[{int(np.argmax(bad))}]")
+            self._diagnose_non_finite(k, s)
+            self._check_finite(q1, v1, k, s.t, f"after the {self.integrator.name} update (from a finite state: "
+                                                f"max |v| = {np.abs(s.v).max(initial=0.0):.3g}, max |tau| = "
+                                                f"{np.abs(tau).max(initial=0.0):.3g})")
         if st == -1:
-            raise SimulationError(f"the mass matrix is not positive definite at {self._where(t)}")
-        q, v = self._enforce_limits_numpy(q1, v1)
+            raise SimulationError(f"the mass matrix is not positive definite at {self._where(k, s.t)}")
+        if self.limits is None:  # NON_FINITE from a sum that overflowed, with finite entries
+            q, v = q1.copy(), v1.copy()
+        else:
+            q, v = self._enforce_limits_numpy(q1, v1)
+            self._check_finite(q, v, k, s.t, "after the position-limit impulses")
         vel_mask = np.zeros(v.shape[0], bool)
         if self._vmax is not None:
             vel_mask = np.abs(v) > self._vmax
             v = np.clip(v, -self._vmax, self._vmax)
         return q, v, vel_mask
+
+    def _diagnose_non_finite(self, k, s):
+        """Raise naming the force element that gives a non-finite force at
+        the state ``s`` where step ``k`` started, at the start, middle or
+        end time of the step (the times the integrators sample), if one
+        does. Only called after a failure."""
+        for i, e in enumerate(self.system.forces):
+            for t in (s.t, s.t + 0.5 * self.dt, s.t + self.dt):
+                try:
+                    f = e.evaluate(self.model, s.q, s.v, t)[0]
+                except MultibodyError:
+                    break
+                bad = ~np.isfinite(f)
+                if bad.any():
+                    j = int(np.argmax(bad))
+                    raise SimulationError(f"the integration diverged at {self._where(k, s.t)}: force element "
+                                          f"{i} ({e!r}) gives a non-finite generalized force tau[{j}] = {f[j]} "
+                                          f"at t = {t:.6g} s")
 
     def _enforce_limits_numpy(self, q1, v1):
         lim = self.limits
@@ -232,13 +402,18 @@ class Simulator:
             target[bounce] = -self.restitution * vn[bounce]
         return target
 
-    def _where(self, t):
-        return f"step {self._steps} (t = {t:.6g} s, {self.integrator.name}, dt = {self.dt})"
+    def _state_or(self, q, v):
+        """(q, v) given (checked: one state) or the current state's."""
+        m = self.model
+        q = self.state.q if q is None else m.check_configuration(state_vector(q, "q", m.nq))
+        v = self.state.v if v is None else state_vector(v, "v", m.nv)
+        return q, v
 
     def energy(self, q=None, v=None):
-        """(kinetic, potential) energy of a state (default: the current one)."""
-        q = self.state.q if q is None else q
-        v = self.state.v if v is None else v
+        """(kinetic, potential) energy (J) of a state (default: the current
+        one): potential of gravity, of the conservative force elements and
+        of soft constraints."""
+        q, v = self._state_or(q, v)
         V = potential_energy(self.model, q) if self.system.gravity else 0.0
         V += total_potential_energy(self.system.forces, self.model, q) + self.system.constraint_energy(q)
         return kinetic_energy(self.model, q, v), V
@@ -247,7 +422,7 @@ class Simulator:
         """The largest constraint violation at q (default: the current
         state): max |φ| of the bilateral constraints and the largest
         position-limit violation."""
-        q = self.state.q if q is None else q
+        q = self._state_or(q, None)[0]
         r = self.limits.violation(q) if self.limits is not None else 0.0
         if self.constraints is not None:
             r = max(r, float(np.abs(self.constraints.evaluate(q)[0]).max()))
@@ -259,8 +434,10 @@ class Simulator:
         element (:meth:`ForceElement.power`) and the model's joint damping.
         Gravity's work is in the potential energy, so
         ``d(T + V)/dt = Σ power − (power of conservative elements)``."""
-        q = self.state.q if q is None else q
-        v = self.state.v if v is None else v
+        q, v = self._state_or(q, v)
+        return self._power(state_vector(tau, "tau", self.model.nv), q, v)
+
+    def _power(self, tau, q, v):
         labels, values = ["tau"], [float(tau @ v)]
         for k, e in enumerate(self.system.forces):
             labels.append(f"{k}:{e!r}")
@@ -278,20 +455,42 @@ class Simulator:
         energies, the power of each force (:meth:`power`) and the
         constraint residual (largest position-limit violation). With
         ``progress`` (default) runs of 1000 steps or more show a tqdm
-        progress bar when stderr is a terminal (never in tests or logs)."""
+        progress bar when stderr is a terminal (never in tests or logs).
+
+        ``duration`` (s, finite, >= 0) is rounded to a whole number of steps;
+        ``steps`` and ``record_every`` are integers (>= 0 and >= 1). The
+        controller gets copies of q and v, and must return nv finite real
+        numbers: a batch, an empty array, a dict, a string, complex or
+        non-finite values raise :class:`InputError` naming the step and the
+        time before the state advances. The trajectory carries the model's
+        fingerprint (:func:`~multibody.simulation.model_fingerprint`)."""
         if (duration is None) == (steps is None):
             raise InputError("give exactly one of duration and steps")
-        n = int(round(duration / self.dt)) if steps is None else int(steps)
-        if n < 0 or record_every < 1:
-            raise InputError("steps must be >= 0 and record_every >= 1")
+        if steps is None:
+            duration = _real(duration, "duration (s)")
+            if not (0.0 <= duration < math.inf):
+                raise InputError(f"duration must be a finite number of seconds >= 0, got {duration}")
+            n = int(round(duration / self.dt))
+        else:
+            n = _count(steps, "steps", 0)
+        record_every = _count(record_every, "record_every", 1)
+        if controller is not None and not callable(controller):
+            raise InputError(f"controller must be a function (t, q, v) -> tau or None, got {controller!r}")
         rec_t, rec_q, rec_v, rec_tau, rec_T, rec_V, rec_ce, rec_cv, rec_p, rec_r = [], [], [], [], [], [], [], [], \
             [], []
-        labels = self.power(np.zeros(self.model.nv))[0]
+        labels = self._power(self._zero, self.state.q, self.state.v)[0]
 
         def record(tau, clamped):
+            try:
+                _record(tau, clamped)
+            except MultibodyError as e:  # e.g. a force element's callable failing in its power
+                raise _with_context(e, f"recording the state after step {self._steps} (t = {self.state.t:.6g} "
+                                       f"s): {e}") from e
+
+        def _record(tau, clamped):
             s = self.state
             T, V = self.energy()
-            rec_p.append(self.power(tau)[1])
+            rec_p.append(self._power(tau, s.q, s.v)[1])
             rec_r.append(self.constraint_residual())
             rec_t.append(s.t)
             rec_q.append(s.q)
@@ -306,10 +505,16 @@ class Simulator:
         none = np.zeros(self.model.nv, bool)
         record(zero, (none, none))
         bar = _progress(n) if progress and n >= 1000 else None
+        nv = self.model.nv
         for k in range(n):
-            s = self.state
-            tau = zero if controller is None else np.asarray(controller(s.t, s.q, s.v), dtype=float)
-            self.step(tau)
+            if controller is None:
+                self._step(self._zero)
+            else:
+                s = self.state
+                # copies: a controller writing into its arguments must not change the state or
+                # what was recorded
+                tau = controller(s.t, s.q.copy(), s.v.copy())
+                self._step(state_vector(tau, "the controller's tau", nv, self._at(self._steps + 1, s.t)))
             if (k + 1) % record_every == 0:
                 record(self.last_tau, self.last_clamped)
             if bar is not None:
@@ -319,7 +524,15 @@ class Simulator:
         meta = dict(model=self.model.name, integrator=self.integrator.name, dt=self.dt)
         return Trajectory(np.array(rec_t), np.array(rec_q), np.array(rec_v), np.array(rec_tau), np.array(rec_T),
                           np.array(rec_V), meta, np.array(rec_ce), np.array(rec_cv), np.array(rec_p), tuple(labels),
-                          np.array(rec_r))
+                          np.array(rec_r), model_fingerprint=model_fingerprint(self.model))
+
+
+def _with_context(e, msg):
+    """An error of ``e``'s class with the message ``msg``."""
+    try:
+        return type(e)(msg)
+    except TypeError:  # a subclass with another constructor
+        return SimulationError(msg)
 
 
 def _progress(n):

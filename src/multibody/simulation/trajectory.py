@@ -1,9 +1,151 @@
-"""A recorded simulation: times, states, applied forces and energies."""
-from dataclasses import dataclass, field
+"""A recorded simulation: times, states, applied forces and energies, and
+its file format (docs/simulation.md, "Trajectory files")."""
+import hashlib
+import json
+import numbers
+import os
+import secrets
+import zipfile
+import zlib
+from dataclasses import dataclass, field, fields, is_dataclass
 
 import numpy as np
 
 from ..errors import InputError
+
+FORMAT = "multibody-trajectory"
+VERSION = 2
+# the arrays of a trajectory file: name -> (dtype kind, number of columns: None for (N,), "nq", "nv", "P")
+_ARRAYS = {
+    "t": ("f", None), "q": ("f", "nq"), "v": ("f", "nv"), "tau": ("f", "nv"), "kinetic": ("f", None),
+    "potential": ("f", None), "effort_clamped": ("b", "nv"), "velocity_clamped": ("b", "nv"), "power": ("f", "P"),
+    "constraint_residual": ("f", None),
+}
+
+
+# ------------------------------------------------------------------ model fingerprint
+
+def _feed(h, x):
+    """Hash ``x`` unambiguously (type tag, length and content): arrays by
+    dtype, shape and little-endian bytes (not their printed form, which
+    depends on NumPy's print options), floats by ``repr`` (exact)."""
+    if x is None:
+        h.update(b"N")
+    elif isinstance(x, (bool, np.bool_)):
+        h.update(b"B1" if x else b"B0")
+    elif isinstance(x, numbers.Integral):
+        h.update(b"I" + str(int(x)).encode() + b";")
+    elif isinstance(x, numbers.Real):
+        h.update(b"F" + repr(float(x)).encode() + b";")
+    elif isinstance(x, str):
+        b = x.encode("utf-8")
+        h.update(b"S" + str(len(b)).encode() + b":" + b)
+    elif isinstance(x, np.ndarray):
+        a = np.ascontiguousarray(x)
+        if a.dtype.kind == "f":
+            a = a.astype("<f8")
+        elif a.dtype.kind in "iu":
+            a = a.astype("<i8")
+        elif a.dtype.kind == "b":
+            a = a.astype("u1")
+        else:
+            _feed(h, a.tolist())
+            return
+        h.update(b"A" + a.dtype.str.encode() + repr(a.shape).encode() + a.tobytes())
+    elif isinstance(x, (list, tuple)):
+        h.update(b"L" + str(len(x)).encode() + b"[")
+        for y in x:
+            _feed(h, y)
+        h.update(b"]")
+    elif isinstance(x, dict):
+        h.update(b"D" + str(len(x)).encode() + b"{")
+        for k in sorted(x, key=str):
+            _feed(h, str(k))
+            _feed(h, x[k])
+        h.update(b"}")
+    elif is_dataclass(x):
+        h.update(b"C" + type(x).__name__.encode() + b"(")
+        for f in fields(x):
+            _feed(h, f.name)
+            _feed(h, getattr(x, f.name))
+        h.update(b")")
+    else:
+        _feed(h, f"{type(x).__module__}.{type(x).__qualname__}")
+        _feed(h, str(x))
+
+
+def model_fingerprint(model):
+    """A SHA-256 hex digest of everything in ``model`` that its dynamics
+    depends on: the sizes (nq, nv, bodies), the tree table (joint types,
+    placements, axes, inertias), the body, joint and frame names, the
+    masses, centres of mass and inertias, the joint limits, damping,
+    friction and armature, gravity, the frames, couplings, equality
+    constraints and loop joints. Two loads of the same file give the same
+    fingerprint; any change to one of these values changes it. The model's
+    name and its geometries are not included (renaming a model does not
+    change its motion)."""
+    h = hashlib.sha256(b"multibody-model-fingerprint/1")
+    for part in (model.nq, model.nv, model.nbodies, model.tree, model.body_names, model.joint_names,
+                 model.frame_names, model.body_mass, model.body_com, model.body_inertia, model.lower_limit,
+                 model.upper_limit, model.velocity_limit, model.effort_limit, model.damping, model.friction,
+                 model.armature, model.gravity, model.frame_body, model.frame_placement, model.couplings,
+                 model.equalities, model.loop_joints):
+        _feed(h, part)
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ metadata
+
+def _jsonable(x, where):
+    """``x`` as JSON-ready Python values (None, bool, int, float, str,
+    lists, dicts with string keys); tuples become lists; NumPy scalars
+    become their Python type. Anything else raises InputError naming
+    ``where`` (e.g. ``meta['gains'][2]``)."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, numbers.Real):
+        return float(x)
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(y, f"{where}[{k}]") for k, y in enumerate(x)]
+    if isinstance(x, dict):
+        out = {}
+        for k, y in x.items():
+            if not isinstance(k, str):
+                raise InputError(f"{where} has the key {k!r}: trajectory metadata keys must be strings")
+            out[k] = _jsonable(y, f"{where}[{k!r}]")
+        return out
+    hint = " (store arrays as lists: x.tolist())" if isinstance(x, np.ndarray) else ""
+    raise InputError(f"{where} is a {type(x).__name__}: trajectory metadata holds None, bools, ints, floats, "
+                     f"strings and lists or dicts of them{hint}")
+
+
+def _file_name(path, what):
+    if isinstance(path, (str, os.PathLike)):
+        try:
+            name = os.fspath(path)
+        except TypeError:
+            name = None
+        if isinstance(name, str) and name:
+            return name
+    raise InputError(f"{what} needs a file name (str or path), got {path!r}")
+
+
+def _fsync_directory(directory):
+    """Make the rename durable (POSIX); not possible everywhere (Windows)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -12,13 +154,16 @@ class Trajectory:
     (N, nv) joint forces applied during the step that ended at each sample
     (after effort clamping), ``kinetic`` and ``potential`` energy (N,) (J;
     potential of gravity plus conservative force elements), ``meta`` (model
-    name, integrator, dt), ``effort_clamped`` / ``velocity_clamped``
+    name, integrator, dt, and whatever a user adds: JSON values),
+    ``effort_clamped`` / ``velocity_clamped``
     (N, nv) booleans: which coordinates the simulator clamped in that step,
     ``power`` (N, P): the power (W) of each source named in
-    ``power_labels`` (applied τ, each force element, joint damping), and
+    ``power_labels`` (applied τ, each force element, joint damping),
     ``constraint_residual`` (N,): the largest constraint violation (max |φ|
     of loop joints and couplings, and the largest position-limit violation;
-    m, rad or, for angle rows, a cosine)."""
+    m, rad or, for angle rows, a cosine), and ``model_fingerprint``: the
+    :func:`model_fingerprint` of the model it was recorded on (None if
+    unknown)."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -31,6 +176,7 @@ class Trajectory:
     power: np.ndarray = None
     power_labels: tuple = ()
     constraint_residual: np.ndarray = None
+    model_fingerprint: str = None
 
     def __post_init__(self):
         N, nv = len(self.t), self.v.shape[1]
@@ -48,21 +194,137 @@ class Trajectory:
         """Total mechanical energy ``kinetic + potential`` (J)."""
         return self.kinetic + self.potential
 
+    def check_model(self, model):
+        """Raise :class:`InputError` unless this trajectory was recorded on
+        ``model`` (same :func:`model_fingerprint`; a trajectory without a
+        fingerprint cannot be checked and is refused too). Call it before
+        replaying a trajectory on a model."""
+        fp = model_fingerprint(model)
+        recorded = self.meta.get("model") if isinstance(self.meta, dict) else None
+        if self.model_fingerprint is None:
+            raise InputError(f"this trajectory carries no model fingerprint, so it cannot be checked against "
+                             f"model '{model.name}' (set model_fingerprint=multibody.simulation."
+                             f"model_fingerprint(model) when building it by hand)")
+        if fp != self.model_fingerprint:
+            raise InputError(f"this trajectory was recorded on another model"
+                             + (f" ('{recorded}')" if recorded is not None else "")
+                             + f" than '{model.name}': model fingerprint {self.model_fingerprint[:16]}... recorded, "
+                             f"{fp[:16]}... given")
+        if self.q.shape[1:] != (model.nq,) or self.v.shape[1:] != (model.nv,):  # same fingerprint: cannot happen
+            raise InputError(f"this trajectory's q {self.q.shape} / v {self.v.shape} do not fit model "
+                             f"'{model.name}' (nq = {model.nq}, nv = {model.nv})")
+
     def save(self, path):
-        """Write the trajectory to a ``.npz`` file."""
-        np.savez(path, t=self.t, q=self.q, v=self.v, tau=self.tau, kinetic=self.kinetic, potential=self.potential,
-                 effort_clamped=self.effort_clamped, velocity_clamped=self.velocity_clamped, power=self.power,
-                 power_labels=np.array(self.power_labels, dtype=str), constraint_residual=self.constraint_residual,
-                 meta_keys=np.array(list(self.meta.keys()), dtype=str),
-                 meta_values=np.array([str(x) for x in self.meta.values()], dtype=str))
+        """Write the trajectory to the file ``path``, exactly that name (no
+        suffix is added; ``.npz`` is customary): a zip of ``.npy`` arrays
+        plus a JSON header holding ``meta``, ``power_labels``, the model
+        fingerprint and the format version.
+
+        The write is atomic: the data go to a temporary file in the same
+        directory (``.<name>.<pid>.<random>.tmp``), are flushed to disk and
+        then renamed over ``path`` (:func:`os.replace`), so a writer killed
+        part-way leaves the previous file intact (and, at worst, a stray
+        temporary file). ``meta`` must hold JSON values (None, bools, ints,
+        floats, strings, lists and dicts of them; tuples come back as
+        lists); anything else raises :class:`InputError` naming the key, as
+        does a file that cannot be written (naming the file)."""
+        path = _file_name(path, "Trajectory.save")
+        if not isinstance(self.meta, dict):
+            raise InputError(f"Trajectory.meta must be a dict, got {type(self.meta).__name__}")
+        header = json.dumps({"format": FORMAT, "version": VERSION, "model_fingerprint": self.model_fingerprint,
+                             "power_labels": _jsonable(list(self.power_labels), "power_labels"),
+                             "meta": _jsonable(self.meta, "meta")})
+        arrays = {name: np.asarray(getattr(self, name)) for name in _ARRAYS}
+        for name, a in arrays.items():
+            if a.dtype.kind not in "biuf":
+                raise InputError(f"Trajectory.{name} has dtype {a.dtype}; expected numbers")
+        # write through the real file behind a symbolic link (os.replace would replace the link)
+        target = os.path.realpath(path) if os.path.islink(path) else path
+        directory = os.path.dirname(os.path.abspath(target))
+        tmp = os.path.join(directory, f".{os.path.basename(target)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            # O_EXCL: never write into a file someone else made; mode 0o666 lets the umask decide
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        except OSError as e:
+            raise InputError(f"cannot write trajectory file '{path}': {e.strerror or e} (directory "
+                             f"'{directory}')") from None
+        try:
+            with os.fdopen(fd, "wb") as f:
+                # a file object: np.savez appends ".npz" to a name without it
+                np.savez(f, header=np.array(header), allow_pickle=False, **arrays)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException as e:  # also KeyboardInterrupt: never leave our temporary file behind
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            if isinstance(e, OSError):
+                raise InputError(f"cannot write trajectory file '{path}': {e.strerror or e}") from None
+            raise
+        _fsync_directory(directory)
 
     @classmethod
-    def load(cls, path):
-        """Read a trajectory written by :meth:`save`."""
+    def load(cls, path, model=None):
+        """Read a trajectory written by :meth:`save`. With ``model``, also
+        check that it was recorded on that model (:meth:`check_model`).
+
+        A missing, unreadable, truncated or corrupted file, a file that is
+        not a trajectory (or one written by multibody before format 2,
+        which is not read), arrays of inconsistent shapes, or a model
+        mismatch raise :class:`InputError` naming the file."""
+        path = _file_name(path, "Trajectory.load")
         try:
-            z = np.load(path)
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read trajectory file '{path}': {e}") from None
-        meta = dict(zip(z["meta_keys"].tolist(), z["meta_values"].tolist()))
-        return cls(z["t"], z["q"], z["v"], z["tau"], z["kinetic"], z["potential"], meta, z["effort_clamped"],
-                   z["velocity_clamped"], z["power"], tuple(z["power_labels"].tolist()), z["constraint_residual"])
+            with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:
+                if "header" not in z.files:
+                    raise InputError(f"'{path}' is not a multibody trajectory file (no header; files written "
+                                     f"before format {VERSION} are not read)")
+                header = json.loads(str(z["header"][()]))
+                arrays = {name: z[name] for name in _ARRAYS}
+        except InputError:
+            raise
+        except FileNotFoundError:
+            raise InputError(f"cannot read trajectory file '{path}': no such file") from None
+        except OSError as e:
+            if isinstance(e, (PermissionError, IsADirectoryError)):
+                raise InputError(f"cannot read trajectory file '{path}': {e.strerror or e}") from None
+            raise InputError(f"cannot read trajectory file '{path}': it is truncated or corrupted ({e})") from None
+        # what a damaged zip or .npy header raises: a bad zip structure or CRC, a truncated
+        # stream, a missing member, a bad header, an absurd size
+        except (zipfile.BadZipFile, zlib.error, EOFError, KeyError, ValueError, TypeError, UnicodeError,
+                OverflowError, MemoryError) as e:
+            raise InputError(f"cannot read trajectory file '{path}': it is truncated or corrupted "
+                             f"({type(e).__name__}: {e})") from None
+        if not (isinstance(header, dict) and header.get("format") == FORMAT):
+            raise InputError(f"'{path}' is not a multibody trajectory file")
+        if header.get("version") != VERSION:
+            raise InputError(f"trajectory file '{path}' has format version {header.get('version')!r}; this "
+                             f"multibody reads version {VERSION}")
+        meta, labels, fp = header.get("meta"), header.get("power_labels"), header.get("model_fingerprint")
+        if not (isinstance(meta, dict) and isinstance(labels, list) and all(isinstance(x, str) for x in labels)
+                and (fp is None or isinstance(fp, str))):
+            raise InputError(f"trajectory file '{path}' has a corrupted header")
+        _check_arrays(path, arrays, len(labels))
+        traj = cls(meta=meta, power_labels=tuple(labels), model_fingerprint=fp, **arrays)
+        if model is not None:
+            try:
+                traj.check_model(model)
+            except InputError as e:
+                raise InputError(f"trajectory file '{path}': {e}") from None
+        return traj
+
+
+def _check_arrays(path, arrays, P):
+    """The arrays of a trajectory file have the dtypes and the shapes
+    (N,), (N, nq), (N, nv), (N, P) of one recording."""
+    N = arrays["t"].shape[0] if arrays["t"].ndim == 1 else -1
+    nq = arrays["q"].shape[1] if arrays["q"].ndim == 2 else -1
+    nv = arrays["v"].shape[1] if arrays["v"].ndim == 2 else -1
+    cols = {None: (), "nq": (nq,), "nv": (nv,), "P": (P,)}
+    for name, (kind, c) in _ARRAYS.items():
+        a = arrays[name]
+        expected = (N,) + cols[c]
+        if a.dtype.kind != kind or a.shape != expected or N < 0 or nq < 0 or nv < 0:
+            raise InputError(f"trajectory file '{path}' is inconsistent: {name} has dtype {a.dtype} and shape "
+                             f"{a.shape}, expected {'bool' if kind == 'b' else 'float'} {expected}")
