@@ -303,3 +303,23 @@ def test_one_warning_names_everything_dropped():
     # a model using only what is converted loads silently
     _, w = loaded(TEMPLATE.format(**FINE))
     assert w == []
+
+
+def test_welded_point_masses_that_mujoco_accepts_load():
+    # bodies without joints may carry a point mass (zero moments) or moments without mass: MuJoCo
+    # accepts both; they merge into their parent (or stay fixed bodies) with MuJoCo's values
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_mjcf_loader import compare_with_mujoco
+    xml = """<mujoco model="points"><worldbody>
+      <body name="a" pos="0 0 1"><joint name="j" axis="0 1 0"/><geom size=".1" mass="1"/>
+        <body name="point" pos="0.3 0 -0.2"><inertial pos="0.1 0 0" mass="0.5" diaginertia="0 0 0"/></body>
+        <body name="spinner" pos="0 0.2 0"><inertial pos="0 0 0" mass="0" diaginertia="0.01 0.02 0.02"/></body>
+        <body name="b" pos="0 0 -1"><joint name="k" axis="1 0 0"/><geom size=".1" mass="1"/></body>
+      </body></worldbody></mujoco>"""
+    mm = mujoco.MjModel.from_xml_string(xml)
+    for merge in (True, False):
+        model, w = loaded(xml, merge_fixed=merge)
+        assert w == [] and ("point" in model.body_names) is not merge
+        compare_with_mujoco(mm, model)

@@ -340,12 +340,13 @@ class _Converter:
         moments = self.finite(m.body_inertia[i], f"body '{B}': inertia")
         com = self.finite(m.body_ipos[i], f"body '{B}': inertial pos")
         iquat = self.finite(m.body_iquat[i], f"body '{B}': inertial quat")
-        if mass == 0.0:
-            if np.any(moments):
-                raise self.err(f"body '{B}': mass 0 with a non-zero inertia {moments.tolist()}")
+        if mass == 0.0 and not np.any(moments):
             return {}
         R = quat_to_rotation(iquat)
-        return {"mass": mass, "com": com, "inertia": R @ np.diag(moments) @ R.T}
+        # MuJoCo's compiler has checked the inertias (moving bodies: mass and moments above mjMINVAL,
+        # A + B >= C unless balanced); a body without joints may keep a point mass (zero moments) or
+        # moments without mass, which MuJoCo accepts and which merge into the parent harmlessly
+        return {"mass": mass, "com": com, "inertia": R @ np.diag(moments) @ R.T, "physical_inertia": False}
 
     def joint_kwargs(self, j, jt, jn):
         """Builder keywords of joint ``j`` (named ``jn``): per-dof damping,
