@@ -125,3 +125,47 @@ def test_unknown_body_or_frame_is_named():
                              np.array([0, 0, 1.0]), np.array([0, 1.0, 0]))
     with pytest.raises(ModelError, match="loop joint 'bad' references unknown body or frame 'nowhere'"):
         Constraints(model, extra=[bad])
+
+
+# a weld and a connect written between sites placed so that they coincide at qpos0
+SITES = """<mujoco model="sites">
+  <worldbody>
+    <body name="arm" pos="0 0 1">
+      <joint name="swing" type="hinge" axis="0.2 1 0.1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.8" size="0.02" mass="1"/>
+      <site name="grip" pos="0.05 0 -0.8" euler="20 -10 35"/>
+      <body name="hand" pos="0 0 -0.8"><site name="eye" pos="0.1 0.1 0"/></body>
+    </body>
+    <body name="box" pos="0.05 0 0.2" euler="20 -10 35">
+      <freejoint name="float"/>
+      <geom type="box" size="0.1 0.05 0.03" mass="0.5"/>
+      <site name="handle"/>
+    </body>
+    <body name="bob" pos="0.1 0.1 0.2">
+      <freejoint name="bob"/>
+      <geom type="sphere" size="0.05" mass="0.2" pos="0.1 0 0"/>
+      <site name="hook"/>
+    </body>
+  </worldbody>
+  <equality>
+    <weld name="hold" site1="handle" site2="grip"/>
+    <connect name="hang" site1="hook" site2="eye"/>
+  </equality>
+</mujoco>"""
+
+
+def test_site_equalities_match_mujoco():
+    xml = SITES
+    mm = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(mm)
+    mujoco.mj_forward(mm, d)
+    eq_rows = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    assert eq_rows.sum() == 9 and np.abs(d.efc_pos[:d.nefc][eq_rows]).max() < 1e-12  # sites coincide at qpos0
+    model = mb.load_mjcf(xml)
+    dt, steps, every = 1e-4, 3000, 500
+    ref = mujoco_trajectory(xml, dt, steps, every)
+    sim = mb.Simulator(model, dt, "rk4")
+    sim.reset(q=mm.qpos0)
+    traj = sim.rollout(steps=steps, record_every=every)
+    assert np.abs(traj.q[1:] - ref).max() < 1e-6
+    assert np.abs(traj.q[-1] - traj.q[0]).max() > 0.1

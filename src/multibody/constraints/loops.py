@@ -74,19 +74,25 @@ def from_equality(model, eq):
     """The :class:`~multibody.model.LoopJoint` or
     :class:`~multibody.model.Coupling` of an MJCF equality constraint
     recorded by the loader: ``connect`` → spherical loop joint at the two
-    anchors, ``weld`` → fixed loop joint with the recorded relative pose,
-    ``joint`` with a linear polynomial → coupling. MuJoCo solves these
-    softly (solref/solimp); here they are exact (or soft with the
-    simulator's ``compliance``)."""
+    anchors, ``weld`` → fixed loop joint with the recorded relative pose
+    (between sites: the sites' origins, resp. frames, coincide, as in
+    MuJoCo), ``joint`` with a linear polynomial → coupling. For connect and
+    weld, ``body1``/``body2`` name bodies or frames (a body merged into its
+    parent, a site); :class:`Constraints` puts the rows on the frame's host
+    body at the frame's placement. MuJoCo solves these softly
+    (solref/solimp); here they are exact (or soft with the simulator's
+    ``compliance``)."""
     from ..model import Coupling, LoopJoint
     from ..spatial.quaternion import to_rotation
     d = eq.data
     if eq.kind in ("connect", "weld"):
-        if eq.objtype != "body":
-            raise ModelError(f"equality '{eq.name}': {eq.kind} constraints between {eq.objtype}s are not supported "
-                             f"yet (use body1/body2)")
+        if eq.objtype not in ("body", "site"):
+            raise ModelError(f"equality '{eq.name}': {eq.kind} constraints between {eq.objtype}s are not supported")
         b1 = eq.body1
         b2 = eq.body2 if eq.body2 is not None else model.body_names[0]
+        if eq.objtype == "site":  # MuJoCo: the sites' origins (connect) or frames (weld) coincide; data unused
+            return LoopJoint(eq.name, b1, b2, "spherical" if eq.kind == "connect" else "fixed", np.eye(4),
+                             np.eye(4), np.array([0, 0, 1.0]), np.array([0, 1.0, 0]))
         if eq.kind == "connect":
             Pa, Pb = np.eye(4), np.eye(4)
             Pa[:3, 3], Pb[:3, 3] = d[0:3], d[3:6]

@@ -324,7 +324,7 @@ class _Converter:
                               joint_name=unique_name(f"{B}_fixed", taken_joints), **inert)
         self.geoms(b, body_names)
         self.sites(b, body_names, taken_bodies)
-        self.equalities(b)
+        self.equalities(b, body_names)
         try:
             model = b.build(merge_fixed=merge_fixed)
         except ModelError as e:
@@ -482,7 +482,7 @@ class _Converter:
             (["wind"] if np.any(np.asarray(m.opt.wind)) else [])
         if fluid:
             out.append(f"fluid forces (option {', '.join(fluid)})")
-        unnamed = sum(1 for s in range(m.nsite) if not self.name(O.mjOBJ_SITE, s, None))
+        unnamed = sum(1 for s in range(m.nsite) if s not in self.site_frames)
         if unnamed:
             out.append(f"{unnamed} unnamed site(s)")
 
@@ -536,31 +536,46 @@ class _Converter:
         return self.name(self.mj.mjtObj.mjOBJ_MESH, k, f"mesh{k}")
 
     def sites(self, b, body_names, taken_bodies):
-        """Named sites as frames of kind 'user' (renamed ``<site>_1`` on a name clash)."""
+        """Named sites as frames of kind 'user' (renamed ``<name>_1`` on a
+        name clash with a body). ``self.site_frames`` maps a site's index to
+        its frame's name (equalities name sites, which MJCF can only
+        reference by name)."""
         mj, m = self.mj, self.m
         taken = set(taken_bodies)
+        self.site_frames = {}
         for s in range(m.nsite):
             n = self.name(mj.mjtObj.mjOBJ_SITE, s, None)
             if not n:
                 continue
-            b.add_frame(unique_name(n, taken), body_names[m.site_bodyid[s]],
+            self.site_frames[s] = fn = unique_name(n, taken)
+            b.add_frame(fn, body_names[m.site_bodyid[s]],
                         pose(quat_to_rotation(self.finite(m.site_quat[s], f"site '{n}': quat")),
                              self.finite(m.site_pos[s], f"site '{n}': pos")), kind="user")
 
-    def equalities(self, b):
-        """Active equality constraints, recorded with ``add_equality``."""
+    def equalities(self, b, body_names):
+        """Active equality constraints, recorded with ``add_equality``: the
+        objects of a connect / weld are named by their frames (the body's,
+        or the site's, see :meth:`sites`)."""
         mj, m = self.mj, self.m
+        O = mj.mjtObj
         for e in range(m.neq):
             if not m.eq_active0[e]:
                 continue
             kind = mj.mjtEq(int(m.eq_type[e])).name.replace("mjEQ_", "").lower()
             # eq_objtype is only meaningful for connect / weld (body or site)
-            ot = {"joint": mj.mjtObj.mjOBJ_JOINT, "tendon": mj.mjtObj.mjOBJ_TENDON}.get(kind)
+            ot = {"joint": O.mjOBJ_JOINT, "tendon": O.mjOBJ_TENDON}.get(kind)
             if ot is None:
-                ot = mj.mjtObj.mjOBJ_FLEX if kind.startswith("flex") else mj.mjtObj(int(m.eq_objtype[e]))
-            obj2 = int(m.eq_obj2id[e])
-            en = self.name(mj.mjtObj.mjOBJ_EQUALITY, e, f"equality{e}")
-            b.add_equality(kind, en, self.name(ot, m.eq_obj1id[e], f"{ot.name}{m.eq_obj1id[e]}"),
-                           self.name(ot, obj2, f"{ot.name}{obj2}") if obj2 >= 0 else None,
+                ot = O.mjOBJ_FLEX if kind.startswith("flex") else O(int(m.eq_objtype[e]))
+            ids = (int(m.eq_obj1id[e]), int(m.eq_obj2id[e]))
+            if ot == O.mjOBJ_BODY:
+                names = [body_names[i] if i >= 0 else None for i in ids]
+            elif ot == O.mjOBJ_SITE:
+                names = [self.site_frames[i] if i >= 0 else None for i in ids]
+            elif ot == O.mjOBJ_JOINT:
+                names = [self.jnt_names[i] if i >= 0 else None for i in ids]
+            else:
+                names = [self.name(ot, i, f"{ot.name}{i}") for i in ids]
+            en = self.name(O.mjOBJ_EQUALITY, e, f"equality{e}")
+            b.add_equality(kind, en, names[0], names[1],
                            self.finite(m.eq_data[e], f"equality '{en}' ({kind}): data"),
                            objtype=ot.name.replace("mjOBJ_", "").lower())
