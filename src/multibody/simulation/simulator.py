@@ -97,6 +97,7 @@ def state_vector(x, name, size, where=""):
 
 
 _QUANTITY = {"q": "configuration", "v": "velocity"}
+_DIVERGENCE_WORDS = ("non-finite", "not finite", "overflow", "singular", "positive definite")
 
 
 @dataclass
@@ -319,7 +320,10 @@ class Simulator:
         non-finite if one did; others (a force element's callable returning
         a bad shape) keep their class."""
         msg = str(e)
-        if isinstance(e, SimulationError) or any(w in msg for w in ("non-finite", "singular", "positive definite")):
+        # the step's inputs were checked finite: an error about non-finite or singular values
+        # raised inside the step is the state diverging (e.g. aba's "not finite although the
+        # inputs are" on overflow), not a user's mistake
+        if isinstance(e, SimulationError) or any(w in msg for w in _DIVERGENCE_WORDS):
             self._diagnose_non_finite(k, s)
             return SimulationError(f"the integration diverged at {self._where(k, s.t)}: within the step, {msg}")
         return _with_context(e, f"at {self._where(k, s.t)}: {msg}")

@@ -5,6 +5,7 @@ import json
 import numbers
 import os
 import secrets
+import struct
 import zipfile
 import zlib
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -293,7 +294,9 @@ class Trajectory:
         # what a damaged zip or .npy header raises: a bad zip structure or CRC, a truncated
         # stream, a missing member, a bad header, an absurd size
         except (zipfile.BadZipFile, zlib.error, EOFError, KeyError, ValueError, TypeError, UnicodeError,
-                OverflowError, MemoryError) as e:
+                OverflowError, MemoryError, NotImplementedError, RuntimeError, struct.error, IndexError) as e:
+            # zipfile: NotImplementedError for an unknown compression method, RuntimeError for the
+            # "encrypted" flag, struct.error for short headers
             raise InputError(f"cannot read trajectory file '{path}': it is truncated or corrupted "
                              f"({type(e).__name__}: {e})") from None
         if not (isinstance(header, dict) and header.get("format") == FORMAT):
