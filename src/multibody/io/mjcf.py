@@ -1,10 +1,12 @@
 """MJCF loader: ``load_mjcf(path_or_string) -> Model``.
 
-The MJCF file is compiled by MuJoCo itself (``mujoco.MjModel.from_xml_path``
-/ ``from_xml_string``: defaults, classes, ``<include>``, ``inertiafromgeom``,
-angle units and frames are all resolved by MuJoCo's compiler), and the
-compiled ``MjModel`` is converted. No MJCF is parsed here. The ``mujoco``
-package is an optional dependency (``pip install multibody[mjcf]``).
+The MJCF file is compiled by MuJoCo itself (``mujoco.MjSpec.from_file`` /
+``from_string``, then ``compile``: defaults, classes, ``<include>``,
+``inertiafromgeom``, angle units and frames are all resolved by MuJoCo's
+compiler, whose ``balanceinertia`` setting the ``inertia=`` option drives),
+and the compiled ``MjModel`` is converted. No MJCF is parsed here. The
+``mujoco`` package is an optional dependency (``pip install multibody[mjcf]``).
+docs/loading.md ("MJCF") is the user's guide.
 
 Conversion (SI units; MuJoCo's compiled angles are radians):
 
@@ -42,14 +44,33 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   compiled pose) is welded to its parent (a fixed joint ``"<B>_fixed"``),
   merged into it when ``merge_fixed`` (default True).
 * Limits: ``jnt_range`` of limited hinges and slides (a ball's cone limit is
-  not represented); ``effort_limit`` = max |``jnt_actfrcrange``| when
-  ``actuatorfrclimited``. Per dof: ``dof_damping`` -> damping,
+  not represented). Effort limit of a hinge / slide: the sum over its motor
+  actuators (no activation dynamics, fixed gain, no bias, joint
+  transmission) of |gear| · min(|gain| · max|ctrlrange| if ctrllimited,
+  max|forcerange| if forcelimited) — MuJoCo's largest ``qfrc_actuator`` —
+  capped by max |``jnt_actfrcrange``| when
+  ``actuatorfrclimited`` (which alone also gives the limit); infinite
+  without a limited motor. Per dof: ``dof_damping`` -> damping,
   ``dof_frictionloss`` -> friction, ``dof_armature`` -> armature (free-joint
-  dofs permuted to angular first). Stiffness, tendons, actuators, contact
-  parameters are not converted.
+  dofs permuted to angular first).
+* Springs: ``jnt_stiffness`` -> ``model.joint_stiffness`` (nv, the joint's
+  stiffness on each of its velocity coordinates) and ``qpos_spring`` ->
+  ``model.spring_reference`` (nq); ``multibody.forces.JointSpring(joint,
+  model.joint_stiffness[v_slice], rest=model.spring_reference[q_slice])``
+  exerts MuJoCo's ``qfrc_spring``. The Simulator does not add them itself.
+* Not converted, and named (counts and names) in one
+  :class:`~multibody.errors.ModelWarning` per load: other actuators,
+  tendons, sensors, contact pairs / excludes, flexes, skins, keyframes,
+  inactive equalities, ball cone limits, mocap bodies (welded at their
+  compiled pose), gravity compensation, fluid forces, unnamed sites,
+  MuJoCo 4's nonlinear spring / damper terms.
 * Inertia: ``body_mass``, ``body_ipos`` and the principal moments
   ``body_inertia`` in the frame ``body_iquat``, rotated into the body frame
-  (``I = R diag(I_p) Rᵀ``). Mass 0 with zero inertia is massless.
+  (``I = R diag(I_p) Rᵀ``). Mass 0 with zero inertia is massless. MuJoCo's
+  compiler has validated the inertias (``physical_inertia=False`` in the
+  builder): a body without joints may keep a point mass, as in MuJoCo.
+* Every compiled number used is checked finite; a NaN or infinity is a
+  :class:`~multibody.errors.ModelFileError` naming the element.
 * Geoms -> geometries (collision if ``contype`` or ``conaffinity`` is
   non-zero; all visual), placement ``geom_pos``/``geom_quat``, sizes
   converted from MuJoCo's half sizes: box full extents, sphere (radius),
@@ -59,9 +80,12 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   (MuJoCo's ``geom_size``). Named sites become frames of kind "user".
 * Gravity ``opt.gravity``. Active equality constraints are recorded with
   ``add_equality(kind, name, obj1, obj2, eq_data)``: kind "connect", "weld",
-  "joint", "tendon", "flex", ...; ``obj1``/``obj2`` are the names of the
-  MuJoCo objects (bodies or sites for connect / weld — frames of the model —
-  joints, tendons), ``None`` if absent; ``data`` is MuJoCo's ``eq_data``.
+  "joint", "tendon", "flex", ...; ``obj1``/``obj2`` name the objects as the
+  model does (bodies or sites for connect / weld — frames of the model, a
+  body merged into its parent included; joints by the loader's joint
+  names; tendons), ``None`` if absent; ``data`` is MuJoCo's ``eq_data``.
+  :mod:`multibody.constraints` puts a connect / weld on a frame's host body
+  at the frame's placement.
 """
 import warnings
 
