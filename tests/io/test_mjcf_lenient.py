@@ -323,3 +323,36 @@ def test_welded_point_masses_that_mujoco_accepts_load():
         model, w = loaded(xml, merge_fixed=merge)
         assert w == [] and ("point" in model.body_names) is not merge
         compare_with_mujoco(mm, model)
+
+
+def test_spring_model_simulates_like_mujoco():
+    # hinge + slide + ball with springs and damping, no gravity, contacts off: MuJoCo's RK4 against
+    # multibody's RK4 with the loaded springs passed as forces (damping is applied by the simulator)
+    xml = """<mujoco model="springy"><option gravity="0 0 0"/><worldbody>
+      <body name="a" euler="10 0 20"><joint name="h" axis="0 1 0.3" stiffness="4" springref="30" damping="0.2"/>
+        <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.03" mass="1"/>
+        <body name="c" pos="0.5 0 0"><joint name="s" type="slide" axis="1 0 0" stiffness="30" springref="0.1" damping="0.5"/>
+          <geom size=".05" mass="0.4"/>
+          <body name="d" pos="0.1 0 0"><joint name="b" type="ball" stiffness="0.8" damping="0.01"/>
+            <geom type="box" size=".1 .02 .03" pos="0.1 0 0" mass="0.3"/></body></body></body>
+      </worldbody></mujoco>"""
+    mm = mujoco.MjModel.from_xml_string(xml)
+    mm.opt.timestep = 1e-4
+    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
+    mm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    d = mujoco.MjData(mm)
+    steps, every = 5000, 1000
+    ref = []
+    for k in range(steps):
+        mujoco.mj_step(mm, d)
+        if (k + 1) % every == 0:
+            ref.append(d.qpos.copy())
+    model, w = loaded(xml)
+    assert w == []
+    springs = [JointSpring(j.name, model.joint_stiffness[j.v_slice], rest=model.spring_reference[j.q_slice])
+               for j in model.joints[1:] if np.any(model.joint_stiffness[j.v_slice])]
+    sim = mb.Simulator(model, 1e-4, "rk4", forces=springs)
+    sim.reset(q=mm.qpos0)
+    traj = sim.rollout(steps=steps, record_every=every)
+    assert np.abs(traj.q[1:] - np.array(ref)).max() < 1e-8
+    assert np.abs(traj.q[-1] - traj.q[0]).max() > 0.05   # the springs moved it (springref != qpos0)
