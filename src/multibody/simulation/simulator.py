@@ -16,10 +16,18 @@ from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..kinematics import kinetic_energy, potential_energy
 from ..solvers import solve_spd_lcp
-from ._kernels import NON_FINITE, end_of_step_kernel
+from ._kernels import NON_FINITE, check_tau_kernel, end_of_step_kernel
 from .trajectory import Trajectory, model_fingerprint
 
 _END = None
+_TAU = None
+_F64 = np.dtype(np.float64)
+
+
+def _tau_entry():
+    global _TAU
+    _TAU = entry(check_tau_kernel, F64_1, F64_1, types.boolean, F64_1, B_1)
+    return _TAU
 
 
 def _end_entry():
@@ -207,6 +215,7 @@ class Simulator:
         self._zero.setflags(write=False)
         self._no_clamp = np.zeros(model.nv, bool)
         self._effort = model.effort_limit if clamp_effort and np.isfinite(model.effort_limit).any() else None
+        self._effort_or_inf = self._effort if self._effort is not None else np.full(model.nv, np.inf)
         self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
         self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
         self.last_clamped = (np.zeros(model.nv, bool), np.zeros(model.nv, bool))  # (effort, velocity)
@@ -243,20 +252,32 @@ class Simulator:
         result, a singular mass matrix, constraints that cannot be
         restored) raises :class:`SimulationError` naming the step, the time
         and the quantity, and leaves the state at the start of the step."""
-        s = self.state
         if tau is None:
-            return self._step(self._zero)
-        return self._step(state_vector(tau, "tau", self.model.nv, self._at(self._steps + 1, s.t)))
+            return self._step(self._zero, self._no_clamp)
+        return self._step(*self._checked_tau(tau, "tau"))
 
-    def _step(self, tau):
-        """One step with a checked ``tau`` (a fresh float64 (nv,) array)."""
+    def _checked_tau(self, tau, name):
+        """(τ, effort mask): a fresh float64 (nv,) copy of ``tau`` clipped to
+        the effort limits, and which coordinates were clipped; InputError
+        naming ``name``, the step and the time for anything but nv finite
+        real numbers."""
+        nv = self.model.nv
+        # the common case (one float64 vector) goes straight to the compiled check; anything
+        # else through state_vector, which refuses what is not one real vector
+        if not (type(tau) is np.ndarray and tau.dtype is _F64 and tau.ndim == 1 and tau.shape[0] == nv):
+            tau = state_vector(tau, name, nv, self._at(self._steps + 1, self.state.t))
+        out, mask = np.empty(nv), np.empty(nv, np.bool_)
+        st = (_TAU or _tau_entry())(tau, self._effort_or_inf, self._effort is not None, out, mask)
+        if st >= 0:
+            raise InputError(f"{name} {self._at(self._steps + 1, self.state.t)} has a non-finite entry at index "
+                             f"{st} ({tau[st]})")
+        return out, (mask if st == -2 else self._no_clamp)
+
+    def _step(self, tau, eff_mask):
+        """One step with a checked ``tau`` (a fresh float64 (nv,) array,
+        within the effort limits) and the mask of clipped coordinates."""
         s = self.state
         k = self._steps + 1
-        eff_mask = self._no_clamp
-        if self._effort is not None and tau is not self._zero:
-            eff_mask = np.abs(tau) > self._effort
-            if eff_mask.any():
-                tau = np.clip(tau, -self._effort, self._effort)
         t = s.t + self.dt
         try:
             q1, v1 = self.integrator.step(self.system, s.t, s.q, s.v, tau, self.dt)
@@ -509,16 +530,14 @@ class Simulator:
         none = np.zeros(self.model.nv, bool)
         record(zero, (none, none))
         bar = _progress(n) if progress and n >= 1000 else None
-        nv = self.model.nv
         for k in range(n):
             if controller is None:
-                self._step(self._zero)
+                self._step(self._zero, self._no_clamp)
             else:
                 s = self.state
                 # copies: a controller writing into its arguments must not change the state or
                 # what was recorded
-                tau = controller(s.t, s.q.copy(), s.v.copy())
-                self._step(state_vector(tau, "the controller's tau", nv, self._at(self._steps + 1, s.t)))
+                self._step(*self._checked_tau(controller(s.t, s.q.copy(), s.v.copy()), "the controller's tau"))
             if (k + 1) % record_every == 0:
                 record(self.last_tau, self.last_clamped)
             if bar is not None:

@@ -5,6 +5,7 @@ import json
 import numbers
 import os
 import secrets
+import weakref
 import struct
 import zipfile
 import zlib
@@ -75,6 +76,9 @@ def _feed(h, x):
         _feed(h, str(x))
 
 
+_FINGERPRINTS = weakref.WeakKeyDictionary()  # models never change once built (their arrays are read-only)
+
+
 def model_fingerprint(model):
     """A SHA-256 hex digest of everything in ``model`` that its dynamics
     depends on: the sizes (nq, nv, bodies), the tree table (joint types,
@@ -84,7 +88,12 @@ def model_fingerprint(model):
     constraints and loop joints. Two loads of the same file give the same
     fingerprint; any change to one of these values changes it. The model's
     name and its geometries are not included (renaming a model does not
-    change its motion)."""
+    change its motion). Computed once per model (~0.5 ms on Talos) and
+    cached."""
+    try:
+        return _FINGERPRINTS[model]
+    except (KeyError, TypeError):
+        pass
     h = hashlib.sha256(b"multibody-model-fingerprint/1")
     for part in (model.nq, model.nv, model.nbodies, model.tree, model.body_names, model.joint_names,
                  model.frame_names, model.body_mass, model.body_com, model.body_inertia, model.lower_limit,
@@ -92,7 +101,12 @@ def model_fingerprint(model):
                  model.armature, model.gravity, model.frame_body, model.frame_placement, model.couplings,
                  model.equalities, model.loop_joints):
         _feed(h, part)
-    return h.hexdigest()
+    fp = h.hexdigest()
+    try:
+        _FINGERPRINTS[model] = fp
+    except TypeError:  # not weakly referenceable: no cache
+        pass
+    return fp
 
 
 # ------------------------------------------------------------------ metadata
