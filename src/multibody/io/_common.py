@@ -7,6 +7,8 @@ import numpy as np
 
 from ..errors import ModelFileError
 
+_EYE4 = np.eye(4)
+
 
 def read_source(path_or_string, kind):
     """Classify the loader input.
@@ -32,7 +34,7 @@ def read_source(path_or_string, kind):
 
 def pose(R=None, p=None):
     """4x4 homogeneous pose of rotation ``R`` (default identity) and translation ``p`` (default 0)."""
-    T = np.eye(4)
+    T = _EYE4.copy()  # (np.eye costs 3x a copy; loaders make ~3 poses per link)
     if R is not None:
         T[:3, :3] = R
     if p is not None:

@@ -118,6 +118,7 @@ mb.ModelWarning)`` turns them into errors).
 Cost: linear in the number of links (a 10,000-link chain loads in about a
 second).
 """
+import math
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -135,6 +136,7 @@ URDF_JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic
                     "fixed": "fixed", "floating": "free", "planar": "planar"}
 _ONE_DOF = ("revolute", "continuous", "prismatic")
 INERTIA_MODES = ("warn", "fix", "strict")
+_EYE4 = np.eye(4)
 
 
 def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixed=True, name=None, *,
@@ -340,13 +342,21 @@ class _UrdfParser:
             if default is None:
                 raise self.err(f"{what}: missing attribute '{attr}'")
             return np.array(default, dtype=float).reshape(-1) if n > 1 else float(default)
+        if n == 1:  # fast path (a 10,000-link file has ~180,000 attributes)
+            try:
+                v = float(s)
+            except ValueError:
+                pass
+            else:
+                if math.isfinite(v):
+                    return v
         try:
             vals = [float(x) for x in s.split()]
         except ValueError:
             raise self.err(f"{what}: attribute {attr}=\"{s}\" is not numeric") from None
         if len(vals) != n:
             raise self.err(f"{what}: attribute {attr}=\"{s}\" must have {n} number(s)")
-        if not np.all(np.isfinite(vals)):
+        if not all(map(math.isfinite, vals)):  # (np.isfinite per attribute cost 10% of a large load)
             raise self.err(f"{what}: attribute {attr}=\"{s}\" is not finite")
         return np.array(vals) if n > 1 else vals[0]
 
@@ -354,10 +364,10 @@ class _UrdfParser:
         """4x4 pose of the ``<origin xyz rpy>`` child of ``el`` (identity if absent)."""
         o = el.find("origin")
         if o is None:
-            return np.eye(4)
+            return _EYE4.copy()
         xyz = self.numbers(o, "xyz", 3, (0.0, 0.0, 0.0), f"{what} <origin>")
         rpy = self.numbers(o, "rpy", 3, (0.0, 0.0, 0.0), f"{what} <origin>")
-        return pose(rpy_to_rotation(np.asarray(rpy, dtype=float)), xyz)
+        return pose(rpy_to_rotation(rpy) if rpy.any() else None, xyz)
 
     # --------------------------------------------------------------- parts
     def inertial(self, link, lname):
@@ -379,17 +389,21 @@ class _UrdfParser:
                       [comps["ixz"], comps["iyz"], comps["izz"]]])
         if mass < 0.0:
             raise self.err(f"{what}: mass must be positive, got {mass}")
-        if mass > sp.INERTIA_LIMIT or np.max(np.abs(I)) > sp.INERTIA_LIMIT:
-            raise self.err(f"{what}: mass {mass:g} kg or inertia entries up to {np.max(np.abs(I)):g} kg m² exceed "
+        biggest = max(abs(x) for x in comps.values())
+        if mass > sp.INERTIA_LIMIT or biggest > sp.INERTIA_LIMIT:
+            raise self.err(f"{what}: mass {mass:g} kg or inertia entries up to {biggest:g} kg m² exceed "
                            f"{sp.INERTIA_LIMIT:g} (they would overflow the dynamics)")
-        if mass == 0.0 and not np.any(I):
+        if mass == 0.0 and biggest == 0.0:
             return None
         if mass == 0.0 and self.mode == "strict":
             raise self.err(f"{what}: mass is 0 but the inertia is not zero (a massless link "
                            "must have a zero inertia; inertia='warn' keeps it, as Pinocchio does)")
         R = T[:3, :3]
-        I_link = R @ I @ R.T
-        I_link = 0.5 * (I_link + I_link.T)
+        if R[0, 0] == 1.0 and R[1, 1] == 1.0 and R[2, 2] == 1.0:  # no rpy: already in the link frame
+            I_link = I
+        else:
+            I_link = R @ I @ R.T
+            I_link = 0.5 * (I_link + I_link.T)
         if self.mode == "strict":
             self.singular(mass, I_link, what)  # raises on non-physical data
         return {"mass": mass, "com": T[:3, 3].copy(), "inertia": I_link}
@@ -455,10 +469,8 @@ class _UrdfParser:
         links fixed to it) is singular or indefinite. Updates ``inert`` in
         place and appends the messages to ``self.warnings``."""
         kept, repaired = [], []
-        for ln in order:
+        for ln in self.suspects([ln for ln in order if inert[ln]], inert):
             d = inert[ln]
-            if not d:
-                continue
             defects = sp.inertia_defects(d["mass"], d["inertia"])
             if not defects:
                 continue
@@ -478,7 +490,7 @@ class _UrdfParser:
         host, T, groups = {}, {}, {}
         for ln in order:  # parents first
             if ln == base:
-                host[ln], T[ln] = (ln if floating_base and ln != WORLD else None), np.eye(4)
+                host[ln], T[ln] = (ln if floating_base and ln != WORLD else None), _EYE4
             else:
                 jel = joints[parent_joint[ln]]
                 par = jel.find("parent").get("link")
@@ -486,26 +498,36 @@ class _UrdfParser:
                     host[ln] = host[par]
                     T[ln] = T[par] @ self.origin(jel, f"joint '{parent_joint[ln]}'")
                 else:
-                    host[ln], T[ln] = ln, np.eye(4)
+                    host[ln], T[ln] = ln, _EYE4  # shared, never written
             if host[ln] is not None and inert[ln]:
                 groups.setdefault(host[ln], []).append(ln)
+        comps = {}
         for h, members in groups.items():
+            if members == [h]:  # the usual case: no link fixed to it
+                d = inert[h]
+                comps[h] = (d["mass"], d["com"], d["inertia"])
+                continue
             parts = [(inert[ln]["mass"], T[ln][:3, :3] @ inert[ln]["com"] + T[ln][:3, 3],
                       T[ln][:3, :3] @ inert[ln]["inertia"] @ T[ln][:3, :3].T) for ln in members]
             m = sum(p[0] for p in parts)
             c = sum(p[0] * p[1] for p in parts) / m if m > 0.0 else parts[0][1]
             Ic = sum(p[2] + p[0] * ((p[1] - c) @ (p[1] - c) * np.eye(3) - np.outer(p[1] - c, p[1] - c))
                      for p in parts)
+            if not (np.isfinite(m) and np.isfinite(c).all() and np.isfinite(Ic).all()):
+                raise self.err(f"link '{h}': the inertia of the moving body with the links fixed to it is not "
+                               f"finite (mass {m!r}): the values overflow")
+            comps[h] = (m, c, Ic)
+        hosts = list(comps)
+        lams = sp.principal_moments(np.array([comps[h][2] for h in hosts]).reshape(-1, 3, 3))[0]
+        for k in np.nonzero(~(lams[:, 0] > sp.INERTIA_RTOL * lams[:, 2]))[0]:  # not positive definite
+            h = hosts[k]
+            members = groups[h]
+            m, c, Ic = comps[h]
             what = f"link '{h}'" + (f" (moving joint '{parent_joint[h]}')" if h in parent_joint else
                                     " (floating root)")
-            if not (np.isfinite(m) and np.all(np.isfinite(c)) and np.all(np.isfinite(Ic))):
-                raise self.err(f"{what}: the inertia of the body with the links fixed to it is not finite "
-                               f"(mass {m!r}): the values overflow")
             if m == 0.0 and not np.any(Ic):
                 continue  # massless, accepted as given
             lam = sp.principal_moments(Ic)[0]
-            if lam[0] > sp.INERTIA_RTOL * lam[2]:
-                continue  # positive definite: the dynamics can run
             new, dI = sp.lift_inertia(m, Ic)
             if inert[h]:
                 inert[h] = dict(inert[h], inertia=inert[h]["inertia"] + dI)
@@ -525,6 +547,21 @@ class _UrdfParser:
             self.warnings.append(f"{self.src}: {len(repaired)} inertia(s) repaired (inertia='{self.mode}'): "
                                  + "; ".join(repaired))
 
+    @staticmethod
+    def suspects(names, inert):
+        """The links among ``names`` whose inertia may be non-physical (one batched
+        eigen-decomposition instead of one per link); :func:`sp.inertia_defects`
+        then decides for these few."""
+        if not names:
+            return []
+        I = np.array([inert[ln]["inertia"] for ln in names])
+        m = np.array([inert[ln]["mass"] for ln in names])
+        lam = sp.principal_moments(I)[0]
+        tol = sp.INERTIA_RTOL * np.abs(lam).max(axis=1)
+        bad = ((lam[:, 0] < -tol) | (lam[:, 0] + lam[:, 1] < lam[:, 2] - 1e-9 * np.abs(lam).sum(axis=1) * 1.0001)
+               | (m == 0.0))
+        return [names[k] for k in np.nonzero(bad)[0]]
+
     def massless_subtrees(self, order, base, parent_joint, joints, children, inert, floating_base):
         """Warn about moving links whose whole subtree has no mass and no inertia
         (e.g. Romeo's fingers, links without <inertial>): they are kept as given,
@@ -532,7 +569,7 @@ class _UrdfParser:
         has = {}
         for ln in reversed(order):
             d = inert.get(ln)
-            has[ln] = bool(d and (d["mass"] > 0.0 or np.any(d["inertia"]))) or any(has[c] for c in children[ln])
+            has[ln] = bool(d and (d["mass"] > 0.0 or d["inertia"].any())) or any(has[c] for c in children[ln])
         covered, found = {}, []
         for ln in order:  # parents first: report only the top of each massless moving subtree
             if ln == base:
@@ -746,9 +783,10 @@ class _UrdfParser:
             ax = el.find("axis")
             axis = (np.array([1.0, 0.0, 0.0]) if ax is None else
                     self.numbers(ax, "xyz", 3, (1.0, 0.0, 0.0), f"{what} <axis>"))
-            if np.linalg.norm(axis) < 1e-12:
+            norm = math.hypot(*axis.tolist())  # overflow-safe like np.linalg.norm, 10x cheaper
+            if norm < 1e-12:
                 raise self.err(f"{what}: <axis xyz> is zero")
-            kw["axis"] = axis / np.linalg.norm(axis)
+            kw["axis"] = axis / norm
         if jt in _ONE_DOF:
             lim = el.find("limit")
             if lim is not None:

@@ -30,6 +30,7 @@ the inertia diagnostics and repairs used by the loaders (:func:`principal_moment
 :func:`inertia_defects`, :func:`balance_inertia`, :func:`lift_inertia`); these
 are model-building helpers, not kernels.
 """
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -619,15 +620,15 @@ INERTIA_RTOL = 1e-12
 
 def principal_moments(Ic):
     """Principal moments (ascending) and axes (columns of V, ``Ic = V diag(λ) Vᵀ``)
-    of the symmetric part of the 3x3 matrix ``Ic``, computed on ``Ic / max|Ic|``
-    so that huge (finite) entries cannot overflow inside LAPACK. NOT jitted.
-    ``Ic`` must be finite; returns ``(λ, V)``."""
+    of the symmetric part of the 3x3 matrix ``Ic`` — or of each matrix of a
+    stack ``(..., 3, 3)`` in one call — computed on ``Ic / max|Ic|`` so that
+    huge (finite) entries cannot overflow inside LAPACK. NOT jitted. ``Ic``
+    must be finite; returns ``(λ, V)`` of shapes ``(..., 3)`` and ``(..., 3, 3)``."""
     I = np.asarray(Ic, dtype=np.float64)
-    s = float(np.max(np.abs(I)))
-    if s == 0.0:
-        return np.zeros(3), np.eye(3)
-    w, V = np.linalg.eigh(0.5 * (I + I.T) / s)
-    return w * s, V
+    s = np.max(np.abs(I), axis=(-2, -1), keepdims=True)
+    s = np.where(s > 0.0, s, 1.0)
+    w, V = np.linalg.eigh(0.5 * (I + np.swapaxes(I, -1, -2)) / s)
+    return w * s[..., 0], V
 
 
 def check_inertia(m, Ic, name, physical=True):
@@ -661,13 +662,14 @@ def check_inertia(m, Ic, name, physical=True):
         raise ModelError(f"{name}: inertia must be a 3x3 array of numbers") from None
     if I.shape != (3, 3):
         raise ModelError(f"{name}: inertia must have shape (3, 3), got {I.shape}")
-    if not np.all(np.isfinite(I)):
+    v = I.ravel().tolist()  # checks in Python scalars: cheaper than numpy reductions on 9 numbers
+    if not all(map(math.isfinite, v)):
         raise ModelError(f"{name}: inertia has non-finite entries: {I.tolist()}")
-    scale = np.max(np.abs(I))
+    scale = max(map(abs, v))
     if scale > INERTIA_LIMIT:
         raise ModelError(f"{name}: inertia entries up to {scale:g} kg m² exceed {INERTIA_LIMIT:g} "
                          "(they would overflow the dynamics)")
-    if np.max(np.abs(I - I.T)) > 1e-9 * scale:
+    if max(abs(v[1] - v[3]), abs(v[2] - v[6]), abs(v[5] - v[7])) > 1e-9 * scale:
         raise ModelError(f"{name}: inertia is not symmetric: {I.tolist()}")
     I = 0.5 * (I + I.T)
     if not physical:
