@@ -4,7 +4,9 @@
 
 Per call from Python (median of timed blocks, both libraries writing into
 preallocated workspaces): RNEA, CRBA, ABA, forward dynamics by CRBA + a
-factorization, and the inverse inertia. Pinocchio's crba and aba are timed
+factorization, and the inverse inertia; then RNEA, CRBA and ABA as plain
+calls without ``data`` (the README's calls) against the same Pinocchio
+call with its data. Pinocchio's crba and aba are timed
 in both conventions (LOCAL, WORLD) and the faster is used for the ratio.
 Batched: one multibody call on (B, n) arrays (two threads) vs a Python loop
 over Pinocchio, both writing the B results into arrays allocated once (the
@@ -60,6 +62,10 @@ def per_call(name):
                            timeit(lambda: mb.forward_dynamics(model, q, v, tau, method="crba", data=data)))
     rows["inverse inertia"] = (timeit(lambda: pin.computeMinverse(pm, pd, qp)),
                                timeit(lambda: mb.inverse_inertia(model, q, data)))
+    # the README's calls: no workspace (a per-thread cache, a fresh result array)
+    rows["rnea (plain call)"] = (rows["rnea"][0], timeit(lambda: mb.rnea(model, q, v, a)))
+    rows["crba (plain call)"] = (rows["crba"][0], timeit(lambda: mb.crba(model, q)))
+    rows["aba (plain call)"] = (rows["aba"][0], timeit(lambda: mb.aba(model, q, v, tau)))
     return model, pm, mp, rows
 
 

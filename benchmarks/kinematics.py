@@ -10,6 +10,10 @@ Single configuration: Pinocchio's ``forwardKinematics(model, data, q)`` vs
 data, q, frame, LOCAL_WORLD_ALIGNED)`` vs ``mb.jacobian(model, q, frame,
 "local_world_aligned", data=data)`` for the last link. Both write into
 preallocated workspaces and are called from a Python loop, as a user would.
+The "plain" rows time the calls without a workspace (multibody's per-thread
+cache, a fresh result array) and frames by name, against Pinocchio's call
+with its data (frame pose: ``forwardKinematics`` + ``updateFramePlacement``
+of ``getFrameId(name)``).
 Batch: a Python loop of Pinocchio calls over B configurations vs one
 multibody call on a (B, nq) array (two threads).
 """
@@ -43,6 +47,15 @@ def bench(name, batch):
     lwa = pin.LOCAL_WORLD_ALIGNED
     rows["jacobian"] = (timeit(lambda: pin.computeFrameJacobian(pm, pd, qp, fid, lwa)),
                         timeit(lambda: mb.jacobian(model, q, link, "local_world_aligned", data=data)))
+    # the calls a newcomer writes first: no workspace, frames by name (Pinocchio still needs its data)
+    fname = pm.frames[fid].name
+    rows["fk (plain call)"] = (rows["fk"][0], timeit(lambda: mb.forward_kinematics(model, q)))
+    rows["frame pose by name (plain)"] = (
+        timeit(lambda: (pin.forwardKinematics(pm, pd, qp), pin.updateFramePlacement(pm, pd, pm.getFrameId(fname)))),
+        timeit(lambda: mb.frame_pose(model, q, link)))
+    rows["jacobian by name (plain)"] = (
+        timeit(lambda: pin.computeFrameJacobian(pm, pd, qp, pm.getFrameId(fname), lwa)),
+        timeit(lambda: mb.jacobian(model, q, link, "local_world_aligned")))
 
     def pin_fk_loop():
         for x in qps:

@@ -81,6 +81,38 @@ def chunk_count(B):
     return max(1, min(B, 64))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def overflowed(x):
+    """True if the vector ``x`` has a non-finite entry. Fast paths check
+    their results with it and hand an overflow (finite inputs too large) to
+    the general path, which raises the error. ``x * 0`` is 0 for finite x
+    and NaN otherwise, so the sum cannot overflow by itself."""
+    s = 0.0
+    for k in range(x.shape[0]):
+        s += x[k] * 0.0
+    return s != 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def overflowed_2d(x):
+    """:func:`overflowed` for a matrix."""
+    s = 0.0
+    for r in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            s += x[r, k] * 0.0
+    return s != 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def diagonal_overflowed(M):
+    """True if the square matrix ``M`` has a non-finite diagonal entry (an
+    overflowing inertia shows on its diagonal; checking n entries, not n²)."""
+    s = 0.0
+    for k in range(M.shape[0]):
+        s += M[k, k] * 0.0
+    return s != 0.0
+
+
 def run_batch(batch_kernel, rows_kernel, B, *args):
     """Run a kernel over B states: ``rows_kernel(*args, 0, 1)`` for one
     state, the parallel ``batch_kernel(*args)`` for more. A parallel kernel

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import InputError, ModelError, SimulationError
 from ..model.joints import C_TYPE, FREE
+from ..model.checks import as_float_array, finite_result
 from . import floating_kernels as FK
 from ._common import config, data_for, external_forces, singular_body, velocity
 from .inverse import raise_state_status
@@ -42,7 +43,7 @@ def check_floating(model, what):
 
 def _vector(x, name, sizes, q):
     """``x`` as float64 of shape (n,) or (B, n) for n in ``sizes`` (matching q's batch), finite."""
-    a = np.asarray(x, dtype=np.float64)
+    a = as_float_array(x, name)
     batch = q.shape[:-1]
     if not (a.ndim >= 1 and a.shape[-1] in sizes and a.shape[:-1] in ((), batch)):
         opts = " or ".join(f"({n},)" for n in sizes)
@@ -53,6 +54,11 @@ def _vector(x, name, sizes, q):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
         raise InputError(f"{name} has a non-finite entry at index {bad[0] if a.ndim == 1 else bad}")
     return np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]))
+
+
+def _base_and_joints(data, copy):
+    """(base acceleration, joint forces) of an inverse dynamics in ``data``: views, or copies."""
+    return (data.ddq[:6].copy(), data.tau[6:].copy()) if copy else (data.ddq[:6], data.tau[6:])
 
 
 def _singular_composite():
@@ -110,7 +116,7 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
                                    data.inertia6, data.U, data.Dinv, data.dofs)
             if st:
                 _raise(model, st, q, "floating_base_forward_dynamics", ("q", "v", "tau"))
-            return data.ddq.copy() if plain else data.ddq
+            return finite_result("floating_base_forward_dynamics", data.ddq.copy() if plain else data.ddq)
     check_floating(model, "floating_base_forward_dynamics")
     q = config(model, q)
     v = velocity(model, v, q)
@@ -125,14 +131,14 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
         FK.fb_aba_batch(model._tree, q, v, tau, bool(gravity), fb, fe is not None, out, status)
         if status.any():
             singular_body(model, int(status[status != 0][0]), "floating_base_forward_dynamics")
-        return out
+        return finite_result("floating_base_forward_dynamics", out)
     if fe is not None:
         data.f[:] = fe
     b = FK.fb_aba_kernel(model._tree, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac,
                          data.spatial, data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
         singular_body(model, b, "floating_base_forward_dynamics")
-    return data.ddq.copy() if plain else data.ddq
+    return finite_result("floating_base_forward_dynamics", data.ddq.copy() if plain else data.ddq)
 
 
 def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=True, data=None):
@@ -175,7 +181,7 @@ def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=
                                   data.spatial, data.inertia6, data.Dinv, data.dofs)
             if st:
                 _raise(model, st, q, "floating_base_inverse_dynamics", ("q", "v", "qdd_joints"))
-            return (data.ddq[:6].copy(), data.tau[6:].copy()) if plain else (data.ddq[:6], data.tau[6:])
+            return finite_result("floating_base_inverse_dynamics", *_base_and_joints(data, plain))
     check_floating(model, "floating_base_inverse_dynamics")
     q = config(model, q)
     v = velocity(model, v, q)
@@ -191,10 +197,11 @@ def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=
         FK.fb_id_batch(model._tree, q, v, qdd, bool(gravity), fb, fe is not None, qdd_out, tau_out, status)
         if status.any():
             _singular_composite()
-        return np.ascontiguousarray(qdd_out[:, :6]), np.ascontiguousarray(tau_out[:, 6:])
+        return finite_result("floating_base_inverse_dynamics", np.ascontiguousarray(qdd_out[:, :6]),
+                             np.ascontiguousarray(tau_out[:, 6:]))
     if fe is not None:
         data.f[:] = fe
     if FK.fb_id_kernel(model._tree, q, v, qdd, bool(gravity), fe is not None, data.poses, data.jac,
                        data.spatial, data.inertia6, data.Dinv, data.dofs):
         _singular_composite()
-    return (data.ddq[:6].copy(), data.tau[6:].copy()) if plain else (data.ddq[:6], data.tau[6:])
+    return finite_result("floating_base_inverse_dynamics", *_base_and_joints(data, plain))

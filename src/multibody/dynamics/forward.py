@@ -5,6 +5,7 @@ from numba import types
 
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
+from ..model.checks import finite_result
 from . import kernels as K
 from ._common import (Data, batch_output, config, data_for, external_forces, single_state_out, singular_body,
                       velocity, workspace)
@@ -65,7 +66,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
         K.aba_batch(model._tree, q, v, tau, bool(gravity), fb, fe is not None, out, status)
         if status.any():
             singular_body(model, int(status[status != 0][0]), "aba")
-        return out
+        return finite_result("aba", out)
     single_state_out(out)
     data = data_for(model, data)
     if fe is not None:
@@ -74,7 +75,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
                      data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
         singular_body(model, b, "aba")
-    return data.ddq.copy() if plain else data.ddq
+    return finite_result("aba", data.ddq.copy() if plain else data.ddq)
 
 
 def _fd_crba_entry():
@@ -125,7 +126,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
         K.fd_crba_batch(model._tree, lam, q, v, tau, bool(gravity), fb, fe is not None, out, status)
         if status.any():
             raise not_positive_definite(model, int(status[status != 0][0]) - 1)
-        return out
+        return finite_result("forward_dynamics", out)
     data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe
@@ -133,4 +134,4 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
                           data.spatial, data.inertia6, data.M, data.L, data.ddq)
     if st:
         raise not_positive_definite(model, st - 1)
-    return data.ddq.copy() if plain else data.ddq
+    return finite_result("forward_dynamics", data.ddq.copy() if plain else data.ddq)

@@ -6,6 +6,7 @@ accelerations. Solved in O(n) by the articulated-body hybrid algorithm
 import numpy as np
 
 from ..errors import InputError
+from ..model.checks import as_float_array, finite_result
 from . import hybrid_kernels as HK
 from ._common import config, data_for, external_forces, singular_body, velocity
 from .inverse import raise_state_status
@@ -34,7 +35,7 @@ def _given(model, x, name, used, q):
     where ``used`` is True must be finite, the others are replaced by 0."""
     if x is None:
         return np.zeros(q.shape[:-1] + (model.nv,))
-    a = np.asarray(x, dtype=np.float64)
+    a = as_float_array(x, name)
     if a.shape != q.shape[:-1] + (model.nv,) and a.shape != (model.nv,):
         expected = f"({model.nv},)" + (f" or ({q.shape[0]}, {model.nv})" if q.ndim == 2 else "")
         raise InputError(f"{name} has shape {a.shape}, expected {expected}")
@@ -45,6 +46,11 @@ def _given(model, x, name, used, q):
         raise InputError(f"{name} has a non-finite entry at index {idx[0] if len(idx) == 1 else idx} "
                          "(an entry that is used)")
     return np.ascontiguousarray(np.where(used, a, 0.0))
+
+
+def _results(data, copy):
+    """(q̈, τ) of a hybrid dynamics in ``data``: views, or copies."""
+    return (data.ddq.copy(), data.tau.copy()) if copy else (data.ddq, data.tau)
 
 
 def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, gravity=True, data=None):
@@ -102,7 +108,7 @@ def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, g
                 if st < -HK.ARG:
                     singular_body(model, -st - HK.ARG, "hybrid_dynamics")
                 raise_state_status(model, q, st, NAMES)
-            return (data.ddq.copy(), data.tau.copy()) if plain else (data.ddq, data.tau)
+            return finite_result("hybrid_dynamics", *_results(data, plain))
     q = config(model, q)
     v = velocity(model, v, q)
     mask = prescribed_mask(model, prescribed, q)
@@ -121,11 +127,11 @@ def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, g
                         fe is not None, qdd, tau, status)
         if status.any():
             singular_body(model, int(status[status != 0][0]), "hybrid_dynamics")
-        return qdd, tau
+        return finite_result("hybrid_dynamics", qdd, tau)
     if fe is not None:
         data.f[:] = fe
     b = HK.hybrid_kernel(model._tree, q, v, qdd_in, tau_in, mask, bool(gravity), fe is not None, data.poses,
                          data.jac, data.spatial, data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
         singular_body(model, b, "hybrid_dynamics")
-    return (data.ddq.copy(), data.tau.copy()) if plain else (data.ddq, data.tau)
+    return finite_result("hybrid_dynamics", *_results(data, plain))

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError, SimulationError
+from ..model.checks import as_float_array, finite_result
 from . import kernels as K
 from . import minv_kernels as MK
 from ._common import batch_output, config, data_for, raise_status, single_state_out, velocity, workspace
@@ -48,11 +49,11 @@ def crba(model, q, data=None, out=None):
     if q.ndim == 2:
         out = batch_output(out, (q.shape[0], model.nv, model.nv))
         K.crba_batch(model._tree, model.dof_parent, q, out)
-        return out
+        return finite_result("crba", out)
     single_state_out(out)
     data = data_for(model, data)
     K.crba_kernel(model._tree, model.dof_parent, q, data.poses, data.jac, data.inertia6, data.M)
-    return data.M.copy() if plain else data.M
+    return finite_result("crba", data.M.copy() if plain else data.M)
 
 
 _VECTOR_JOINTS = ("universe", "fixed", "revolute", "prismatic", "helical", "cylindrical", "translational")
@@ -87,7 +88,7 @@ def kinetic_energy_gradient(model, q, v, data=None):
     data = data_for(model, data)
     out = np.empty(model.nv)
     K.kinetic_gradient_kernel(model._tree, q, v, data.poses, data.spatial, out)
-    return out
+    return finite_result("kinetic_energy_gradient", out)
 
 
 def dof_parents(model):
@@ -229,12 +230,12 @@ def inverse_inertia(model, q, data=None):
         bad = np.flatnonzero(status)
         if bad.size:
             raise _not_positive_definite_at_body(model, int(status[bad[0]]))
-        return out
+        return finite_result("inverse_inertia", out)
     data = data_for(model, data)
     st = MK.minv_checked(model._tree, q, data.poses, data.jac, data.inertia6, data.U, data.Dinv, data.Minv)
     if st:
         _raise_minv_status(model, q, st)
-    return data.Minv.copy() if plain else data.Minv
+    return finite_result("inverse_inertia", data.Minv.copy() if plain else data.Minv)
 
 
 _MINV = None
@@ -266,9 +267,11 @@ def operational_space_inverse_inertia(model, q, J):
     if q.ndim != 1:
         raise InputError("operational_space_inverse_inertia takes one configuration q of shape "
                          f"({model.nq},), got {q.shape}")
-    J = np.asarray(J, dtype=np.float64)
-    if J.ndim != 2 or J.shape[1] != model.nv:
-        raise InputError(f"J has shape {J.shape}, expected (m, {model.nv})")
+    J = as_float_array(J, "J")
+    if J.ndim != 2 or J.shape[1] != model.nv or J.shape[0] == 0:
+        raise InputError(f"J has shape {J.shape}, expected (m, {model.nv}) with m >= 1")
+    if not np.isfinite(J).all():
+        raise InputError(f"J has a non-finite entry at index {tuple(int(i) for i in np.argwhere(~np.isfinite(J))[0])}")
     fac = InertiaFactor(model, crba(model, q))
     X = fac.solve(J.T)
-    return J @ X
+    return finite_result("operational_space_inverse_inertia", J @ X)

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError
+from ..model.checks import finite_result
 from . import kernels as K
 from ._common import (Data, batch_output, config, data_for, external_forces, raise_status, single_state_out,
                       velocity, workspace)
@@ -71,13 +72,13 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
         fb = np.zeros((q.shape[0], model.nbodies, 6)) if fe is None else np.broadcast_to(
             fe, (q.shape[0], model.nbodies, 6)).copy()
         K.rnea_batch(model._tree, q, v, a, bool(gravity), fb, fe is not None, out)
-        return out
+        return finite_result("rnea", out)
     single_state_out(out)
     data = data_for(model, data)
     if fe is not None:
         data.f[:] = fe
     K.rnea_kernel(model._tree, q, v, a, bool(gravity), fe is not None, data.poses, data.spatial, data.tau)
-    return data.tau.copy() if plain else data.tau
+    return finite_result("rnea", data.tau.copy() if plain else data.tau)
 
 
 def bias_forces(model, q, v, f_ext=None, data=None):

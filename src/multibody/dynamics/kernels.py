@@ -18,7 +18,7 @@ index them directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import BAD_SHAPE, chunk_count
+from .._compiled import BAD_SHAPE, chunk_count, diagonal_overflowed, overflowed
 from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, rotate, to_child,
                                   to_parent, world_inertia_into)
 from ..model.data import SLOT_L, SLOT_M, allocated, handle_workspace, owned
@@ -719,6 +719,8 @@ def rnea_fast(handle, q, v, a, gravity_on):
     st = state_status(w.tree, q, v, a)
     if st == 0:
         rnea_kernel(w.tree, q, v, a, gravity_on, False, w.poses, w.spatial, w.dofs[0])
+        if overflowed(w.dofs[0]):  # finite inputs too large: the general path raises
+            return BAD_SHAPE
     return st
 
 
@@ -732,6 +734,8 @@ def crba_fast(handle, q):
     st = q_status(w.tree, q)
     if st == 0:
         crba_kernel(w.tree, w.lam, q, w.poses, w.jac, w.inertia6, w.M)
+        if diagonal_overflowed(w.M):  # the general path raises
+            return BAD_SHAPE
     return st
 
 
@@ -747,6 +751,8 @@ def aba_fast(handle, q, v, tau, gravity_on):
                        w.dofs)
         if b:
             return -ARG - b
+        if overflowed(w.dofs[1]):  # the general path raises
+            return BAD_SHAPE
     return st
 
 
@@ -757,8 +763,11 @@ def fd_crba_fast(handle, q, v, tau, gravity_on):
     if (q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv or not owned(handle)
             or not allocated(handle, SLOT_M) or not allocated(handle, SLOT_L)):
         return BAD_SHAPE
-    return fd_crba_checked(w.tree, w.lam, q, v, tau, gravity_on, w.poses, w.jac, w.spatial, w.inertia6, w.M, w.L,
-                           w.dofs[1])
+    st = fd_crba_checked(w.tree, w.lam, q, v, tau, gravity_on, w.poses, w.jac, w.spatial, w.inertia6, w.M, w.L,
+                         w.dofs[1])
+    if st == 0 and overflowed(w.dofs[1]):  # the general path raises
+        return BAD_SHAPE
+    return st
 
 
 # ----------------------------------------------------------------- batches

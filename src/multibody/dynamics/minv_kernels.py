@@ -41,7 +41,7 @@ arrays directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import BAD_SHAPE
+from .._compiled import BAD_SHAPE, diagonal_overflowed
 from ..kinematics.kernels import fk_kernel, q_status, to_parent, world_inertia_into
 from ..model.data import SLOT_MINV, allocated, handle_workspace, owned
 from ..model.joints import C_ARMATURE, C_NV, C_PARENT, C_V, subspace_column
@@ -306,4 +306,7 @@ def minv_fast(handle, q):
     w = handle_workspace(handle)
     if q.shape[0] != w.nq or not owned(handle) or not allocated(handle, SLOT_MINV):  # the caller's general
         return BAD_SHAPE                                                              # path raises or allocates
-    return minv_checked(w.tree, q, w.poses, w.jac, w.inertia6, w.U, w.Dinv, w.Minv)
+    st = minv_checked(w.tree, q, w.poses, w.jac, w.inertia6, w.U, w.Dinv, w.Minv)
+    if st == 0 and diagonal_overflowed(w.Minv):  # the general path raises
+        return BAD_SHAPE
+    return st

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..spatial.spatial import inertia_to_params
 from ..model.joints import C_H, C_I, C_MASS
+from ..model.checks import finite_result
 from . import regressor_kernels as RK
 from ._common import config, data_for, velocity
 from .inverse import raise_state_status
@@ -74,14 +75,14 @@ def regressor(model, q, v, a, gravity=True, data=None):
         st = RK.regressor_checked(model._tree, q, v, a, bool(gravity), data.poses, data.jac, data.spatial, Y)
         if st:
             raise_state_status(model, q, st)
-        return Y
+        return finite_result("regressor", Y)
     q = config(model, q)
     v = velocity(model, v, q)
     a = velocity(model, a, q, "a")
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nv, ncol))
         RK.regressor_batch(model._tree, q, v, a, bool(gravity), out)
-        return out
+        return finite_result("regressor", out)
     Y = np.empty((model.nv, ncol))
     RK.regressor_kernel(model._tree, q, v, a, bool(gravity), data.poses, data.jac, data.spatial, Y)
-    return Y
+    return finite_result("regressor", Y)

@@ -15,7 +15,7 @@ these arrays directly instead of taking views (see joints.py for why).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import BAD_SHAPE, chunk_count
+from .._compiled import BAD_SHAPE, chunk_count, overflowed_2d
 from ..model.data import handle_workspace, owned
 from ..model.configuration import q_status  # noqa: F401  (re-exported for the dynamics kernels)
 from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, REVOLUTE,
@@ -65,6 +65,11 @@ def fk_fast(handle, q):
     st = q_status(w.tree, q)  # inline: a call to a checked kernel cost 10% on a 6-DoF arm
     if st == 0:
         fk_kernel(w.tree, q, w.poses)
+        s = 0.0
+        for i in range(w.nb):  # an overflowing position (rotations are bounded): the general path raises
+            s += (w.poses[0, i, 0, 3] + w.poses[0, i, 1, 3] + w.poses[0, i, 2, 3]) * 0.0
+        if s != 0.0:
+            return BAD_SHAPE
     return st
 
 
@@ -75,6 +80,8 @@ def frame_pose_fast(handle, q, body, place, out):
     st = fk_fast(handle, q)
     if st == 0:
         compose_pose(handle_workspace(handle).poses[0], body, place, out)
+        if overflowed_2d(out):  # the general path raises
+            return BAD_SHAPE
     return st
 
 
@@ -298,6 +305,8 @@ def frame_jacobian_fast(handle, q, body, place, ref):
     st = q_status(w.tree, q)
     if st == 0:
         frame_jacobian_kernel(w.tree, q, body, place, ref, w.poses, w.jac)
+        if overflowed_2d(w.jac[2]):  # the general path raises
+            return BAD_SHAPE
     return st
 
 

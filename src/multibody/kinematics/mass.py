@@ -3,6 +3,7 @@ kinetic and potential energy, spatial and centroidal momentum."""
 import numpy as np
 
 from .._compiled import run_batch
+from ..model.checks import finite_result
 from . import kernels as K
 from ._common import config, velocity
 
@@ -16,6 +17,7 @@ def center_of_mass(model, q, v=None):
     out = np.empty((qb.shape[0], 2, 3))
     run_batch(K.com_batch, K.com_rows, qb.shape[0], model._tree, qb, vb, out)
     com, vcom = (out[0, 0], out[0, 1]) if q.ndim == 1 else (out[:, 0], out[:, 1])
+    finite_result("center_of_mass", com, vcom)
     return com if v is None else (com, vcom)
 
 
@@ -26,7 +28,7 @@ def com_jacobian(model, q):
     qb = np.atleast_2d(q)
     out = np.empty((qb.shape[0], 3, model.nv))
     run_batch(K.com_jacobian_batch, K.com_jacobian_rows, qb.shape[0], model._tree, qb, out)
-    return out[0] if q.ndim == 1 else out
+    return finite_result("com_jacobian", out[0] if q.ndim == 1 else out)
 
 
 def kinetic_energy(model, q, v):
@@ -47,7 +49,8 @@ def _energy(model, q, v, which):
     qb, vb = np.atleast_2d(q), np.atleast_2d(v)
     out = np.empty((qb.shape[0], 2))
     run_batch(K.energy_batch, K.energy_rows, qb.shape[0], model._tree, qb, vb, model.gravity, out)
-    return float(out[0, which]) if q.ndim == 1 else out[:, which]
+    what = ("kinetic_energy", "potential_energy")[which]
+    return finite_result(what, float(out[0, which]) if q.ndim == 1 else out[:, which])
 
 
 def momentum(model, q, v):
@@ -70,7 +73,7 @@ def _momenta(model, q, v):
     qb, vb = np.atleast_2d(q), np.atleast_2d(v)
     out = np.empty((qb.shape[0], 2, 6))
     run_batch(K.momentum_batch, K.momentum_rows, qb.shape[0], model._tree, qb, vb, out)
-    return out[0] if q.ndim == 1 else out
+    return finite_result("momentum", out[0] if q.ndim == 1 else out)
 
 
 def centroidal_momentum_matrix(model, q):
@@ -80,4 +83,4 @@ def centroidal_momentum_matrix(model, q):
     qb = np.atleast_2d(q)
     out = np.empty((qb.shape[0], 6, model.nv))
     run_batch(K.centroidal_matrix_batch, K.centroidal_matrix_rows, qb.shape[0], model._tree, qb, out)
-    return out[0] if q.ndim == 1 else out
+    return finite_result("centroidal_momentum_matrix", out[0] if q.ndim == 1 else out)

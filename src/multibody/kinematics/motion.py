@@ -10,7 +10,7 @@ import numpy as np
 from .._compiled import BAD_SHAPE, F64_1, F64_2C, INT, JIT, entry, run_batch
 from ..errors import InputError
 from . import kernels as K
-from ..model.checks import as_vector
+from ..model.checks import as_vector, finite_result
 from ._common import config, data_for, frame_of, raise_status, reference_code, velocity, workspace
 
 
@@ -35,13 +35,13 @@ def body_motion(model, q, v, a=None, reference="local", data=None):
         if ref == K.WORLD:
             oMi = K.fk_batch_poses(model._tree, q)
             vel, acc = _to_world(oMi, vel), _to_world(oMi, acc)
-        return vel, acc
+        return finite_result("body_motion", vel, acc)
     plain = data is None
     data = data_for(model, data)
     K.motion_kernel(model._tree, q, v, a, data.poses, data.jac, data.spatial)
     if ref == K.WORLD:
-        return _to_world(data.oMi, data.v), _to_world(data.oMi, data.a)
-    return (data.v.copy(), data.a.copy()) if plain else (data.v, data.a)
+        return finite_result("body_motion", _to_world(data.oMi, data.v), _to_world(data.oMi, data.a))
+    return finite_result("body_motion", *((data.v.copy(), data.a.copy()) if plain else (data.v, data.a)))
 
 
 def _to_world(oMi, m):
@@ -64,7 +64,7 @@ def _frame_motion(model, q, v, a, frame, reference, classical):
     out = np.empty((qb.shape[0], 2, 6))
     run_batch(K.frame_motion_batch, K.frame_motion_rows, qb.shape[0], model._tree, qb, vb, ab, body, place, ref,
               classical, out)
-    return (out[0, 0], out[0, 1]) if single else (out[:, 0], out[:, 1])
+    return finite_result("frame motion", *((out[0, 0], out[0, 1]) if single else (out[:, 0], out[:, 1])))
 
 
 def frame_velocity(model, q, v, frame, reference="local"):
@@ -78,6 +78,8 @@ def frame_acceleration(model, q, v, a, frame, reference="local", classical=False
     ``classical=False`` gives the spatial acceleration (Featherstone §2.11);
     ``classical=True`` replaces the linear part by the acceleration of the
     frame origin, ``v̇_O + ω × v_O`` (Eq. 2.47–2.50, notes P7)."""
+    if a is None:
+        raise InputError("frame_acceleration needs the joint accelerations a (nv,); use jacobian_dot_v for a = 0")
     return _frame_motion(model, q, v, a, frame, reference, bool(classical))[1]
 
 
@@ -108,7 +110,7 @@ def joint_jacobians(model, q, data=None):
     plain = data is None
     data = data_for(model, data)
     K.joint_jacobians_kernel(model._tree, q, data.poses, data.jac)
-    return data.J.copy() if plain else data.J
+    return finite_result("joint_jacobians", data.J.copy() if plain else data.J)
 
 
 def jacobian(model, q, frame, reference="world", point=None, data=None):
@@ -143,7 +145,7 @@ def jacobian(model, q, frame, reference="world", point=None, data=None):
     if q.ndim == 2:
         out = np.empty((q.shape[0], 6, model.nv))
         K.frame_jacobian_batch(model._tree, q, body, place, ref, out)
-        return out
+        return finite_result("jacobian", out)
     data = data_for(model, data)
     K.frame_jacobian_kernel(model._tree, q, body, place, ref, data.poses, data.jac)
-    return data.frame_J.copy() if plain else data.frame_J
+    return finite_result("jacobian", data.frame_J.copy() if plain else data.frame_J)

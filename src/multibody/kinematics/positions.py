@@ -3,6 +3,7 @@ Examples 4.1–4.4)."""
 import numpy as np
 
 from .._compiled import BAD_SHAPE, F64_1, F64_2C, INT, JIT, entry
+from ..model.checks import finite_result
 from . import kernels as K
 from ._common import config, data_for, frame_of, raise_status, workspace
 
@@ -37,10 +38,10 @@ def forward_kinematics(model, q, data=None):
     if q.ndim == 2:
         out = np.empty((q.shape[0], model.nbodies, 4, 4))
         K.fk_batch(model._tree, q, out)
-        return out
+        return finite_result("forward_kinematics", out)
     data = data_for(model, data)
     K.fk_kernel(model._tree, q, data.poses)
-    return data.oMi.copy() if plain else data.oMi
+    return finite_result("forward_kinematics", data.oMi.copy() if plain else data.oMi)
 
 
 F64 = np.dtype(np.float64)
@@ -64,9 +65,9 @@ def frame_placements(model, q, data=None):
         out = np.tile(np.eye(4), (oMi.shape[0], len(model.frames), 1, 1))
         for b in range(oMi.shape[0]):
             K.frames_kernel(model.frame_body, model.frame_placement, oMi[b], out[b])
-        return out
+        return finite_result("frame_placements", out)
     K.frames_kernel(model.frame_body, model.frame_placement, oMi, data.oMf)
-    return data.oMf.copy() if plain else data.oMf
+    return finite_result("frame_placements", data.oMf.copy() if plain else data.oMf)
 
 
 def frame_pose(model, q, frame, data=None):
@@ -92,10 +93,10 @@ def frame_pose(model, q, frame, data=None):
                 raise_status(model, q, st)
     oMi = forward_kinematics(model, q, data_for(model, data))
     if oMi.ndim == 4:
-        return oMi[:, body] @ place
+        return finite_result("frame_pose", oMi[:, body] @ place)
     out = np.empty((4, 4))
     K.compose_pose(oMi, body, place, out)
-    return out
+    return finite_result("frame_pose", out)
 
 
 _FRAME = None

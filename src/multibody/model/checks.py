@@ -46,6 +46,18 @@ def as_vector(x, name, size, batch=True, finite=True):
     return a
 
 
+def finite_result(what, *results):
+    """Return ``results`` (one array, or a tuple) after checking that they
+    are finite: computed from finite inputs, a non-finite result means the
+    inputs were so large that the computation overflowed (e.g. |v| = 1e200:
+    v² is inf). Raises :class:`InputError` naming ``what``."""
+    for x in results:
+        if not np.isfinite(x).all():
+            raise InputError(f"{what}: the result is not finite although the inputs are: they are too large "
+                             "for float64 (the computation overflowed)")
+    return results[0] if len(results) == 1 else results
+
+
 QUATERNION_TOLERANCE = 1e-6
 
 
