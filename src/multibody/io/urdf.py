@@ -125,7 +125,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..errors import ModelError, ModelFileError, ModelWarning
+from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
 from ..spatial import spatial as sp
 from ..spatial.euler import rpy_to_rotation
@@ -193,7 +193,7 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
     :class:`~multibody.errors.ModelWarning` for kept or repaired inertias.
     """
     if inertia not in INERTIA_MODES:
-        raise ModelFileError(f"load_urdf: inertia={inertia!r} is not one of {', '.join(map(repr, INERTIA_MODES))}")
+        raise InputError(f"load_urdf: inertia={inertia!r} is not one of {', '.join(map(repr, INERTIA_MODES))}")
     text, path = read_source(path_or_string, "URDF")
     src = f"URDF file '{path}'" if path else "URDF string"
     try:
