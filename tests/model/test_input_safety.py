@@ -9,11 +9,15 @@ suite's second pass, with NUMBA_DISABLE_JIT=1.
 Each case first makes the valid call (it must succeed, so an error below
 is about the argument, not the model), then replaces one argument at a
 time."""
+import inspect
+import os
+
 import numpy as np
 import pytest
 
 import multibody as mb
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARM = "src/multibody/data/robots/mb_arm.urdf"
 
 
@@ -29,9 +33,7 @@ def floating_model():
 
 @pytest.fixture(scope="module")
 def models():
-    import os
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return {"floating": floating_model(), "arm": mb.load_urdf(os.path.join(root, ARM))}
+    return {"floating": floating_model(), "arm": mb.load_urdf(os.path.join(ROOT, ARM))}
 
 
 def state(m, seed=0):
@@ -88,7 +90,6 @@ CASES = _cases()
 
 def optional(fn, pos):
     """True if argument ``pos`` (after the model) of ``fn`` defaults to None."""
-    import inspect
     params = list(inspect.signature(fn).parameters.values())
     return params[pos + 1].default is None
 
@@ -213,9 +214,49 @@ def test_overflowing_results_are_reported(models, name):
         if "q" in huge and key != "floating":
             continue
         args, kw = build(m, qq, vv, aa)
-        for extra in ({}, {"data": mb.Data(m)}) if "data" in __import__("inspect").signature(fn).parameters else ({},):
+        for extra in ({}, {"data": mb.Data(m)}) if "data" in inspect.signature(fn).parameters else ({},):
             try:
                 result = fn(m, *args, **kw, **extra)
             except mb.MultibodyError:
                 continue
             assert _finite(result), f"{name}({huge}, {list(extra)}) returned a non-finite result without an error"
+
+
+def test_other_arguments_give_library_errors(models):
+    """Frames, references, workspaces, seeds, sizes, step sizes, external
+    forces and the model itself, given the wrong kind of value."""
+    m = models["arm"]
+    other = mb.load_urdf(os.path.join(ROOT, ARM))
+    q, v = m.neutral(), np.zeros(m.nv)
+    calls = {
+        "frame list": lambda: mb.jacobian(m, q, [1]),
+        "frame missing": lambda: mb.frame_pose(m, q, "no such frame"),
+        "frame index out of range": lambda: mb.frame_pose(m, q, len(m.frames)),
+        "reference list": lambda: mb.jacobian(m, q, "tool", ["world"]),
+        "reference unknown": lambda: mb.jacobian(m, q, "tool", "global"),
+        "Data of no model": lambda: mb.Data(object()),
+        "data of another model": lambda: mb.rnea(m, q, v, v, data=mb.Data(other)),
+        "data a string (rnea)": lambda: mb.rnea(m, q, v, v, data="x"),
+        "data a string (crba)": lambda: mb.crba(m, q, data="x"),
+        "data a string (fk)": lambda: mb.forward_kinematics(m, q, "x"),
+        "data a string (jacobian)": lambda: mb.jacobian(m, q, "tool", data="x"),
+        "data a string (frame_pose)": lambda: mb.frame_pose(m, q, "tool", data="x"),
+        "data a string (aba)": lambda: mb.aba(m, q, v, v, data="x"),
+        "seed a string": lambda: m.random_configuration(seed="x"),
+        "size negative": lambda: m.random_configuration(size=-1),
+        "size a string": lambda: m.random_configuration(size="3"),
+        "dt a string": lambda: m.integrate(q, v, "0.1"),
+        "dt nan": lambda: m.integrate(q, v, np.nan),
+        "f_ext complex": lambda: mb.rnea(m, q, v, v, f_ext=np.zeros((m.nbodies, 6), complex)),
+        "f_ext a string": lambda: mb.rnea(m, q, v, v, f_ext="abc"),
+        "f_ext wrong shape": lambda: mb.rnea(m, q, v, v, f_ext=np.zeros(3)),
+        "body name a list": lambda: m.body_id([1]),
+        "model a string": lambda: mb.rnea("model", q, v, v),
+        "model None": lambda: mb.forward_kinematics(None, q),
+        "model None (center_of_mass)": lambda: mb.center_of_mass(None, q),
+        "forward dynamics method": lambda: mb.forward_dynamics(m, q, v, v, method=3),
+    }
+    for label, call in calls.items():
+        with pytest.raises(mb.MultibodyError):
+            call()
+            pytest.fail(f"{label} was accepted")

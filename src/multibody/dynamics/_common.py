@@ -4,6 +4,7 @@ import numpy as np
 
 from ..errors import InputError, SimulationError
 from ..kinematics._common import config, raise_status, velocity  # noqa: F401  (re-exported)
+from ..model.checks import as_float_array
 from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
 
 
@@ -13,7 +14,7 @@ def external_forces(model, f_ext, batch=None):
     row 0 (the world) is ignored. ``None`` gives ``None``."""
     if f_ext is None:
         return None
-    f = np.ascontiguousarray(f_ext, dtype=np.float64)
+    f = as_float_array(f_ext, "f_ext")
     shape = (model.nbodies, 6)
     if f.shape != shape and not (batch is not None and f.shape == (batch,) + shape):
         raise InputError(f"f_ext has shape {f.shape}, expected {shape}"

@@ -38,9 +38,12 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
     if f_ext is not None and isinstance(f_ext, Data):  # aba(model, q, v, tau, data)
         f_ext, data = None, f_ext
     plain = data is None
-    if plain:
-        data = workspace(model)
-    if JIT and f_ext is None and out is None and (plain or data.model is model):
+    if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
+        try:
+            data = model._workspaces.data
+        except AttributeError:
+            data = workspace(model)
+    if JIT and f_ext is None and out is None and (plain or getattr(data, "model", None) is model):
         try:
             fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
@@ -97,9 +100,12 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
     if method != "crba":
         raise InputError(f"unknown forward dynamics method '{method}' (use 'aba' or 'crba')")
     plain = data is None
-    if plain:
-        data = workspace(model)
-    if JIT and f_ext is None and (plain or data.model is model):
+    if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
+        try:
+            data = model._workspaces.data
+        except AttributeError:
+            data = workspace(model)
+    if JIT and f_ext is None and (plain or getattr(data, "model", None) is model):
         try:
             fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)

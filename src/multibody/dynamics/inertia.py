@@ -32,9 +32,12 @@ def crba(model, q, data=None, out=None):
     array. Accuracy: round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
     what solves with H can achieve."""
     plain = data is None
-    if plain:
-        data = workspace(model)
-    if JIT and out is None and (plain or data.model is model):
+    if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
+        try:
+            data = model._workspaces.data
+        except AttributeError:
+            data = workspace(model)
+    if JIT and out is None and (plain or getattr(data, "model", None) is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path
@@ -209,9 +212,12 @@ def inverse_inertia(model, q, data=None):
     without, a new array. Accuracy: relative error ~cond(H)·1e-16.
     A massless subtree (``SᵀIᴬS`` singular) raises SimulationError."""
     plain = data is None
-    if plain:
-        data = workspace(model)
-    if JIT and (plain or data.model is model):
+    if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
+        try:
+            data = model._workspaces.data
+        except AttributeError:
+            data = workspace(model)
+    if JIT and (plain or getattr(data, "model", None) is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path

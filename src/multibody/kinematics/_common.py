@@ -4,20 +4,22 @@ from ..errors import InputError
 from ..model.checks import as_vector, check_quaternions
 from ..model.configuration import q_status, q_status_rows
 from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
+from ..model.model import Model
 from . import kernels as K
 
 REFERENCES = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
 
 
 def reference_code(reference):
-    code = REFERENCES.get(reference)
+    """The kernel code of a reference frame name ("world", "local", "local_world_aligned")."""
+    code = REFERENCES.get(reference) if isinstance(reference, str) else None
     if code is not None:
         return code
     if isinstance(reference, Data):
         raise InputError("a Data workspace was passed where the reference frame goes: pass it as data=data")
     try:
         return REFERENCES[str(reference).lower()]
-    except KeyError:
+    except (KeyError, TypeError):
         raise InputError(f"unknown reference frame '{reference}' (use one of {', '.join(REFERENCES)})") from None
 
 
@@ -33,6 +35,8 @@ def config(model, q, name="q", batch=True):
     """``q`` checked: float64, shape (nq,) or (if ``batch``) (B, nq),
     finite, unit quaternions (one compiled pass,
     :func:`~multibody.model.configuration.q_status`)."""
+    if not isinstance(model, Model):
+        raise InputError(f"expected a multibody Model as the first argument, got {type(model).__name__}")
     q = as_vector(q, name, model.nq, batch=batch, finite=False)
     if q.ndim == 1:
         st = q_status(model._tree, q)
@@ -55,7 +59,10 @@ def velocity(model, v, q, name="v"):
 
 def frame_of(model, frame):
     """(body index, 4x4 placement in the body) of a frame given by name or index."""
-    entry = model._frame_lookup.get(frame)
+    try:
+        entry = model._frame_lookup.get(frame)
+    except TypeError:  # unhashable
+        entry = None
     if entry is not None:
         return entry
     if isinstance(frame, str):

@@ -128,9 +128,12 @@ def jacobian(model, q, frame, reference="world", point=None, data=None):
         place = place.copy()
         place[:3, 3] += place[:3, :3] @ pt
     plain = data is None
-    if plain:
-        data = workspace(model)
-    if JIT and (plain or data.model is model):
+    if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
+        try:
+            data = model._workspaces.data
+        except AttributeError:
+            data = workspace(model)
+    if JIT and (plain or getattr(data, "model", None) is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path

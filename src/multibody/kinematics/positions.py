@@ -21,9 +21,12 @@ def forward_kinematics(model, q, data=None):
     round-off.
     """
     plain = data is None
-    if plain:
-        data = workspace(model)
-    if JIT and (plain or data.model is model):
+    if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
+        try:
+            data = model._workspaces.data
+        except AttributeError:
+            data = workspace(model)
+    if JIT and (plain or getattr(data, "model", None) is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path
@@ -77,9 +80,12 @@ def frame_pose(model, q, frame, data=None):
     are computed in (default: the thread's cached one)."""
     body, place = frame_of(model, frame)
     plain = data is None
-    if plain:
-        data = workspace(model)
-    if JIT and (plain or data.model is model):
+    if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
+        try:
+            data = model._workspaces.data
+        except AttributeError:
+            data = workspace(model)
+    if JIT and (plain or getattr(data, "model", None) is model):
         try:
             fast = q.dtype is F64 and q.ndim == 1
         except AttributeError:  # not an array: take the general path

@@ -15,8 +15,7 @@ import numpy as np
 from ..errors import ModelError
 from ..spatial import spatial as sp
 from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
-                     C_TYPE, C_V, C_ARMATURE, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, JOINT_TYPES, N_COL, NQ, NV,
-                     revolute_factors)
+                     C_TYPE, C_V, C_ARMATURE, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, JOINT_TYPES, N_COL, NQ, NV)
 from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, LoopJoint, Model
 
 WORLD = "world"
@@ -443,10 +442,6 @@ class ModelBuilder:
                      effort_limit=cat(el), damping=cat(dmp), friction=cat(fr), armature=cat(arm),
                      frames=frames, collision_geometries=coll, visual_geometries=vis, gravity=self.gravity,
                      couplings=self._couplings, equalities=self._equalities, loop_joints=self._loops)
-
-
-def _skew(c):
-    return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
 
 
 def _copy_body(b):

@@ -46,6 +46,18 @@ def as_vector(x, name, size, batch=True, finite=True):
     return a
 
 
+def real_number(x, name):
+    """``x`` as a finite Python float (a real number, not a string or a
+    bool); raises :class:`InputError` naming ``name`` otherwise."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        if not (isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iuf"):
+            raise InputError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    x = float(x)
+    if not np.isfinite(x):
+        raise InputError(f"{name} must be finite, got {x}")
+    return x
+
+
 def finite_result(what, *results):
     """Return ``results`` (one array, or a tuple) after checking that they
     are finite: computed from finite inputs, a non-finite result means the

@@ -61,6 +61,9 @@ class Data:
     """
 
     def __init__(self, model, thread_checked=True):
+        from .model import Model
+        if not isinstance(model, Model):
+            raise InputError(f"Data(model) needs a multibody Model, got {type(model).__name__}")
         nb, nv, nf = model.nbodies, model.nv, len(model.frames)
         self.model = model  # fast paths check ``data.model is model``: a foreign Data would overflow
         self.poses = np.tile(np.eye(4), (2, nb, 1, 1))
@@ -161,7 +164,10 @@ def workspace(model):
     """The calling thread's workspace for ``model`` (created on first use,
     dropped with the model or the thread). Public functions called without
     ``data`` compute in it and return copies of its results."""
-    local = model._workspaces
+    try:
+        local = model._workspaces
+    except AttributeError:
+        raise InputError(f"expected a multibody Model, got {type(model).__name__}") from None
     try:
         return local.data
     except AttributeError:

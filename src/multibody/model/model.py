@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import configuration as _cfg
-from .checks import as_vector, check_quaternions
+from .checks import as_vector, check_quaternions, finite_result, real_number
 from .joints import C_NQ, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, JOINT_TYPE_NAMES, SPHERICAL
 
 
@@ -222,21 +222,21 @@ class Model:
         """Index of the body called ``name`` (raises InputError if absent)."""
         try:
             return self._body_index[name]
-        except KeyError:
-            raise InputError(f"model '{self.name}' has no body '{name}'") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            raise InputError(f"model '{self.name}' has no body {name!r}") from None
 
     def joint_id(self, name):
         try:
             return self._joint_index[name]
-        except KeyError:
-            raise InputError(f"model '{self.name}' has no joint '{name}'") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            raise InputError(f"model '{self.name}' has no joint {name!r}") from None
 
     def frame_id(self, name):
         """Index of the frame called ``name``; every body has a frame of its name."""
         try:
             return self._frame_index[name]
-        except KeyError:
-            raise InputError(f"model '{self.name}' has no frame '{name}'") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            raise InputError(f"model '{self.name}' has no frame {name!r}") from None
 
     def __getstate__(self):
         """Pickle everything but the per-thread workspaces (memory addresses)."""
@@ -284,8 +284,17 @@ class Model:
         quaternions drawn uniformly on SO(3). A coordinate with an infinite
         limit is drawn in ``[-unbounded_range, unbounded_range]`` (angles and
         translations alike). ``size=B`` returns a ``(B, nq)`` batch."""
-        rng = np.random.default_rng(seed)
-        shape = (self.nq,) if size is None else (size, self.nq)
+        try:
+            rng = np.random.default_rng(seed)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"seed must be None, an integer or a numpy Generator, got {seed!r}: {e}") from None
+        if size is not None and not (isinstance(size, (int, np.integer)) and not isinstance(size, bool)
+                                     and size >= 1):
+            raise InputError(f"size must be None (one configuration) or an integer >= 1, got {size!r}")
+        if not (isinstance(unbounded_range, (int, float, np.number)) and np.isfinite(unbounded_range)
+                and unbounded_range > 0):
+            raise InputError(f"unbounded_range must be a positive finite number, got {unbounded_range!r}")
+        shape = (self.nq,) if size is None else (int(size), self.nq)
         lo = np.where(np.isfinite(self.lower_limit), self.lower_limit, -unbounded_range)
         hi = np.where(np.isfinite(self.upper_limit), self.upper_limit, unbounded_range)
         q = rng.uniform(lo, hi, size=shape)
@@ -306,12 +315,13 @@ class Model:
         v = as_vector(v, "v", self.nv)
         if q.ndim != v.ndim:
             raise InputError(f"q has shape {q.shape} but v has shape {v.shape}: both single or both batched")
+        dt = real_number(dt, "dt")
         out = np.empty_like(q)
         if q.ndim == 1:
-            _cfg.integrate_kernel(self._tree, q, v, float(dt), out)
+            _cfg.integrate_kernel(self._tree, q, v, dt, out)
         else:
-            _cfg.integrate_batch(self._tree, q, v, float(dt), out)
-        return out
+            _cfg.integrate_batch(self._tree, q, v, dt, out)
+        return finite_result("integrate", out)
 
     def _integrate(self, q, v, dt):
         """:meth:`integrate` for one state without argument checks: for
