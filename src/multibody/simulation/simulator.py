@@ -96,9 +96,7 @@ def state_vector(x, name, size, where=""):
     if a.ndim != 1 or a.shape[0] != size:
         raise InputError(f"{name}{at} has shape {a.shape}, expected ({size},) (one vector, not a batch)")
     a = np.array(a, dtype=np.float64, order="C")  # a copy, always
-    # one dot product is the cheapest finiteness test (NaN/inf propagate); it can overflow
-    # for finite entries above 1e154, so the exact test decides
-    if not math.isfinite(float(a @ a)) and not np.isfinite(a).all():
+    if not np.isfinite(a).all():
         k = int(np.argmax(~np.isfinite(a)))
         raise InputError(f"{name}{at} has a non-finite entry at index {k} ({a[k]})")
     return a
@@ -509,8 +507,14 @@ class Simulator:
             try:
                 _record(tau, clamped)
             except MultibodyError as e:  # e.g. a force element's callable failing in its power
-                raise _with_context(e, f"recording the state after step {self._steps} (t = {self.state.t:.6g} "
-                                       f"s): {e}") from e
+                where = f"the state after step {self._steps} (t = {self.state.t:.6g} s)"
+                if self._steps == 0:  # the initial state: the caller's
+                    raise _with_context(e, f"recording the initial state (t = {self.state.t:.6g} s): {e}") from e
+                if isinstance(e, SimulationError) or any(w in str(e) for w in _DIVERGENCE_WORDS):
+                    # a finite state whose energy overflows float64 (|v| ~ 1e155): diverged
+                    raise SimulationError(f"the integration diverged at step {self._steps}: recording {where}: "
+                                          f"{e}") from e
+                raise _with_context(e, f"recording {where}: {e}") from e
 
         def _record(tau, clamped):
             s = self.state
