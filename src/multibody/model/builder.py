@@ -41,11 +41,10 @@ def as_pose(placement, what="placement"):
     rows = T.tolist()
     if not all(map(math.isfinite, rows[0] + rows[1] + rows[2] + rows[3])):
         raise ModelError(f"{what}: expected a finite 4x4 pose or (R, p), got shape {T.shape}")
-    r0, r1, r2 = rows[0][:3], rows[1][:3], rows[2][:3]
-    (a, b, c), (d, e, f), (g, h, i) = r0, r1, r2
-    dot = lambda x, y: x[0] * y[0] + x[1] * y[1] + x[2] * y[2]  # noqa: E731
-    err = max(abs(dot(r0, r0) - 1.0), abs(dot(r1, r1) - 1.0), abs(dot(r2, r2) - 1.0),
-              abs(dot(r0, r1)), abs(dot(r0, r2)), abs(dot(r1, r2)))
+    (a, b, c, _), (d, e, f, _), (g, h, i, _) = rows[0], rows[1], rows[2]
+    # R Rᵀ - 1: the dot products of the rows
+    err = max(abs(a * a + b * b + c * c - 1.0), abs(d * d + e * e + f * f - 1.0), abs(g * g + h * h + i * i - 1.0),
+              abs(a * d + b * e + c * f), abs(a * g + b * h + c * i), abs(d * g + e * h + f * i))
     if err > 1e-6 or a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0:
         raise ModelError(f"{what}: the rotation part is not a proper rotation matrix")
     return T
@@ -203,17 +202,17 @@ class ModelBuilder:
             inertia = np.diag(inertia)
         if inertia.shape != (3, 3):
             raise ModelError(f"body '{name}': inertia must be 3x3 (or 3 principal moments), got {inertia.shape}")
-        massless = mass == 0.0 and not np.any(inertia)
+        massless = mass == 0.0 and not inertia.any()
         if not massless or not physical_inertia:
             mass, inertia = sp.check_inertia(mass, inertia, f"body '{name}'", physical=bool(physical_inertia))
-        if not np.isfinite(com).all():
+        if not all(map(math.isfinite, com.tolist())):
             raise ModelError(f"body '{name}': centre of mass is not finite")
         lo = _per_dof(lower, nq, f"joint '{jname}': lower", -np.inf)
         hi = _per_dof(upper, nq, f"joint '{jname}': upper", np.inf)
         if jtype in ("spherical", "free"):  # quaternion coordinates carry no limits
             k = 3 if jtype == "free" else 0
             lo[k:], hi[k:] = -np.inf, np.inf
-        if np.any(lo > hi):
+        if (lo > hi).any():
             raise ModelError(f"joint '{jname}': lower limit {lo} exceeds upper limit {hi}")
         b = _Body(name, parent, jtype, jname, as_pose(placement, f"joint '{jname}': placement"), ax, ax2,
                   float(pitch), mass, com, inertia, lo, hi,
