@@ -196,6 +196,7 @@ def test_bad_tau_is_refused_with_effort_limits_too(integrator):
     (dict(integrator=3), "integrator must be a name or an Integrator"),
     (dict(forces="spring"), "forces must be a list of force elements"),
     (dict(forces=[JointSpring("l1", 1.0), 3]), r"forces\[1\] = 3 is not a ForceElement"),
+    (dict(constraints=3), "constraints must be True, False, a Constraints or a list"),
 ])
 def test_bad_simulator_arguments(kwargs, match):
     args = dict(dt=DT)
@@ -204,6 +205,12 @@ def test_bad_simulator_arguments(kwargs, match):
         warnings.simplefilter("error")
         with pytest.raises(InputError, match=match):
             mb.Simulator(MODEL, **args)
+
+
+@pytest.mark.parametrize("model", ["robot.urdf", None, MODEL.tree])
+def test_the_model_must_be_a_model(model):
+    with pytest.raises(InputError, match="Simulator needs a multibody Model"):
+        mb.Simulator(model, DT)
 
 
 @pytest.mark.parametrize("kwargs,match", [

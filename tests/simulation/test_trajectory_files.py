@@ -200,6 +200,33 @@ def test_a_trajectory_without_fingerprint_cannot_be_checked(tmp_path):
 
 # ------------------------------------------------------------------ unreadable and unwritable files
 
+@pytest.mark.parametrize("change,match", [
+    (dict(v=np.zeros(3)), r"t must have shape \(N,\) and v \(N, nv\)"),
+    (dict(q=np.zeros((4, 2))), r"Trajectory is inconsistent: q has dtype float64 and shape \(4, 2\)"),
+    (dict(t=["a", "b", "c"]), "Trajectory.t must be an array of numbers"),
+    (dict(power=np.zeros((3, 5))), r"power has dtype float64 and shape \(3, 5\), expected float \(3, 2\)"),
+    (dict(meta=[("a", 1)]), "Trajectory.meta must be a dict"),
+    (dict(power_labels=("tau", 3)), "power_labels must be a tuple of strings"),
+    (dict(model_fingerprint=123), "model_fingerprint must be a string or None"),
+])
+def test_a_trajectory_built_by_hand_is_checked(change, match):
+    src = recorded(steps=2)
+    fields = {name: getattr(src, name) for name in FIELDS}
+    fields.update(meta=src.meta, power_labels=src.power_labels, model_fingerprint=src.model_fingerprint)
+    fields.update(change)
+    with pytest.raises(InputError, match=match):
+        mb.Trajectory(**fields)
+
+
+def test_a_trajectory_built_from_lists_saves_and_loads(tmp_path):
+    traj = mb.Trajectory([0.0, 0.1], [[0.0], [1.0]], [[0.0], [2.0]], [[0.0], [3.0]], [0.0, 1.0], [0.0, -1.0])
+    traj.save(tmp_path / "lists.npz")
+    back = mb.Trajectory.load(tmp_path / "lists.npz")
+    assert_same(back, traj)
+    np.testing.assert_array_equal(back.v, [[0.0], [2.0]])
+    assert back.effort_clamped.dtype == bool and back.power.shape == (2, 0)
+
+
 def test_missing_and_non_files_are_named(tmp_path):
     with pytest.raises(InputError, match=r"cannot read trajectory file '.*nothere\.npz': no such file"):
         mb.Trajectory.load(tmp_path / "nothere.npz")

@@ -15,6 +15,7 @@ from ..forces.base import validate_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..kinematics import kinetic_energy, potential_energy
+from ..model import Model
 from ..solvers import solve_spd_lcp
 from ._kernels import NON_FINITE, check_tau_kernel, end_of_step_kernel
 from .trajectory import Trajectory, model_fingerprint
@@ -167,6 +168,8 @@ class Simulator:
                  clamp_effort=True, clamp_velocity=True, limits=True, restitution=0.0, restitution_threshold=1e-2,
                  constraints=True, compliance=0.0, constraint_damping=0.0, baumgarte=10.0, project=True,
                  loop_method=None, q0=None, v0=None):
+        if not isinstance(model, Model):
+            raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -196,6 +199,9 @@ class Simulator:
         elif constraints is False or constraints is None:
             constraints = None
         elif not isinstance(constraints, Constraints):
+            if isinstance(constraints, (str, bytes, dict)) or not hasattr(constraints, "__iter__"):
+                raise InputError(f"constraints must be True, False, a Constraints or a list of LoopJoint / "
+                                 f"Coupling records, got {constraints!r}")
             constraints = Constraints(model, extra=constraints, loops=False, couplings=False)
         self.system = ReducedSystem(model, forces, gravity, joint_damping, constraints, compliance,
                                     constraint_damping, baumgarte, loop_method)

@@ -194,15 +194,33 @@ class Trajectory:
     model_fingerprint: str = None
 
     def __post_init__(self):
+        """Arrays from the fields (lists are accepted), the optional ones
+        filled with zeros; InputError if their shapes are not those of one
+        recording."""
+        try:
+            for name in ("t", "q", "v", "tau", "kinetic", "potential"):
+                setattr(self, name, np.asarray(getattr(self, name), dtype=float))
+        except (TypeError, ValueError) as e:
+            raise InputError(f"Trajectory.{name} must be an array of numbers: {e}") from None
+        if self.t.ndim != 1 or self.v.ndim != 2:
+            raise InputError(f"Trajectory: t must have shape (N,) and v (N, nv), got {self.t.shape} and "
+                             f"{self.v.shape}")
         N, nv = len(self.t), self.v.shape[1]
-        if self.effort_clamped is None:
-            self.effort_clamped = np.zeros((N, nv), bool)
-        if self.velocity_clamped is None:
-            self.velocity_clamped = np.zeros((N, nv), bool)
-        if self.power is None:
-            self.power = np.zeros((N, len(self.power_labels)))
-        if self.constraint_residual is None:
-            self.constraint_residual = np.zeros(N)
+        if not isinstance(self.power_labels, (tuple, list)) or not all(isinstance(x, str) for x in self.power_labels):
+            raise InputError(f"Trajectory.power_labels must be a tuple of strings, got {self.power_labels!r}")
+        self.power_labels = tuple(self.power_labels)
+        if self.meta is None:
+            self.meta = {}
+        if not isinstance(self.meta, dict):
+            raise InputError(f"Trajectory.meta must be a dict, got {type(self.meta).__name__}")
+        if self.model_fingerprint is not None and not isinstance(self.model_fingerprint, str):
+            raise InputError(f"Trajectory.model_fingerprint must be a string or None, got {self.model_fingerprint!r}")
+        defaults = dict(effort_clamped=((N, nv), bool), velocity_clamped=((N, nv), bool),
+                        power=((N, len(self.power_labels)), float), constraint_residual=((N,), float))
+        for name, (shape, dtype) in defaults.items():
+            value = getattr(self, name)
+            setattr(self, name, np.zeros(shape, dtype) if value is None else np.asarray(value, dtype=dtype))
+        _check_arrays("(in memory)", {name: getattr(self, name) for name in _ARRAYS}, len(self.power_labels))
 
     @property
     def energy(self):
@@ -333,8 +351,8 @@ class Trajectory:
 
 
 def _check_arrays(path, arrays, P):
-    """The arrays of a trajectory file have the dtypes and the shapes
-    (N,), (N, nq), (N, nv), (N, P) of one recording."""
+    """The arrays of a trajectory (file ``path``) have the dtypes and the
+    shapes (N,), (N, nq), (N, nv), (N, P) of one recording."""
     N = arrays["t"].shape[0] if arrays["t"].ndim == 1 else -1
     nq = arrays["q"].shape[1] if arrays["q"].ndim == 2 else -1
     nv = arrays["v"].shape[1] if arrays["v"].ndim == 2 else -1
@@ -343,5 +361,6 @@ def _check_arrays(path, arrays, P):
         a = arrays[name]
         expected = (N,) + cols[c]
         if a.dtype.kind != kind or a.shape != expected or N < 0 or nq < 0 or nv < 0:
-            raise InputError(f"trajectory file '{path}' is inconsistent: {name} has dtype {a.dtype} and shape "
-                             f"{a.shape}, expected {'bool' if kind == 'b' else 'float'} {expected}")
+            where = "Trajectory" if path == "(in memory)" else f"trajectory file '{path}'"
+            raise InputError(f"{where} is inconsistent: {name} has dtype {a.dtype} and shape {a.shape}, expected "
+                             f"{'bool' if kind == 'b' else 'float'} {expected}")
