@@ -405,3 +405,50 @@ def test_step_numbers_in_messages_count_successful_steps():
     with pytest.raises(InputError, match=r"step 4 \(t = 0\.003 s\)"):
         sim.step(np.ones((1, 2)))
     assert math.isclose(sim.state.t, 3 * DT)
+
+
+def test_a_grid_of_tau_shapes_dtypes_and_values():
+    """Every combination of shape, dtype and value: accepted exactly when it
+    is nv finite real numbers (then the step equals the step with the same
+    numbers as float64), otherwise an InputError with the state untouched;
+    never a warning or a non-library exception."""
+    nv = MODEL.nv
+    shapes = [(), (0,), (1,), (nv,), (nv + 1,), (1, nv), (0, nv), (nv, 1), (2, nv), (nv, nv)]
+    dtypes = [np.float64, np.float32, np.int64, np.uint8, np.bool_, np.complex128, object, str]
+    values = [0.0, 1.0, np.nan, np.inf]
+    ref = stepped(1)
+    accepted = refused = 0
+    for shape in shapes:
+        for dtype in dtypes:
+            for value in values:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # casting nan to an integer warns: not under test
+                    x = np.full(shape, value).astype(dtype)
+                sim = stepped(1)
+                numeric = x.dtype.kind in "iuf"
+                valid = shape == (nv,) and numeric and np.isfinite(x.astype(float)).all()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    if valid:
+                        s = sim.step(x)
+                        same = stepped(1)
+                        same.step(x.astype(np.float64))
+                        assert_same_state(sim, same)
+                        accepted += 1
+                    else:
+                        with pytest.raises(InputError, match=r"tau at step 2 \(t = 0\.001 s\)"):
+                            sim.step(x)
+                        assert_same_state(sim, ref)
+                        refused += 1
+    assert accepted >= 8 and refused > 250, (accepted, refused)
+
+
+def test_strided_tau_views_are_read_correctly():
+    """The compiled check takes any stride: a view of every other entry is
+    the same τ as its contiguous copy."""
+    base = np.array([0.3, 99.0, -0.4, 99.0])
+    a, b = fresh(), fresh()
+    a.step(base[::2])
+    b.step(np.ascontiguousarray(base[::2]))
+    assert_same_state(a, b)
+    np.testing.assert_array_equal(a.last_tau, [0.3, -0.4])
