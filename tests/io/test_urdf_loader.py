@@ -361,7 +361,8 @@ def test_floating_base_and_massless_links():
       <joint name="m" type="fixed"><parent link="body"/><child link="marker"/><origin xyz="0 0 1"/></joint>
       <joint name="a" type="revolute"><parent link="body"/><child link="arm"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
     </robot>"""
-    model = load_urdf(urdf, floating_base=True)
+    with pytest.warns(mb.ModelWarning, match=r"no mass or inertia.*'arm' \(joint 'a'\)"):  # a massless leaf
+        model = load_urdf(urdf, floating_base=True)
     check_against_pinocchio(model, pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()), nconf=3)
     assert model.joints[1].name == "root_joint" and model.joints[1].type == "free"
     assert model.body_mass[model.body_id("arm")] == 0.0 and model.total_mass == 3.0
