@@ -571,9 +571,8 @@ class _UrdfParser:
         I = np.array([inert[ln]["inertia"] for ln in names])
         m = np.array([inert[ln]["mass"] for ln in names])
         lam = sp.principal_moments(I)[0]
-        tol = sp.INERTIA_RTOL * np.abs(lam).max(axis=1)
-        bad = ((lam[:, 0] < -tol) | (lam[:, 0] + lam[:, 1] < lam[:, 2] - 1e-9 * np.abs(lam).sum(axis=1) * 1.0001)
-               | (m == 0.0))
+        # looser than inertia_defects' tests (no tolerances), so that no defective link is missed
+        bad = (lam[:, 0] < 0.0) | (lam[:, 0] + lam[:, 1] < lam[:, 2] * (1.0 + 1e-12)) | (m == 0.0)
         return [names[k] for k in np.nonzero(bad)[0]]
 
     def massless_subtrees(self, order, base, parent_joint, joints, children, inert, floating_base):
