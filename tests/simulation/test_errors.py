@@ -394,6 +394,25 @@ def test_a_user_integrator_returning_the_wrong_shape_is_refused():
     np.testing.assert_array_equal(sim.state.q, Q0)
 
 
+class _Lists(Integrator):
+    """A user's explicit Euler returning lists and float32 arrays."""
+    name = "lists"
+
+    def step(self, system, t, q, v, tau, dt):
+        a = system.acceleration(t, q, v, tau)
+        return list(system.model._integrate(q, v, dt)), (v + dt * a).astype(np.float32)
+
+
+def test_a_user_integrator_returning_lists_is_converted():
+    a = mb.Simulator(MODEL, DT, _Lists(), q0=Q0)
+    b = mb.Simulator(MODEL, DT, "explicit_euler", q0=Q0)
+    a.step([0.1, 0.2])
+    b.step([0.1, 0.2])
+    np.testing.assert_array_equal(a.state.q, b.state.q)
+    np.testing.assert_array_equal(a.state.v, b.state.v.astype(np.float32))
+    assert a.state.q.dtype == np.float64 and a.state.v.dtype == np.float64
+
+
 def test_step_numbers_in_messages_count_successful_steps():
     """After a refused τ the counter is not advanced: the next error names the
     same step."""

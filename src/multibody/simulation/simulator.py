@@ -9,7 +9,7 @@ from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
 from ..constraints import Constraints, JointLimits, project, project_positions
-from ..errors import InputError, ModelError, MultibodyError, SimulationError
+from ..errors import InputError, MultibodyError, SimulationError
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
 from ..formulations import ReducedSystem
@@ -300,11 +300,9 @@ class Simulator:
         # the compiled end of step trusts the types of what it is given: check what the
         # integrator (possibly a user's class) returned before handing it over
         model = self.model
-        if not (type(q1) is np.ndarray and type(v1) is np.ndarray and q1.dtype == np.float64
-                and v1.dtype == np.float64 and q1.shape == model.q_shape and v1.shape == model.v_shape):
-            raise SimulationError(f"the integrator '{self.integrator.name}' returned q of shape "
-                                  f"{np.shape(q1)} and v of shape {np.shape(v1)} at {self._where(k, s.t)}; "
-                                  f"expected float64 arrays of shapes {model.q_shape} and {model.v_shape}")
+        if not (type(q1) is np.ndarray and type(v1) is np.ndarray and q1.dtype is _F64 and v1.dtype is _F64
+                and q1.shape == model.q_shape and v1.shape == model.v_shape):
+            q1, v1 = self._integrator_output(q1, v1, k, s.t)
         q, v = np.empty_like(q1), np.empty_like(v1)
         vel_mask = np.empty(v1.shape[0], np.bool_)
         lim, d = self._limit_rows, self.system.data
@@ -327,6 +325,21 @@ class Simulator:
         self.state = State(t, q, v)
         self._steps = k
         return self.state
+
+    def _integrator_output(self, q1, v1, k, t0):
+        """(q1, v1) as float64 vectors of the model's sizes, or
+        SimulationError: what an integrator returned, when it is not
+        already exactly that (e.g. a user's integrator returning lists, or a
+        batch)."""
+        model = self.model
+        a, b = np.asarray(q1), np.asarray(v1)
+        if a.dtype.kind not in "iuf" or b.dtype.kind not in "iuf" or a.shape != model.q_shape \
+                or b.shape != model.v_shape:
+            raise SimulationError(f"the integrator '{self.integrator.name}' returned q of shape {a.shape} "
+                                  f"(dtype {a.dtype}) and v of shape {b.shape} (dtype {b.dtype}) at "
+                                  f"{self._where(k, t0)}; expected real arrays of shapes {model.q_shape} and "
+                                  f"{model.v_shape}")
+        return np.array(a, dtype=np.float64), np.array(b, dtype=np.float64)
 
     def _at(self, k, t0):
         """Where an input of step ``k`` (starting at ``t0``) was given."""
