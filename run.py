@@ -3,7 +3,8 @@
 
     python3 run.py demo     # create .venv, install multibody, run the main job
     python3 run.py test     # create .venv, install multibody[test], run the test suite
-                            # twice: compiled, then with NUMBA_DISABLE_JIT=1
+                            # twice: compiled (everything), then with NUMBA_DISABLE_JIT=1
+                            # (without the tests marked slow)
     python3 run.py bench    # ... and the benchmarks against Pinocchio
 
 The virtual environment lives in ./.venv and is reinstalled only when
@@ -53,7 +54,9 @@ def main(argv):
         # The same suite interpreted (DESIGN.md: NUMBA_DISABLE_JIT=1 must run everything).
         print("\n=== the same tests with NUMBA_DISABLE_JIT=1 ===", flush=True)
         env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-        rc_nojit = subprocess.call([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rest], cwd=ROOT, env=env)
+        # long verification (@pytest.mark.slow) runs in the compiled pass only
+        rc_nojit = subprocess.call([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *rest],
+                                   cwd=ROOT, env=env)
         return rc or rc_nojit
     ensure_env("test")
     rc = 0
