@@ -9,7 +9,7 @@ import pytest
 
 import multibody as mb
 from multibody.errors import InputError, ModelFileError, ModelWarning
-from multibody.forces import JointSpring
+from multibody.forces.joint import joint_spring_elements
 from multibody.io import load_mjcf
 
 mujoco = pytest.importorskip("mujoco")
@@ -213,8 +213,7 @@ def test_joint_springs_equal_mujocos_spring_forces():
     model, w = loaded(spec)
     assert w == []
     np.testing.assert_array_equal(model.spring_reference, mm.qpos_spring)
-    springs = [JointSpring(j.name, model.joint_stiffness[j.v_slice], rest=model.spring_reference[j.q_slice])
-               for j in model.joints[1:] if np.any(model.joint_stiffness[j.v_slice])]
+    springs = joint_spring_elements(model)
     assert sorted(s.joint for s in springs) == ["b", "fr", "h", "s"]
     d = mujoco.MjData(mm)
     rng = np.random.default_rng(7)
@@ -349,9 +348,7 @@ def test_spring_model_simulates_like_mujoco():
             ref.append(d.qpos.copy())
     model, w = loaded(xml)
     assert w == []
-    springs = [JointSpring(j.name, model.joint_stiffness[j.v_slice], rest=model.spring_reference[j.q_slice])
-               for j in model.joints[1:] if np.any(model.joint_stiffness[j.v_slice])]
-    sim = mb.Simulator(model, 1e-4, "rk4", forces=springs)
+    sim = mb.Simulator(model, 1e-4, "rk4")  # the model's springs are applied by default (joint_springs=True)
     sim.reset(q=mm.qpos0)
     traj = sim.rollout(steps=steps, record_every=every)
     assert np.abs(traj.q[1:] - np.array(ref)).max() < 1e-8

@@ -9,11 +9,11 @@ a list of elements sharing one kinematics pass.
 """
 from .base import ForceElement, generalized_forces, total_potential_energy
 from .body import BodyDamping, ExternalWrench, Gravity, PointForce
-from .joint import JointCoulombFriction, JointDamper, JointSpring
+from .joint import JointCoulombFriction, JointDamper, JointSpring, joint_spring_elements
 from .springs import (CableLaw, ForceLaw, FrameSpring, GreenStrainLaw, LinearLaw, PointToPointSpring,
                       StrainLaw)
 
 __all__ = ["ForceElement", "generalized_forces", "total_potential_energy", "Gravity", "JointSpring",
-           "JointDamper", "JointCoulombFriction", "ExternalWrench", "PointForce", "BodyDamping",
+           "JointDamper", "JointCoulombFriction", "joint_spring_elements", "ExternalWrench", "PointForce", "BodyDamping",
            "PointToPointSpring", "FrameSpring", "ForceLaw", "LinearLaw", "StrainLaw", "GreenStrainLaw",
            "CableLaw"]

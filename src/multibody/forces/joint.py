@@ -208,3 +208,12 @@ class JointCoulombFriction(_JointElement):
         D = np.zeros((nv, nv))
         D[j.v_slice, j.v_slice] = np.diag(-F / self.v_eps * (1.0 - th * th))
         return tau, None, D
+
+
+def joint_spring_elements(model):
+    """The model's own joint springs as a tuple of :class:`JointSpring`
+    elements: one per joint with a non-zero ``model.stiffness``, about its
+    part of ``model.spring_reference`` (MJCF ``stiffness`` / ``springref``;
+    ``ModelBuilder.add_body(stiffness=, spring_reference=)``)."""
+    return tuple(JointSpring(j.name, model.stiffness[j.v_slice], rest=model.spring_reference[j.q_slice])
+                 for j in model.joints[1:] if j.nv and np.any(model.stiffness[j.v_slice]))

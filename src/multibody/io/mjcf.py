@@ -53,11 +53,11 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   without a limited motor. Per dof: ``dof_damping`` -> damping,
   ``dof_frictionloss`` -> friction, ``dof_armature`` -> armature (free-joint
   dofs permuted to angular first).
-* Springs: ``jnt_stiffness`` -> ``model.joint_stiffness`` (nv, the joint's
+* Springs: ``jnt_stiffness`` -> ``model.stiffness`` (nv, the joint's
   stiffness on each of its velocity coordinates) and ``qpos_spring`` ->
-  ``model.spring_reference`` (nq); ``multibody.forces.JointSpring(joint,
-  model.joint_stiffness[v_slice], rest=model.spring_reference[q_slice])``
-  exerts MuJoCo's ``qfrc_spring``. The Simulator does not add them itself.
+  ``model.spring_reference`` (nq); the Simulator applies them as
+  :class:`~multibody.forces.JointSpring` elements, whose force is MuJoCo's
+  ``qfrc_spring``.
 * Not converted, and named (counts and names) in one
   :class:`~multibody.errors.ModelWarning` per load: other actuators,
   tendons, sensors, contact pairs / excludes, flexes, skins, keyframes,
@@ -151,7 +151,7 @@ def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn"):
     ``q`` = MuJoCo ``qpos``, ``v`` = ``qvel`` except free joints (angular
     first, linear in the body frame), and the frame named after each MuJoCo
     body has MuJoCo's body pose. Joint springs are kept in
-    ``model.joint_stiffness`` / ``model.spring_reference``, motor actuators
+    ``model.stiffness`` / ``model.spring_reference``, motor actuators
     become effort limits, and whatever else is not converted is named in one
     :class:`~multibody.errors.ModelWarning`. Raises
     :class:`~multibody.errors.ModelFileError` (with MuJoCo's message) if the
@@ -353,7 +353,6 @@ class _Converter:
             model = b.build(merge_fixed=merge_fixed)
         except ModelError as e:
             raise self.err(str(e)) from e
-        self.springs(model)
         self.list_dropped(body_names)
         return model
 
@@ -389,6 +388,14 @@ class _Converter:
             rng = self.finite(m.jnt_range[j], f"joint '{jn}': range")
             if m.jnt_limited[j]:
                 kw["lower"], kw["upper"] = float(rng[0]), float(rng[1])
+        # joint spring (τ = -k (q - qpos_spring)): the Simulator adds it as a JointSpring (same force as
+        # MuJoCo's qfrc_spring; free joints: translation in the world frame)
+        stiff = float(self.finite(m.jnt_stiffness[j], f"joint '{jn}': stiffness"))
+        if stiff < 0:
+            raise self.err(f"joint '{jn}': stiffness must be non-negative, got {stiff}")
+        q0, nq = int(m.jnt_qposadr[j]), {JT.mjJNT_FREE: 7, JT.mjJNT_BALL: 4}.get(jt, 1)
+        kw["stiffness"] = stiff
+        kw["spring_reference"] = self.finite(m.qpos_spring[q0:q0 + nq], f"joint '{jn}': springref")
         limit = np.inf
         if m.jnt_actfrclimited[j]:
             limit = float(np.max(np.abs(self.finite(m.jnt_actfrcrange[j], f"joint '{jn}': actuatorfrcrange"))))
@@ -434,32 +441,6 @@ class _Converter:
                                                              f"actuator '{an}': forcerange"))))
             total += gear * force if gear > 0 else 0.0
         return total if found else np.inf
-
-    def springs(self, model):
-        """Joint springs (MuJoCo ``jnt_stiffness``, rest ``qpos_spring``) as
-        the model attributes ``joint_stiffness`` (nv, per velocity
-        coordinate, 0 without a spring) and ``spring_reference`` (nq: the
-        rest configuration, MuJoCo's ``qpos_spring`` — ``springref`` for
-        hinges and slides, ``qpos0`` for balls and free joints). A joint's
-        spring is ``multibody.forces.JointSpring(joint,
-        stiffness=model.joint_stiffness[v_slice],
-        rest=model.spring_reference[q_slice])``: the same force as MuJoCo's
-        ``qfrc_spring`` (free joints: translation in the world frame)."""
-        m = self.m
-        k = np.zeros(model.nv)
-        rest = np.asarray(model.neutral(), dtype=float).copy()
-        for j in range(m.njnt):
-            jn = self.jnt_names[j]
-            jb = model.joints[model.joint_id(jn)]
-            q0 = int(m.jnt_qposadr[j])
-            stiff = float(self.finite(m.jnt_stiffness[j], f"joint '{jn}': stiffness"))
-            if stiff < 0:
-                raise self.err(f"joint '{jn}': stiffness must be non-negative, got {stiff}")
-            k[jb.v_slice] = stiff
-            rest[jb.q_slice] = self.finite(m.qpos_spring[q0:q0 + jb.nq], f"joint '{jn}': springref")
-        for attr, a in (("joint_stiffness", k), ("spring_reference", rest)):
-            a.setflags(write=False)
-            setattr(model, attr, a)
 
     def list_dropped(self, body_names):
         """Fill ``self.dropped``: what the compiled model has and multibody does not convert."""

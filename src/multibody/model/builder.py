@@ -70,6 +70,8 @@ class _Body:
     damping: np.ndarray
     friction: np.ndarray
     armature: np.ndarray
+    stiffness: np.ndarray
+    spring_reference: np.ndarray
     frames: list = field(default_factory=list)  # (name, placement in this body, kind)
     collision: list = field(default_factory=list)
     visual: list = field(default_factory=list)
@@ -138,7 +140,7 @@ class ModelBuilder:
     def add_body(self, name, parent=WORLD, joint="fixed", placement=None, *, axis=(0.0, 0.0, 1.0),
                  axis2=None, pitch=0.0, joint_name=None, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None,
                  lower=None, upper=None, velocity_limit=None, effort_limit=None, damping=None,
-                 friction=None, armature=None, physical_inertia=True):
+                 friction=None, armature=None, stiffness=None, spring_reference=None, physical_inertia=True):
         """Add body ``name`` attached to ``parent`` by a joint of type ``joint``.
 
         ``placement`` is the pose of the joint frame in the parent body frame
@@ -151,7 +153,12 @@ class ModelBuilder:
         centre of mass, body axes). A body with mass 0 and no inertia is
         massless. Limits are per coordinate: ``lower``/``upper`` (nq values,
         or a scalar), velocity and effort limits, viscous ``damping``,
-        Coulomb ``friction`` and rotor ``armature`` (nv values, or a scalar).
+        Coulomb ``friction``, rotor ``armature`` and joint-spring
+        ``stiffness`` (nv values, or a scalar; N·m/rad or N/m) with its rest
+        configuration ``spring_reference`` (the joint's nq coordinates;
+        default: zero angles and offsets, identity quaternions); the
+        simulator applies these springs as
+        :class:`~multibody.forces.JointSpring` elements.
         The inertia must be physical (mass > 0, positive definite, triangle
         inequality; :func:`~multibody.spatial.spatial.check_inertia`) unless
         ``physical_inertia=False``, which accepts any finite symmetric
@@ -220,10 +227,14 @@ class ModelBuilder:
                   _per_dof(effort_limit, nv, f"joint '{jname}': effort_limit", np.inf),
                   _per_dof(damping, nv, f"joint '{jname}': damping", 0.0),
                   _per_dof(friction, nv, f"joint '{jname}': friction", 0.0),
-                  _per_dof(armature, nv, f"joint '{jname}': armature", 0.0))
-        if not (np.concatenate((b.damping, b.friction, b.armature, b.velocity_limit, b.effort_limit)) >= 0).all():
+                  _per_dof(armature, nv, f"joint '{jname}': armature", 0.0),
+                  _per_dof(stiffness, nv, f"joint '{jname}': stiffness", 0.0),
+                  _spring_reference(spring_reference, jtype, nq, jname))
+        if not (np.concatenate((b.damping, b.friction, b.armature, b.velocity_limit, b.effort_limit,
+                                b.stiffness)) >= 0).all():
             for arr, what in ((b.damping, "damping"), (b.friction, "friction"), (b.armature, "armature"),
-                              (b.velocity_limit, "velocity_limit"), (b.effort_limit, "effort_limit")):
+                              (b.velocity_limit, "velocity_limit"), (b.effort_limit, "effort_limit"),
+                              (b.stiffness, "stiffness")):
                 if np.any(arr < 0) or np.any(np.isnan(arr)):
                     raise ModelError(f"joint '{jname}': {what} must be non-negative, got {arr}")
         self._bodies[name] = b
@@ -320,7 +331,7 @@ class ModelBuilder:
         """Number, check and freeze the model; see the module docstring."""
         bodies = [_copy_body(b) for b in self._ordered()]
         world = _Body(WORLD, None, "fixed", "universe", np.eye(4), np.zeros(3), np.zeros(3), 0.0, 0.0,
-                      np.zeros(3), np.zeros((3, 3)), *(np.zeros(0),) * 7,
+                      np.zeros(3), np.zeros((3, 3)), *(np.zeros(0),) * 9,
                       frames=list(self._world_frames), collision=list(self._world_collision),
                       visual=list(self._world_visual))
         kept = {WORLD: world}
@@ -352,7 +363,7 @@ class ModelBuilder:
         tree[0, C_GRAVITY:C_GRAVITY + 3] = self.gravity
         tree[0, C_QUATERNIONS] = sum(b.joint_type in ("spherical", "free") for b in bodies[1:])
         tree[0, C_R:C_R + 9] = _EYE3.ravel()
-        lo, hi, vl, el, dmp, fr, arm = ([] for _ in range(7))
+        lo, hi, vl, el, dmp, fr, arm, stiff, rest = ([] for _ in range(9))
         iq = iv = 0
         frames, coll, vis, axes = [], [], [], [(0.0, 0.0, 0.0)]
         seen_joints = {"universe"}
@@ -375,7 +386,8 @@ class ModelBuilder:
                     tree[i, C_ARMATURE:C_ARMATURE + nv] = b.armature
                 axes.append(tuple(b.axis))
                 for lst, arr in ((lo, b.lower), (hi, b.upper), (vl, b.velocity_limit), (el, b.effort_limit),
-                                 (dmp, b.damping), (fr, b.friction), (arm, b.armature)):
+                                 (dmp, b.damping), (fr, b.friction), (arm, b.armature), (stiff, b.stiffness),
+                                 (rest, b.spring_reference)):
                     lst.append(arr)
             for name, T, kind in b.frames:
                 frames.append(FrameInfo(len(frames), name, i, T, kind))
@@ -439,8 +451,27 @@ class ModelBuilder:
                      joint_names=joint_names, joint_axes=axes, body_mass=mass, body_com=com,
                      body_inertia=inertia, lower=cat(lo), upper=cat(hi), velocity_limit=cat(vl),
                      effort_limit=cat(el), damping=cat(dmp), friction=cat(fr), armature=cat(arm),
+                     stiffness=cat(stiff), spring_reference=cat(rest),
                      frames=frames, collision_geometries=coll, visual_geometries=vis, gravity=self.gravity,
                      couplings=self._couplings, equalities=self._equalities, loop_joints=self._loops)
+
+
+def _spring_reference(value, jtype, nq, jname):
+    """The rest configuration (nq) of a joint's spring: ``value``, or zero
+    coordinates with identity quaternions; quaternions must be unit."""
+    if value is None:
+        ref = np.zeros(nq)
+        if jtype in ("spherical", "free"):
+            ref[3 if jtype == "free" else 0] = 1.0
+        return ref
+    ref = _per_dof(value, nq, f"joint '{jname}': spring_reference", 0.0)
+    if not np.isfinite(ref).all():
+        raise ModelError(f"joint '{jname}': spring_reference must be finite, got {ref}")
+    if jtype in ("spherical", "free"):
+        k = 3 if jtype == "free" else 0
+        if abs(float(ref[k:k + 4] @ ref[k:k + 4]) - 1.0) > 1e-6:
+            raise ModelError(f"joint '{jname}': the quaternion of spring_reference {ref[k:k + 4]} is not unit")
+    return ref
 
 
 def _copy_body(b):

@@ -138,7 +138,7 @@ class Model:
     def __init__(self, *, name, tree, body_names, joint_names, joint_axes, body_mass, body_com,
                  body_inertia, lower, upper, velocity_limit, effort_limit, damping, friction, armature,
                  frames, collision_geometries, visual_geometries, gravity, couplings=(), equalities=(),
-                 loop_joints=()):
+                 loop_joints=(), stiffness=None, spring_reference=None):
         self.name = name
         self._workspaces = threading.local()  # per-thread Data of plain calls (model.data.workspace)
         # The table every kernel reads (layout: multibody.model.joints, C_* columns).
@@ -178,6 +178,9 @@ class Model:
         self.damping = _readonly(np.asarray(damping, dtype=float))
         self.friction = _readonly(np.asarray(friction, dtype=float))
         self.armature = _readonly(np.asarray(armature, dtype=float))
+        # joint springs (MJCF stiffness / springref; ModelBuilder.add_body): τ = -k (q - q_ref)
+        self.stiffness = _readonly(np.zeros(self.nv) if stiffness is None else np.asarray(stiffness, dtype=float))
+        self._spring_reference = spring_reference
         self.gravity = _readonly(np.asarray(gravity, dtype=float))
         self.couplings = tuple(couplings)
         self.equalities = tuple(equalities)
@@ -197,6 +200,12 @@ class Model:
                                     slice(iv, iv + nv), tuple(joint_axes[i])))
         self.joints = tuple(joints)
         self._quat_joints = tuple(i for i in range(1, self.nbodies) if ints[i, 0] in (SPHERICAL, FREE))
+        if self._spring_reference is None:  # zero coordinates, identity quaternions
+            self._spring_reference = np.zeros(self.nq)
+            for i in self._quat_joints:
+                self._spring_reference[self.joints[i].q_slice.start + (3 if ints[i, 0] == FREE else 0)] = 1.0
+        self.spring_reference = _readonly(np.asarray(self._spring_reference, dtype=float))
+        del self._spring_reference
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._frame_index = {n: i for i, n in enumerate(self.frame_names)}

@@ -12,6 +12,7 @@ from ..constraints import Constraints, JointLimits, project, project_positions
 from ..errors import InputError, MultibodyError, SimulationError
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
+from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..kinematics import kinetic_energy, potential_energy
@@ -124,7 +125,12 @@ class Simulator:
     :class:`~multibody.integrators.Integrator`. ``forces``: force elements
     (:mod:`multibody.forces`). Gravity is ``model.gravity`` unless
     ``gravity=False``; the model's viscous joint damping (``model.damping``,
-    from URDF ``<dynamics>`` or MJCF) applies unless ``joint_damping=False``.
+    from URDF ``<dynamics>`` or MJCF) applies unless ``joint_damping=False``,
+    and the model's joint springs (``model.stiffness`` about
+    ``model.spring_reference``, from MJCF ``stiffness``/``springref`` or
+    :meth:`ModelBuilder.add_body`) are added to ``forces`` as
+    :class:`~multibody.forces.JointSpring` elements unless
+    ``joint_springs=False``.
     Joint forces are clamped to ``model.effort_limit`` and velocities to
     ``model.velocity_limit`` after each step (``clamp_effort`` /
     ``clamp_velocity``); :attr:`last_clamped` and the trajectory report
@@ -165,7 +171,7 @@ class Simulator:
     trajectories."""
 
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
-                 clamp_effort=True, clamp_velocity=True, limits=True, restitution=0.0, restitution_threshold=1e-2,
+                 joint_springs=True, clamp_effort=True, clamp_velocity=True, limits=True, restitution=0.0, restitution_threshold=1e-2,
                  constraints=True, compliance=0.0, constraint_damping=0.0, baumgarte=10.0, project=True,
                  loop_method=None, q0=None, v0=None):
         if not isinstance(model, Model):
@@ -185,6 +191,8 @@ class Simulator:
         # force elements are resolved against the model now, so that a misnamed joint, frame or
         # body is reported here, naming the element, and not as a failure of the first step
         forces = validate_elements(forces, model)
+        if joint_springs:
+            forces += validate_elements(joint_spring_elements(model), model)
         if isinstance(integrator, str):
             if integrator not in INTEGRATORS:
                 raise InputError(f"unknown integrator '{integrator}' (known: {', '.join(sorted(INTEGRATORS))})")

@@ -84,7 +84,7 @@ def model_fingerprint(model):
     depends on: the sizes (nq, nv, bodies), the tree table (joint types,
     placements, axes, inertias), the body, joint and frame names, the
     masses, centres of mass and inertias, the joint limits, damping,
-    friction and armature, gravity, the frames, couplings, equality
+    friction, armature and springs, gravity, the frames, couplings, equality
     constraints and loop joints. Two loads of the same file give the same
     fingerprint; any change to one of these values changes it. The model's
     name and its geometries are not included (renaming a model does not
@@ -98,7 +98,8 @@ def model_fingerprint(model):
     for part in (model.nq, model.nv, model.nbodies, model.tree, model.body_names, model.joint_names,
                  model.frame_names, model.body_mass, model.body_com, model.body_inertia, model.lower_limit,
                  model.upper_limit, model.velocity_limit, model.effort_limit, model.damping, model.friction,
-                 model.armature, model.gravity, model.frame_body, model.frame_placement, model.couplings,
+                 model.armature, model.stiffness, model.spring_reference, model.gravity, model.frame_body,
+                 model.frame_placement, model.couplings,
                  model.equalities, model.loop_joints):
         _feed(h, part)
     fp = h.hexdigest()
