@@ -187,11 +187,11 @@ def test_bad_tau_is_refused_with_effort_limits_too(integrator):
     (dict(q0=[0.1, 0.2, 0.3]), r"q has shape \(3,\), expected \(2,\)"),
     (dict(q0=[[0.1, 0.2]]), r"q has shape \(1, 2\), expected \(2,\)"),
     (dict(q0=[np.nan, 0.0]), "q has a non-finite entry at index 0"),
-    (dict(q0={"l1": 0.1}), "q must be an array of 2 numbers, got a dict"),
+    (dict(q0={"l1": 0.1}), "q must be an array of real numbers, got a dict"),
     (dict(q0=[0.1 + 1j, 0.0]), "q has complex values"),
     (dict(v0=[np.inf, 0.0]), "v has a non-finite entry at index 0"),
     (dict(v0=np.zeros((0, 2))), r"v has shape \(0, 2\)"),
-    (dict(v0="fast"), "v must be an array of 2 numbers, got a str"),
+    (dict(v0="fast"), "v must be an array of real numbers, got a str"),
     (dict(integrator="leapfrog"), "unknown integrator 'leapfrog'"),
     (dict(integrator=3), "integrator must be a name or an Integrator"),
     (dict(forces="spring"), "forces must be a list of force elements"),
@@ -252,7 +252,7 @@ def test_integral_step_counts_given_as_floats_are_accepted():
     (lambda s: s.energy(v=[0.0, np.nan]), "v has a non-finite entry at index 1"),
     (lambda s: s.power(np.zeros((1, 2))), r"tau has shape \(1, 2\)"),
     (lambda s: s.power([1j, 0.0]), "tau has complex values"),
-    (lambda s: s.constraint_residual(q="x"), "q must be an array of 2 numbers"),
+    (lambda s: s.constraint_residual(q="x"), "q must be an array of real numbers"),
 ])
 def test_bad_arguments_of_the_other_methods(call, match):
     sim = fresh()

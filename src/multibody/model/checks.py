@@ -1,6 +1,8 @@
 """Argument validation shared by every checked public function: shapes,
 dtypes, finiteness and unit quaternions. Errors name the array and the
 expected shape (DESIGN.md: bad input gets a clear error)."""
+import numbers
+
 import numpy as np
 
 from ..errors import InputError
@@ -8,9 +10,10 @@ from .data import Data
 
 
 def as_float_array(x, name):
-    """``x`` as a C-contiguous float64 array: from a float, integer or bool
+    """``x`` as a C-contiguous float64 array: from a float or integer
     array, number or (nested, rectangular) sequence of them. Anything else
-    (complex values, strings, dicts, ragged lists, a Data workspace) raises
+    (complex values, booleans, strings, dicts, ragged lists, None, a Data
+    workspace) raises
     :class:`InputError` naming ``name`` — numpy would raise its own errors
     or, for complex values, drop the imaginary part with only a warning."""
     if type(x) is np.ndarray and x.dtype == np.float64:
@@ -18,13 +21,16 @@ def as_float_array(x, name):
     if isinstance(x, Data):
         raise InputError(f"{name}: got a Data workspace; multibody's argument order is (model, q, ..., "
                          "data=data), not Pinocchio's (model, data, q, ...)")
+    if isinstance(x, (str, bytes, dict, set)) or x is None:
+        raise InputError(f"{name} must be an array of real numbers, got a {type(x).__name__}")
     try:
         a = np.asarray(x)
     except (TypeError, ValueError) as e:  # ragged nested sequences
         raise InputError(f"{name} is not a rectangular array of numbers: {e}") from None
-    if a.dtype.kind not in "biuf":
-        what = "complex" if a.dtype.kind == "c" else f"{type(x).__name__} (dtype {a.dtype})"
-        raise InputError(f"{name} must be real numbers, got {what}")
+    if a.dtype.kind == "c":
+        raise InputError(f"{name} has complex values (dtype {a.dtype}); it must be real")
+    if a.dtype.kind not in "iuf":
+        raise InputError(f"{name} must be an array of real numbers, got {type(x).__name__} of dtype {a.dtype}")
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
@@ -46,14 +52,16 @@ def as_vector(x, name, size, batch=True, finite=True):
     return a
 
 
-def real_number(x, name):
-    """``x`` as a finite Python float (a real number, not a string or a
-    bool); raises :class:`InputError` naming ``name`` otherwise."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        if not (isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iuf"):
-            raise InputError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+def real_number(x, name, finite=True):
+    """``x`` as a Python float: a real number (Python or NumPy, or a 0-d
+    real array), finite if ``finite``; bools, strings, complex numbers and
+    None raise :class:`InputError` naming ``name``."""
+    if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iuf":
+        x = x[()]
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise InputError(f"{name} must be a real number, got {x!r} ({type(x).__name__})")
     x = float(x)
-    if not np.isfinite(x):
+    if finite and not np.isfinite(x):
         raise InputError(f"{name} must be finite, got {x}")
     return x
 

@@ -17,6 +17,7 @@ from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
+from ..model.checks import as_vector, real_number
 from ..solvers import solve_spd_lcp
 from ._kernels import NON_FINITE, check_tau_kernel, end_of_step_kernel
 from .trajectory import Trajectory, model_fingerprint
@@ -46,13 +47,8 @@ def _end_entry():
 
 
 def _real(value, what):
-    """``value`` as a float: a real number (Python or NumPy, or a 0-d real
-    array); bools, strings, complex numbers and None are refused."""
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
-        value = value[()]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InputError(f"{what} must be a real number, got {value!r} ({type(value).__name__})")
-    return float(value)
+    """``value`` as a float, possibly infinite or NaN (the caller checks the range)."""
+    return real_number(value, what, finite=False)
 
 
 def _count(value, what, minimum):
@@ -80,28 +76,8 @@ def state_vector(x, name, size, where=""):
     and ``where`` (e.g. the step and the time). Always a copy, so that the
     caller's later changes to ``x`` cannot reach what the simulator keeps or
     records."""
-    at = f" {where}" if where else ""
-    if isinstance(x, np.ndarray):
-        a = x
-    else:
-        if isinstance(x, (str, bytes, dict, set)) or x is None:
-            raise InputError(f"{name}{at} must be an array of {size} numbers, got a {type(x).__name__}")
-        try:
-            a = np.asarray(x)
-        except (TypeError, ValueError) as e:  # ragged nesting
-            raise InputError(f"{name}{at} must be an array of {size} numbers: {e}") from None
-    kind = a.dtype.kind
-    if kind == "c":
-        raise InputError(f"{name}{at} has complex values (dtype {a.dtype}); it must be real")
-    if kind not in "iuf":
-        raise InputError(f"{name}{at} must be an array of {size} real numbers, got dtype {a.dtype}")
-    if a.ndim != 1 or a.shape[0] != size:
-        raise InputError(f"{name}{at} has shape {a.shape}, expected ({size},) (one vector, not a batch)")
-    a = np.array(a, dtype=np.float64, order="C")  # a copy, always
-    if not np.isfinite(a).all():
-        k = int(np.argmax(~np.isfinite(a)))
-        raise InputError(f"{name}{at} has a non-finite entry at index {k} ({a[k]})")
-    return a
+    a = as_vector(x, f"{name} {where}" if where else name, size, batch=False)
+    return a.copy() if a is x else a
 
 
 _QUANTITY = {"q": "configuration", "v": "velocity"}
