@@ -60,7 +60,7 @@ def main(argv):
         return rc or rc_nojit
     ensure_env("test")
     rc = 0
-    for script in ("kinematics.py", "dynamics.py", "simulation.py", "constrained.py", "kkt.py"):
+    for script in ("kinematics.py", "dynamics.py", "simulation.py", "constrained.py", "kkt.py", "loading.py"):
         rc = rc or subprocess.call([PY, os.path.join(ROOT, "benchmarks", script), *rest], cwd=ROOT)
     return rc
 
