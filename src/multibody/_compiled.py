@@ -56,6 +56,9 @@ JIT = not config.DISABLE_JIT
 # status of a fast-path kernel whose vectors have the wrong length: the
 # caller takes the general path, which raises the error naming the argument
 BAD_SHAPE = 1 << 62
+# status of a fast-path kernel whose Data has not allocated an nv x nv matrix it needs yet
+# (model.data: allocated on first use): the caller allocates it and calls again
+NEEDS_MATRIX = BAD_SHAPE + 1
 
 _cache = {}
 

@@ -3,7 +3,7 @@ Table 7.1) and, as a second method, CRBA + sparse LᵀDL (§6.5)."""
 import numpy as np
 from numba import types
 
-from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
+from .._compiled import BAD_SHAPE, F64_1, INT, JIT, NEEDS_MATRIX, entry
 from ..errors import InputError
 from ..model.checks import finite_result
 from . import kernels as K
@@ -113,6 +113,10 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
             fast = False
         if fast:
             st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)
+            if st == NEEDS_MATRIX:  # first use of this Data's nv x nv buffers
+                data.allocate("M")
+                data.allocate("L")
+                st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)
             if not st:
                 return data.ddq.copy() if plain else data.ddq
             if st < -K.ARG:

@@ -4,7 +4,7 @@ fill-in (§6.5), its inverse, and the operational-space inverse inertia
 ``J H⁻¹ Jᵀ`` (§7.2.1)."""
 import numpy as np
 
-from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
+from .._compiled import BAD_SHAPE, F64_1, INT, JIT, NEEDS_MATRIX, entry
 from ..errors import InputError, SimulationError
 from ..model.checks import as_float_array, finite_result
 from . import kernels as K
@@ -44,6 +44,9 @@ def crba(model, q, data=None, out=None):
             fast = False
         if fast:
             st = (_CRBA or _crba_entry())(data.handle, q)
+            if st == NEEDS_MATRIX:  # first use of this Data's nv x nv buffers
+                data.allocate("M")
+                st = (_CRBA or _crba_entry())(data.handle, q)
             if not st:
                 return data.M.copy() if plain else data.M
             if st != BAD_SHAPE:
@@ -224,6 +227,9 @@ def inverse_inertia(model, q, data=None):
             fast = False
         if fast:
             st = (_MINV or _minv_entry())(data.handle, q)
+            if st == NEEDS_MATRIX:  # first use of this Data's nv x nv buffers
+                data.allocate("Minv")
+                st = (_MINV or _minv_entry())(data.handle, q)
             if not st:
                 return data.Minv.copy() if plain else data.Minv
             if st != BAD_SHAPE:

@@ -18,7 +18,7 @@ index them directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import BAD_SHAPE, chunk_count, diagonal_overflowed, overflowed
+from .._compiled import BAD_SHAPE, NEEDS_MATRIX, chunk_count, diagonal_overflowed, overflowed
 from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, rotate, to_child,
                                   to_parent, world_inertia_into)
 from ..model.data import SLOT_L, SLOT_M, allocated, handle_workspace, owned
@@ -729,8 +729,10 @@ def crba_fast(handle, q):
     """:func:`crba_kernel` on the workspace behind a ``Data.handle`` after
     :func:`q_status`; H in ``M``."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq or not owned(handle) or not allocated(handle, SLOT_M):  # the caller's general path
-        return BAD_SHAPE                                                            # raises or allocates
+    if q.shape[0] != w.nq or not owned(handle):  # a foreign thread: the caller raises
+        return BAD_SHAPE
+    if not allocated(handle, SLOT_M):
+        return NEEDS_MATRIX
     st = q_status(w.tree, q)
     if st == 0:
         crba_kernel(w.tree, w.lam, q, w.poses, w.jac, w.inertia6, w.M)
@@ -760,9 +762,10 @@ def aba_fast(handle, q, v, tau, gravity_on):
 def fd_crba_fast(handle, q, v, tau, gravity_on):
     """:func:`fd_crba_checked` on the workspace behind a ``Data.handle``; q̈ in ``dofs[1]``."""
     w = handle_workspace(handle)
-    if (q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv or not owned(handle)
-            or not allocated(handle, SLOT_M) or not allocated(handle, SLOT_L)):
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv or not owned(handle):
         return BAD_SHAPE
+    if not allocated(handle, SLOT_M) or not allocated(handle, SLOT_L):
+        return NEEDS_MATRIX
     st = fd_crba_checked(w.tree, w.lam, q, v, tau, gravity_on, w.poses, w.jac, w.spatial, w.inertia6, w.M, w.L,
                          w.dofs[1])
     if st == 0 and overflowed(w.dofs[1]):  # the general path raises

@@ -41,7 +41,7 @@ arrays directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import BAD_SHAPE, diagonal_overflowed
+from .._compiled import BAD_SHAPE, NEEDS_MATRIX, diagonal_overflowed
 from ..kinematics.kernels import fk_kernel, q_status, to_parent, world_inertia_into
 from ..model.data import SLOT_MINV, allocated, handle_workspace, owned
 from ..model.joints import C_ARMATURE, C_NV, C_PARENT, C_V, subspace_column
@@ -304,8 +304,10 @@ def minv_batch(tree, q, out, status):
 def minv_fast(handle, q):
     """:func:`minv_checked` on the workspace behind a ``Data.handle``; H⁻¹ in ``Minv``."""
     w = handle_workspace(handle)
-    if q.shape[0] != w.nq or not owned(handle) or not allocated(handle, SLOT_MINV):  # the caller's general
-        return BAD_SHAPE                                                              # path raises or allocates
+    if q.shape[0] != w.nq or not owned(handle):  # a foreign thread: the caller raises
+        return BAD_SHAPE
+    if not allocated(handle, SLOT_MINV):
+        return NEEDS_MATRIX
     st = minv_checked(w.tree, q, w.poses, w.jac, w.inertia6, w.U, w.Dinv, w.Minv)
     if st == 0 and diagonal_overflowed(w.Minv):  # the general path raises
         return BAD_SHAPE

@@ -94,7 +94,9 @@ class Data:
         assert x.flags.c_contiguous and x.dtype.itemsize == 8  # the kernels index C-contiguous blocks
         self._slots[_SLOT[name]] = x.ctypes.data
 
-    def _square(self, name):
+    def allocate(self, name):
+        """The lazily allocated matrix ``name`` ("M", "L" or "Minv"),
+        allocated now (zeros, nv x nv) if it is not yet."""
         x = getattr(self, "_" + name)
         if x is None:
             n = self._slots[2]
@@ -103,9 +105,9 @@ class Data:
             self._publish(name, x)
         return x
 
-    M = property(lambda self: self._square("M"), doc="(nv, nv) joint-space inertia (allocated on first use)")
-    L = property(lambda self: self._square("L"), doc="(nv, nv) sparse LᵀDL factor of M (allocated on first use)")
-    Minv = property(lambda self: self._square("Minv"), doc="(nv, nv) inverse inertia (allocated on first use)")
+    M = property(lambda self: self.allocate("M"), doc="(nv, nv) joint-space inertia (allocated on first use)")
+    L = property(lambda self: self.allocate("L"), doc="(nv, nv) sparse LᵀDL factor of M (allocated on first use)")
+    Minv = property(lambda self: self.allocate("Minv"), doc="(nv, nv) inverse inertia (allocated on first use)")
 
     def check_thread(self):
         """Raise :class:`InputError` if another thread owns this workspace;
@@ -138,7 +140,7 @@ class Data:
             getattr(new, name)[...] = getattr(self, name)
         for name in _LAZY:
             if getattr(self, "_" + name) is not None:
-                new._square(name)[...] = getattr(self, "_" + name)
+                new.allocate(name)[...] = getattr(self, "_" + name)
         return new
 
     __copy__ = __deepcopy__  # a shallow copy would share the handle: copy as deep
@@ -196,7 +198,7 @@ def handle_workspace(handle):
     """The arrays behind ``Data.handle``, as a :data:`Workspace` of
     C-contiguous views (``tree`` and ``lam`` are the model's table and
     ``dof_parent``; the rest are the Data arrays of the same names; ``M``,
-    ``L`` and ``Minv`` only once allocated, see :func:`owned`)."""
+    ``L`` and ``Minv`` only once allocated, see :func:`allocated`)."""
     t = carray(i64_pointer(handle), (N_SLOTS,))
     nb, nq, nv = t[0], t[1], t[2]
     return Workspace(nb, nq, nv, carray(f64_pointer(t[3]), (nb, N_COL)), carray(i64_pointer(t[4]), (nv,)),
