@@ -48,7 +48,7 @@ def crba(model, q, data=None, out=None):
                 data.allocate("M")
                 st = (_CRBA or _crba_entry())(data.handle, q)
             if not st:
-                return data.M.copy() if plain else data.M
+                return data._M.copy() if plain else data._M  # (the property costs 0.3 us)
             if st != BAD_SHAPE:
                 raise_status(model, q, st)
     q = config(model, q)
@@ -231,7 +231,7 @@ def inverse_inertia(model, q, data=None):
                 data.allocate("Minv")
                 st = (_MINV or _minv_entry())(data.handle, q)
             if not st:
-                return data.Minv.copy() if plain else data.Minv
+                return data._Minv.copy() if plain else data._Minv
             if st != BAD_SHAPE:
                 _raise_minv_status(model, q, st)
     q = config(model, q)
