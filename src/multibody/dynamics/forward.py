@@ -43,11 +43,11 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and f_ext is None and out is None and (plain or getattr(data, "model", None) is model):
+    if JIT and f_ext is None and out is None:
         try:
-            fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
-        except AttributeError:  # not arrays: take the general path
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             st = (_ABA or _aba_entry())(data.handle, q, v, tau, gravity)
@@ -105,11 +105,11 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and f_ext is None and (plain or getattr(data, "model", None) is model):
+    if JIT and f_ext is None:
         try:
-            fast = (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
-        except AttributeError:  # not arrays: take the general path
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)

@@ -37,10 +37,10 @@ def crba(model, q, data=None, out=None):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and out is None and (plain or getattr(data, "model", None) is model):
+    if JIT and out is None:
         try:
-            fast = q.dtype is F64 and q.ndim == 1
-        except AttributeError:  # not an array: take the general path
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             st = (_CRBA or _crba_entry())(data.handle, q)
@@ -220,10 +220,10 @@ def inverse_inertia(model, q, data=None):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and (plain or getattr(data, "model", None) is model):
+    if JIT:
         try:
-            fast = q.dtype is F64 and q.ndim == 1
-        except AttributeError:  # not an array: take the general path
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             st = (_MINV or _minv_entry())(data.handle, q)

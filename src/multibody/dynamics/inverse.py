@@ -54,11 +54,11 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and f_ext is None and out is None and (plain or getattr(data, "model", None) is model):
+    if JIT and f_ext is None and out is None:
         try:
-            fast = (q.dtype is F64 and v.dtype is F64 and a.dtype is F64
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and a.dtype is F64
                     and q.ndim == 1 and v.ndim == 1 and a.ndim == 1)
-        except AttributeError:  # not arrays: take the general path
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             st = (_RNEA or _rnea_entry())(data.handle, q, v, a, gravity)

@@ -12,7 +12,10 @@ REFERENCES = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL
 
 def reference_code(reference):
     """The kernel code of a reference frame name ("world", "local", "local_world_aligned")."""
-    code = REFERENCES.get(reference) if isinstance(reference, str) else None
+    try:
+        code = REFERENCES.get(reference)
+    except TypeError:  # unhashable
+        code = None
     if code is not None:
         return code
     if isinstance(reference, Data):

@@ -133,10 +133,10 @@ def jacobian(model, q, frame, reference="world", point=None, data=None):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and (plain or getattr(data, "model", None) is model):
+    if JIT:
         try:
-            fast = q.dtype is F64 and q.ndim == 1
-        except AttributeError:  # not an array: take the general path
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             st = (_JAC or _jac_entry())(data.handle, q, body, place, ref)

@@ -26,10 +26,10 @@ def forward_kinematics(model, q, data=None):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and (plain or getattr(data, "model", None) is model):
+    if JIT:
         try:
-            fast = q.dtype is F64 and q.ndim == 1
-        except AttributeError:  # not an array: take the general path
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             st = (_FK or _fk_entry())(data.handle, q)
@@ -85,10 +85,10 @@ def frame_pose(model, q, frame, data=None):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    if JIT and (plain or getattr(data, "model", None) is model):
+    if JIT:
         try:
-            fast = q.dtype is F64 and q.ndim == 1
-        except AttributeError:  # not an array: take the general path
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+        except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             out = np.empty((4, 4))
