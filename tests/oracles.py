@@ -1,4 +1,5 @@
-"""Test-side bridges to the oracles (Pinocchio, example-robot-data).
+"""Test-side bridges to the oracles (Pinocchio, example-robot-data, MuJoCo)
+and generated test models.
 
 Conventions are converted here, at the test boundary: Pinocchio puts the
 linear part first in 6-vectors, stores quaternions (x, y, z, w), gives
@@ -246,3 +247,43 @@ def random_tree(seed, n=12, floating=True, joints=ALL_JOINTS, pin_compatible=Tru
                    com=c, inertia=I)
         names.append(f"f{k}")
     return b
+
+
+def mujoco_stiff_trajectory(m, dt, steps, every):
+    """MuJoCo's RK4 trajectory (qpos every ``every`` steps) of the MjModel
+    ``m`` (or its MJCF text) without contact and with its equality
+    constraints made stiff (solref 0.5 ms, solimp 0.9999): the reference
+    for multibody's hard constraints (agreement ~1e-7, limited by
+    MuJoCo's residual compliance)."""
+    import mujoco
+    if isinstance(m, str):
+        m = mujoco.MjModel.from_xml_string(m)
+    m.opt.timestep = dt
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    m.eq_solref[:] = [0.0005, 1.0]
+    m.eq_solimp[:, :3] = [0.9999, 0.9999, 0.001]
+    d = mujoco.MjData(m)
+    ref = []
+    for k in range(steps):
+        mujoco.mj_step(m, d)
+        if (k + 1) % every == 0:
+            ref.append(d.qpos.copy())
+    return np.array(ref)
+
+
+def urdf_chain(n):
+    """URDF text of an n-link revolute chain (links l0..ln, joints j0..j(n-1)
+    about y, 0.1 m apart; 1 kg per link with its centre 0.05 m up; a
+    cylinder visual per link)."""
+    parts = ['<robot name="chain">']
+    for i in range(n + 1):
+        parts.append(f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
+                     '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial>'
+                     '<visual><geometry><cylinder radius="0.01" length="0.1"/></geometry></visual></link>')
+    for i in range(n):
+        parts.append(f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
+                     '<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>'
+                     '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
+    parts.append("</robot>")
+    return "\n".join(parts)

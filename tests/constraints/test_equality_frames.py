@@ -9,6 +9,7 @@ import pytest
 import multibody as mb
 from multibody.constraints import Constraints
 from multibody.errors import ModelError
+from oracles import mujoco_stiff_trajectory
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -59,27 +60,11 @@ WELDED_BOX = """<mujoco model="welded_box">
 </mujoco>"""
 
 
-def mujoco_trajectory(xml, dt, steps, every):
-    m = mujoco.MjModel.from_xml_string(xml)
-    m.opt.timestep = dt
-    m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
-    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
-    m.eq_solref[:] = [0.0005, 1.0]
-    m.eq_solimp[:, :3] = [0.9999, 0.9999, 0.001]
-    d = mujoco.MjData(m)
-    ref = []
-    for k in range(steps):
-        mujoco.mj_step(m, d)
-        if (k + 1) % every == 0:
-            ref.append(d.qpos.copy())
-    return np.array(ref)
-
-
 def test_connect_to_a_welded_body_matches_mujoco():
     model = mb.load_mjcf(FOUR_BAR_TIP)
     assert "tip" not in model.body_names and model.frames[model.frame_id("tip")].kind == "fixed"
     dt, steps, every = 1e-4, 3000, 500
-    ref = mujoco_trajectory(FOUR_BAR_TIP, dt, steps, every)
+    ref = mujoco_stiff_trajectory(FOUR_BAR_TIP, dt, steps, every)
     traj = mb.Simulator(model, dt, "rk4").rollout(steps=steps, record_every=every)
     assert np.abs(traj.q[1:] - ref).max() < 1e-6
     assert np.abs(traj.q[-1] - traj.q[0]).max() > 0.5   # the mechanism moved
@@ -89,7 +74,7 @@ def test_weld_to_a_welded_body_matches_mujoco():
     model = mb.load_mjcf(WELDED_BOX)
     assert "hand" not in model.body_names
     dt, steps, every = 1e-4, 3000, 500
-    ref = mujoco_trajectory(WELDED_BOX, dt, steps, every)
+    ref = mujoco_stiff_trajectory(WELDED_BOX, dt, steps, every)
     sim = mb.Simulator(model, dt, "rk4")
     # MuJoCo starts at qpos0, where the free box sits at its compiled pose (model.neutral() has it at the origin)
     sim.reset(q=mujoco.MjModel.from_xml_string(WELDED_BOX).qpos0)
@@ -163,7 +148,7 @@ def test_site_equalities_match_mujoco():
     assert eq_rows.sum() == 9 and np.abs(d.efc_pos[:d.nefc][eq_rows]).max() < 1e-12  # sites coincide at qpos0
     model = mb.load_mjcf(xml)
     dt, steps, every = 1e-4, 3000, 500
-    ref = mujoco_trajectory(xml, dt, steps, every)
+    ref = mujoco_stiff_trajectory(xml, dt, steps, every)
     sim = mb.Simulator(model, dt, "rk4")
     sim.reset(q=mm.qpos0)
     traj = sim.rollout(steps=steps, record_every=every)

@@ -5,22 +5,9 @@ parents, total mass, and the tip position at two configurations."""
 import numpy as np
 
 import multibody as mb
+from oracles import urdf_chain as chain
 
 N = 10_000
-
-
-def chain(n):
-    parts = ['<robot name="chain">']
-    for i in range(n + 1):
-        parts.append(f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
-                     '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial>'
-                     '<visual><geometry><cylinder radius="0.01" length="0.1"/></geometry></visual></link>')
-    for i in range(n):
-        parts.append(f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
-                     '<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>'
-                     '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
-    parts.append("</robot>")
-    return "\n".join(parts)
 
 
 def test_a_10000_link_chain_loads():
