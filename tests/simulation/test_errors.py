@@ -471,3 +471,12 @@ def test_strided_tau_views_are_read_correctly():
     b.step(np.ascontiguousarray(base[::2]))
     assert_same_state(a, b)
     np.testing.assert_array_equal(a.last_tau, [0.3, -0.4])
+
+
+@pytest.mark.parametrize("method", ["kkt ", "lu", 3])
+def test_an_unknown_loop_method_is_refused_when_the_simulator_is_built(method):
+    """(it used to be accepted, and failed only when a closed loop first acted)"""
+    b = mb.ModelBuilder("pendulum")
+    b.add_body("l1", "world", "revolute", axis=(0, 1, 0), mass=1.0, com=(0, 0, -0.5), inertia=np.eye(3) * 0.01)
+    with pytest.raises(InputError, match="loop_method"):
+        mb.Simulator(b.build(), 1e-3, loop_method=method)

@@ -9,7 +9,7 @@ from scipy.linalg import solve
 from scipy.sparse.linalg import splu
 
 from ..dynamics import aba, crba, gravity_forces, inverse_inertia, kinetic_energy_gradient, rnea
-from ..dynamics.closed_loop import closed_loop_forward_dynamics, independent_rows
+from ..dynamics.closed_loop import METHODS, closed_loop_forward_dynamics, independent_rows
 from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel
 from ..errors import InputError, SimulationError
 from ..forces import Gravity, generalized_forces
@@ -87,6 +87,9 @@ class ReducedSystem:
         self.compliance = float(compliance)
         self.constraint_damping = float(constraint_damping)
         self.baumgarte = float(baumgarte)
+        if loop_method is not None and loop_method not in METHODS:  # checked now, not when a loop first acts
+            raise InputError(f"unknown loop_method {loop_method!r} (None for the compiled default, or one of "
+                             f"{', '.join(METHODS)})")
         self.loop_method = loop_method
 
     @property
