@@ -260,3 +260,54 @@ def test_other_arguments_give_library_errors(models):
         with pytest.raises(mb.MultibodyError):
             call()
             pytest.fail(f"{label} was accepted")
+
+
+def test_scalars_are_not_one_vectors():
+    """For a one-coordinate model a scalar q is a wrong rank, not a (1,) vector
+    (np.ascontiguousarray turns 0-d arrays into 1-d ones: the check must not)."""
+    b = mb.ModelBuilder("pendulum")
+    b.add_body("l1", "world", "revolute", axis=(0, 1, 0), mass=1.0, com=(0, 0, -0.5), inertia=np.eye(3) * 0.01)
+    m = b.build()
+    one = np.zeros(1)
+    for call in (lambda: mb.rnea(m, 0.5, one, one), lambda: mb.rnea(m, one, np.float64(0.0), one),
+                 lambda: mb.forward_kinematics(m, np.array(0.5)), lambda: mb.crba(m, 0.5),
+                 lambda: m.integrate(one, 0.1)):
+        with pytest.raises(mb.InputError, match="shape"):
+            call()
+    np.testing.assert_allclose(mb.rnea(m, one, one, one), [0.0], atol=1e-15)  # at rest, hanging down
+
+
+def test_force_element_and_builder_arguments_of_the_wrong_kind():
+    """Strings, dicts, complex and non-finite values given to force elements,
+    force laws and the ModelBuilder are ModelErrors naming the argument."""
+    from multibody import forces as F
+    m = mb.load_urdf(os.path.join(ROOT, ARM))
+    eye = np.eye(3)
+    calls = {
+        "JointSpring stiffness": lambda: F.JointSpring("joint1", "a"),
+        "JointSpring complex stiffness": lambda: F.JointSpring("joint1", 1j),
+        "JointSpring rest": lambda: mb.Simulator(m, 1e-3, forces=[F.JointSpring("joint1", 1.0, rest="x")]),
+        "JointDamper": lambda: F.JointDamper("joint1", "a"),
+        "ExternalWrench str": lambda: F.ExternalWrench("tool", "abc"),
+        "ExternalWrench dict": lambda: F.ExternalWrench("tool", {"a": 1}),
+        "PointForce": lambda: F.PointForce("tool", "x"),
+        "BodyDamping": lambda: F.BodyDamping("link1", "x"),
+        "LinearLaw": lambda: F.LinearLaw("x"),
+        "StrainLaw": lambda: F.StrainLaw(1.0, 1.0, "x"),
+        "mass": lambda: mb.ModelBuilder().add_body("a", "world", "revolute", mass="x"),
+        "inertia": lambda: mb.ModelBuilder().add_body("a", "world", "revolute", mass=1.0, inertia="x"),
+        "placement": lambda: mb.ModelBuilder().add_body("a", "world", "revolute", "x", mass=1.0, inertia=eye),
+        "com": lambda: mb.ModelBuilder().add_body("a", "world", "revolute", mass=1.0, inertia=eye, com=(1, 2)),
+        "pitch": lambda: mb.ModelBuilder().add_body("a", "world", "helical", mass=1.0, inertia=eye, pitch="x"),
+        "pitch nan": lambda: mb.ModelBuilder().add_body("a", "world", "helical", mass=1.0, inertia=eye,
+                                                        pitch=np.nan),
+        "axis": lambda: mb.ModelBuilder().add_body("a", "world", "revolute", mass=1.0, inertia=eye, axis="x"),
+        "lower": lambda: mb.ModelBuilder().add_body("a", "world", "revolute", mass=1.0, inertia=eye, lower="x"),
+        "gravity": lambda: mb.ModelBuilder("m", gravity="x"),
+        "gravity nan": lambda: mb.ModelBuilder("m", gravity=(0, 0, np.nan)),
+        "coupling multiplier": lambda: mb.ModelBuilder().add_coupling("a", "b", multiplier="x"),
+    }
+    for label, call in calls.items():
+        with pytest.raises(mb.ModelError):
+            call()
+            pytest.fail(f"{label} was accepted")

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from ..errors import InputError, ModelError, MultibodyError
+from ..model.checks import as_float_array
 from ._kin import State
 
 
@@ -149,9 +150,9 @@ def total_potential_energy(elements, model, q):
 def nonnegative(owner, value, what, size=None):
     """``value`` as a float (size None) or a float array of ``size`` entries
     (a scalar is broadcast), finite and >= 0; errors name ``owner``."""
-    a = np.asarray(value, dtype=float) if not callable(value) else None
-    if a is None:
+    if callable(value):
         raise owner.error(f"{what} must be a number, got a callable")
+    a = floats(owner, value, what)
     if size is None:
         if a.ndim != 0:
             raise owner.error(f"{what} must be a scalar, got shape {a.shape}")
@@ -167,8 +168,17 @@ def nonnegative(owner, value, what, size=None):
     return float(a) if size is None else a
 
 
+def floats(owner, value, what):
+    """``value`` as a float64 array (any shape) of real numbers; strings,
+    dicts, complex values and the like raise ``owner``'s ModelError."""
+    try:
+        return as_float_array(value, what)
+    except InputError as e:
+        raise owner.error(str(e)) from None
+
+
 def vector3(owner, value, what, unit=False):
-    a = np.asarray(value, dtype=float)
+    a = floats(owner, value, what)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise owner.error(f"{what} must be a finite 3-vector, got {value!r}")
     if unit:

@@ -10,9 +10,10 @@ import numpy as np
 from ..dynamics import gravity_forces
 from ..errors import InputError
 from ..kinematics import potential_energy as _gravity_potential
+from ..model.checks import as_float_array
 from ._kernels import geometric as _geometric
 from ._kin import crf_cols, crf_vec, crm_vec, cross3, cross_vm, geometric, hat, point_jacobian, wrench_at
-from .base import ForceElement, nonnegative, resolve_frame, vector3
+from .base import ForceElement, floats, nonnegative, resolve_frame, vector3
 
 REFERENCES = ("world", "local")
 
@@ -122,7 +123,7 @@ class ExternalWrench(_FrameElement):
             self._wrench = wrench
             self._constant = None
         else:
-            w = np.asarray(wrench, dtype=float)
+            w = floats(self, wrench, "wrench")
             if w.shape != (6,) or not np.all(np.isfinite(w)):
                 raise self.error(f"wrench must be 6 finite values [n; f] (angular first) or a callable of t, "
                                  f"got shape {w.shape}")
@@ -135,7 +136,10 @@ class ExternalWrench(_FrameElement):
         """The wrench ``[n; f]`` (6,) at time ``t`` in the element's reference."""
         if self._constant is not None:
             return self._constant
-        w = np.asarray(self._wrench(t), dtype=float)
+        try:
+            w = as_float_array(self._wrench(t), f"wrench(t={t})")
+        except InputError as e:
+            raise self.error(str(e), InputError) from None
         if w.shape != (6,) or not np.all(np.isfinite(w)):
             raise self.error(f"wrench(t={t}) returned shape {w.shape}; expected 6 finite values", InputError)
         return w

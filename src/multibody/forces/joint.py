@@ -6,7 +6,7 @@ import numpy as np
 
 from ..spatial import so3
 from ._kin import hat
-from .base import ForceElement, nonnegative, resolve_joint
+from .base import ForceElement, floats, nonnegative, resolve_joint
 
 
 def _rotation_vector(quat0, quat):
@@ -64,7 +64,7 @@ class JointSpring(_JointElement):
         super().__init__(joint, name)
         self._stiffness = stiffness
         self._rest = rest
-        k = np.asarray(stiffness, dtype=float)
+        k = floats(self, stiffness, "stiffness")
         if k.ndim > 1:
             raise self.error(f"stiffness must be a scalar or a vector, got shape {k.shape}")
         nonnegative(self, k, "stiffness", k.size if k.ndim else None)
@@ -75,7 +75,7 @@ class JointSpring(_JointElement):
         if self._rest is None:
             rest = model.neutral()[j.q_slice]
         else:
-            rest = np.asarray(self._rest, dtype=float).reshape(-1)
+            rest = floats(self, self._rest, "rest").reshape(-1)
             if rest.shape != (j.nq,) or not np.all(np.isfinite(rest)):
                 raise self.error(f"rest must be {j.nq} finite values (the joint's q), got {self._rest!r}")
         if j.type in ("spherical", "free"):
@@ -149,7 +149,7 @@ class JointDamper(_JointElement):
 
     def __init__(self, joint, damping, name=None):
         super().__init__(joint, name)
-        d = np.asarray(damping, dtype=float)
+        d = floats(self, damping, "damping")
         if d.ndim > 1:
             raise self.error(f"damping must be a scalar or a vector, got shape {d.shape}")
         nonnegative(self, d, "damping", d.size if d.ndim else None)
@@ -183,7 +183,7 @@ class JointCoulombFriction(_JointElement):
 
     def __init__(self, joint, friction, v_eps=1e-3, name=None):
         super().__init__(joint, name)
-        f = np.asarray(friction, dtype=float)
+        f = floats(self, friction, "friction")
         if f.ndim > 1:
             raise self.error(f"friction must be a scalar or a vector, got shape {f.shape}")
         nonnegative(self, f, "friction", f.size if f.ndim else None)

@@ -6,7 +6,8 @@ Either attachment may be the world (frame "world" or None).
 """
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ModelError
+from ..model.checks import real_number
 from ..spatial import so3
 from ._kin import cross3, cross_vm, geometric, hat, point_jacobian, wrench_at
 from .base import ForceElement, nonnegative, resolve_frame, vector3
@@ -33,11 +34,19 @@ class ForceLaw:
         return None
 
 
+def _law_number(value, what):
+    """A force law's parameter as a finite float (ModelError otherwise)."""
+    try:
+        return real_number(value, what)
+    except InputError as e:
+        raise ModelError(f"force law: {e}") from None
+
+
 class LinearLaw(ForceLaw):
     """``F = k s + d ṡ`` (ArtiSynth §0.12, ``F = k(l - r) + d l̇``)."""
 
     def __init__(self, stiffness, damping=0.0):
-        self.k, self.d = float(stiffness), float(damping)
+        self.k, self.d = _law_number(stiffness, "stiffness"), _law_number(damping, "damping")
 
     def __call__(self, s, sdot):
         return self.k * s + self.d * sdot, self.k, self.d
@@ -51,9 +60,10 @@ class StrainLaw(LinearLaw):
     is a stiffness per unit *strain* (force units), ``L`` the rest length."""
 
     def __init__(self, stiffness, damping, rest_length):
-        if rest_length <= 0:
-            raise ValueError("the strain law needs a positive rest length")
-        super().__init__(stiffness / rest_length, damping / rest_length)
+        r = _law_number(rest_length, "rest_length")
+        if r <= 0:
+            raise ModelError("StrainLaw: the strain law needs a positive rest length")
+        super().__init__(_law_number(stiffness, "stiffness") / r, _law_number(damping, "damping") / r)
 
 
 class GreenStrainLaw(ForceLaw):
@@ -62,9 +72,10 @@ class GreenStrainLaw(ForceLaw):
     ``f1 = σ Δx``), plus ``d ṡ``. Energy ``k (l² - r²)²/(8 r²)``."""
 
     def __init__(self, stiffness, damping, rest_length):
-        if rest_length <= 0:
-            raise ValueError("the Green-strain law needs a positive rest length")
-        self.k, self.d, self.r = float(stiffness), float(damping), float(rest_length)
+        self.r = _law_number(rest_length, "rest_length")
+        if self.r <= 0:
+            raise ModelError("GreenStrainLaw: the Green-strain law needs a positive rest length")
+        self.k, self.d = _law_number(stiffness, "stiffness"), _law_number(damping, "damping")
 
     def __call__(self, s, sdot):
         l, r2 = s + self.r, self.r * self.r
@@ -81,7 +92,7 @@ class CableLaw(ForceLaw):
     ``s > 0``, else 0 (slack). Not differentiable at ``s = 0``."""
 
     def __init__(self, stiffness, damping=0.0):
-        self.k, self.d = float(stiffness), float(damping)
+        self.k, self.d = _law_number(stiffness, "stiffness"), _law_number(damping, "damping")
 
     def __call__(self, s, sdot):
         if s > 0:

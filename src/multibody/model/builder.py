@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import InputError, ModelError
 from ..spatial import spatial as sp
 from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
                      C_TYPE, C_V, C_ARMATURE, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, JOINT_TYPES, N_COL, NQ, NV)
+from .checks import as_float_array, real_number
 from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, LoopJoint, Model
 
 WORLD = "world"
@@ -30,10 +31,12 @@ def as_pose(placement, what="placement"):
     if isinstance(placement, (tuple, list)) and len(placement) == 2:
         R, p = placement
         T = np.eye(4)
-        T[:3, :3] = np.asarray(R, dtype=float)
-        T[:3, 3] = np.asarray(p, dtype=float)
+        R, p = _floats(R, f"{what}: R"), _floats(p, f"{what}: p")
+        if R.shape != (3, 3) or p.shape != (3,):
+            raise ModelError(f"{what}: (R, p) must be a 3x3 rotation and a 3-vector, got shapes {R.shape}, {p.shape}")
+        T[:3, :3], T[:3, 3] = R, p
     else:
-        T = np.array(placement, dtype=float)
+        T = _floats(placement, what).copy()
     if T.shape != (4, 4):
         raise ModelError(f"{what}: expected a finite 4x4 pose or (R, p), got shape {T.shape}")
     # checks in Python scalars: numpy's reductions and det on a 3x3 cost ~10 us per pose, 15% of
@@ -90,7 +93,7 @@ def _per_dof(value, n, what, default):
         a = np.empty(n)
         a.fill(value)
         return a
-    a = np.atleast_1d(np.asarray(value, dtype=float))
+    a = np.atleast_1d(_floats(value, what))
     if a.size == 1:
         return np.full(n, float(a[0]))
     if a.shape != (n,):
@@ -98,8 +101,26 @@ def _per_dof(value, n, what, default):
     return a
 
 
+def _floats(value, what):
+    """``value`` as a float64 array of real numbers (ModelError naming
+    ``what`` for strings, dicts, complex values, ragged lists...)."""
+    try:
+        return as_float_array(value, what)
+    except InputError as e:
+        raise ModelError(str(e)) from None
+
+
+def _scalar(value, what, finite=True):
+    """``value`` as a float (ModelError naming ``what`` if it is not a
+    real number, or not finite when ``finite``)."""
+    try:
+        return real_number(value, what, finite=finite)
+    except InputError as e:
+        raise ModelError(str(e)) from None
+
+
 def _unit(axis, what):
-    a = np.asarray(axis, dtype=float).reshape(-1)
+    a = _floats(axis, what).reshape(-1)
     if a.shape != (3,) or not all(map(math.isfinite, a.tolist())):
         raise ModelError(f"{what}: expected a finite 3-vector")
     n = math.hypot(*a.tolist())  # overflow-safe, like np.linalg.norm, and 10x cheaper on 3 numbers
@@ -128,7 +149,9 @@ class ModelBuilder:
 
     def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
         self.name = name
-        self.gravity = np.asarray(gravity, dtype=float)
+        self.gravity = _floats(gravity, "gravity").copy()
+        if self.gravity.shape != (3,) or not np.isfinite(self.gravity).all():
+            raise ModelError(f"gravity must be a finite 3-vector (m/s²), got {gravity!r}")
         self._bodies = {}
         self._world_frames = []
         self._world_collision = []
@@ -202,9 +225,11 @@ class ModelBuilder:
             ax2 /= np.linalg.norm(ax2)
         else:
             ax2 = np.zeros(3)
-        mass = float(mass)
-        com = np.asarray(com, dtype=float).reshape(3)
-        inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        mass = mass if isinstance(mass, float) else _scalar(mass, f"body '{name}': mass", finite=False)
+        com = _floats(com, f"body '{name}': com")
+        if com.shape != (3,):
+            raise ModelError(f"body '{name}': com must be a 3-vector, got shape {com.shape}")
+        inertia = np.zeros((3, 3)) if inertia is None else _floats(inertia, f"body '{name}': inertia")
         if inertia.shape == (3,):
             inertia = np.diag(inertia)
         if inertia.shape != (3, 3):
@@ -222,7 +247,7 @@ class ModelBuilder:
         if (lo > hi).any():
             raise ModelError(f"joint '{jname}': lower limit {lo} exceeds upper limit {hi}")
         b = _Body(name, parent, jtype, jname, as_pose(placement, f"joint '{jname}': placement"), ax, ax2,
-                  float(pitch), mass, com, inertia, lo, hi,
+                  _scalar(pitch, f"joint '{jname}': pitch"), mass, com, inertia, lo, hi,
                   _per_dof(velocity_limit, nv, f"joint '{jname}': velocity_limit", np.inf),
                   _per_dof(effort_limit, nv, f"joint '{jname}': effort_limit", np.inf),
                   _per_dof(damping, nv, f"joint '{jname}': damping", 0.0),
@@ -266,7 +291,9 @@ class ModelBuilder:
 
     def add_coupling(self, joint, mimicked, multiplier=1.0, offset=0.0):
         """Record ``q[joint] = multiplier · q[mimicked] + offset`` (URDF mimic)."""
-        self._couplings.append(Coupling(joint, mimicked, float(multiplier), float(offset)))
+        what = f"coupling of joint '{joint}'"
+        self._couplings.append(Coupling(joint, mimicked, _scalar(multiplier, f"{what}: multiplier"),
+                                        _scalar(offset, f"{what}: offset")))
 
     def add_loop_joint(self, body_a, body_b, joint, placement_a=None, placement_b=None, axis=(0, 0, 1),
                        axis2=(0, 1, 0), pitch=0.0, name=None):
@@ -288,23 +315,22 @@ class ModelBuilder:
         Pb = as_pose(placement_b, f"loop joint '{name}': placement_b")
         axes = []
         for a, what in ((axis, "axis"), (axis2, "axis2")):
-            a = np.asarray(a, dtype=float)
+            a = _floats(a, f"loop joint '{name}': {what}")
             if a.shape != (3,) or not np.isfinite(a).all() or np.linalg.norm(a) < 1e-12:
                 raise ModelError(f"loop joint '{name}': {what} must be a finite nonzero 3-vector, got {a}")
             axes.append(a / np.linalg.norm(a))
         if joint == "universal" and abs(axes[0] @ axes[1]) > 1e-9:
             raise ModelError(f"loop joint '{name}': the universal joint's axes must be perpendicular")
-        if not np.isfinite(pitch):
-            raise ModelError(f"loop joint '{name}': pitch must be finite, got {pitch}")
-        self._loops.append(LoopJoint(name, str(body_a), str(body_b), joint, Pa, Pb, axes[0], axes[1], float(pitch)))
+        pitch = _scalar(pitch, f"loop joint '{name}': pitch")
+        self._loops.append(LoopJoint(name, str(body_a), str(body_b), joint, Pa, Pb, axes[0], axes[1], pitch))
         return name
 
     def add_equality(self, kind, name, body1=None, body2=None, data=(), objtype="body"):
         """Record an equality constraint from a model file (MJCF connect,
         weld, joint, ...; :class:`multibody.constraints.Constraints` turns
         them into loop joints and couplings)."""
-        self._equalities.append(EqualityConstraint(kind, name, body1, body2, np.asarray(data, dtype=float),
-                                                   objtype))
+        self._equalities.append(EqualityConstraint(kind, name, body1, body2,
+                                                   _floats(data, f"equality '{name}': data"), objtype))
 
     # ------------------------------------------------------------------ build
     def _ordered(self):

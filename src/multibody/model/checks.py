@@ -17,7 +17,7 @@ def as_float_array(x, name):
     :class:`InputError` naming ``name`` — numpy would raise its own errors
     or, for complex values, drop the imaginary part with only a warning."""
     if type(x) is np.ndarray and x.dtype == np.float64:
-        return np.ascontiguousarray(x)
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if isinstance(x, Data):
         raise InputError(f"{name}: got a Data workspace; multibody's argument order is (model, q, ..., "
                          "data=data), not Pinocchio's (model, data, q, ...)")
@@ -31,7 +31,7 @@ def as_float_array(x, name):
         raise InputError(f"{name} has complex values (dtype {a.dtype}); it must be real")
     if a.dtype.kind not in "iuf":
         raise InputError(f"{name} must be an array of real numbers, got {type(x).__name__} of dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.float64)
+    return np.asarray(a, dtype=np.float64, order="C")  # (np.ascontiguousarray makes a 0-d array 1-d)
 
 
 def as_vector(x, name, size, batch=True, finite=True):
