@@ -17,29 +17,16 @@ both (``mjDSBL_LIMIT``; ``limits=False``). Talos's neutral pose has 8
 joints exactly at a limit, so with limits on they are active every step.
 """
 import argparse
-import xml.etree.ElementTree as ET
-
 import numpy as np
 
 import multibody as mb
 from _common import robot_path, timeit
+from oracles import mujoco_from_urdf
 
 
 def mujoco_model(path, dt):
     import mujoco
-    root = ET.fromstring(open(path).read())
-    for link in root.iter("link"):
-        for tag in ("visual", "collision"):
-            for el in link.findall(tag):
-                link.remove(el)
-    for joint in root.iter("joint"):
-        for el in joint.findall("mimic"):
-            joint.remove(el)
-        for el in joint.findall("dynamics"):
-            el.attrib.pop("friction", None)
-    spec = mujoco.MjSpec.from_string(ET.tostring(root, encoding="unicode"))
-    spec.worldbody.first_body().add_freejoint()
-    m = spec.compile()
+    m = mujoco_from_urdf(path, floating_base=True)[0]
     m.opt.timestep = dt
     m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
     return m

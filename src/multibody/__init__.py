@@ -3,7 +3,8 @@
 Conventions (DESIGN.md): spatial vectors angular first, quaternions scalar
 first, free-joint velocities in the body frame, SI units.
 """
-from .errors import InputError, ModelError, ModelFileError, ModelWarning, MultibodyError, SimulationError
+from .errors import (InputError, ModelError, ModelFileError, ModelWarning, MultibodyError, SimulationError,
+                     SimulationWarning)
 from .model import Data, ModelBuilder, Model
 from .io import load_mjcf, load_urdf
 from .kinematics import (body_motion, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,

@@ -31,3 +31,9 @@ class ModelWarning(UserWarning):
     (e.g. an inertia violating the triangle inequality, a dropped MJCF
     element). Filter it with :mod:`warnings` or turn it into an error with
     ``warnings.simplefilter("error", mb.ModelWarning)``."""
+
+
+class SimulationWarning(UserWarning):
+    """Something a simulation did to the user's inputs that changes the
+    motion but is not an error (e.g. joint forces clamped to the effort
+    limits), reported once per run."""

@@ -161,7 +161,8 @@ def test_bad_tau_is_refused_with_effort_limits_too(integrator):
     for bad in (np.ones((1, 2)) * 10, np.ones((0, 2)), np.array([np.nan, 1.0])):
         with pytest.raises(InputError, match="tau at step 1"):
             sim.step(bad)
-    sim.step([10.0, -10.0])
+    with pytest.warns(mb.SimulationWarning, match="effort limits at step 1"):
+        sim.step([10.0, -10.0])
     assert sim.last_clamped[0].all() and np.array_equal(sim.last_tau, [5.0, -5.0])
 
 

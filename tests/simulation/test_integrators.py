@@ -1,6 +1,7 @@
 """Integrators and the simulator against closed forms and the energy and
 stability behaviour the seeds predict (ArtiSynth §0.9, Drumwright §3.1)."""
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -258,20 +259,34 @@ def test_model_joint_damping_equals_a_joint_damper_element():
 
 
 def test_effort_and_velocity_limits_clamp_and_are_reported():
+    """Effort limits clamp τ by default, velocity limits only with
+    clamp_velocity=True; the first clamp of each kind in a run is one
+    SimulationWarning, and the trajectory records every clamp."""
     b = mb.ModelBuilder("limited")
     b.add_body("block", "world", "prismatic", axis=(1, 0, 0), mass=1.0, inertia=np.eye(3) * 0.1,
                effort_limit=2.0, velocity_limit=0.5)
     model = b.build()
-    sim = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False)
-    traj = sim.rollout(steps=100, controller=lambda t, q, v: np.array([10.0]))
-    np.testing.assert_array_equal(traj.tau[1:, 0], 2.0)       # clamped to the effort limit
-    assert traj.effort_clamped[1:].all() and not traj.effort_clamped[0].any()
-    assert np.abs(traj.v).max() <= 0.5 + 1e-15               # clamped to the velocity limit
+    push = lambda t, q, v: np.array([10.0])  # noqa: E731
+    with pytest.warns(mb.SimulationWarning) as record:
+        default = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False).rollout(steps=100, controller=push)
+    assert len(record) == 1 and "effort limits at step 1" in str(record[0].message)
+    np.testing.assert_array_equal(default.tau[1:, 0], 2.0)       # clamped to the effort limit
+    assert default.effort_clamped[1:].all() and not default.effort_clamped[0].any()
+    np.testing.assert_allclose(default.v[:, 0], 2.0 * default.t, atol=1e-12)  # v = (τ_max / m) t, not clamped
+    assert not default.velocity_clamped.any()
+    sim = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False, clamp_velocity=True)
+    with pytest.warns(mb.SimulationWarning) as record:
+        traj = sim.rollout(steps=100, controller=push)
     first = int(np.argmax(traj.velocity_clamped[:, 0]))
+    assert [str(r.message).split(" clamped")[0] for r in record] == ["joint forces", "velocities"]
+    assert f"step {first}" in str(record[1].message)
+    assert np.abs(traj.v).max() <= 0.5 + 1e-15               # clamped to the velocity limit
     unclamped = np.cumsum(np.full(100, 2.0 * 1e-2))  # v after k + 1 steps of 2 m/s² × 0.01 s
     assert first == int(np.argmax(unclamped > 0.5)) + 1 and traj.velocity_clamped[first:].all()
-    free = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False, clamp_effort=False,
-                        clamp_velocity=False).rollout(steps=100, controller=lambda t, q, v: np.array([10.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is clamped: no warning
+        free = mb.Simulator(model, 1e-2, "semi_implicit_euler", gravity=False, clamp_effort=False,
+                            clamp_velocity=False).rollout(steps=100, controller=push)
     assert free.v[-1, 0] > 9.9 and not free.effort_clamped.any()
 
 

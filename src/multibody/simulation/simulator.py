@@ -2,6 +2,7 @@
 elements composed into ``step`` and ``rollout`` (DESIGN.md)."""
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +10,7 @@ from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
 from ..constraints import Constraints, JointLimits, project, project_positions
-from ..errors import InputError, MultibodyError, SimulationError
+from ..errors import InputError, MultibodyError, SimulationError, SimulationWarning
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
@@ -107,10 +108,14 @@ class Simulator:
     :meth:`ModelBuilder.add_body`) are added to ``forces`` as
     :class:`~multibody.forces.JointSpring` elements unless
     ``joint_springs=False``.
-    Joint forces are clamped to ``model.effort_limit`` and velocities to
-    ``model.velocity_limit`` after each step (``clamp_effort`` /
-    ``clamp_velocity``); :attr:`last_clamped` and the trajectory report
-    which coordinates were clamped.
+    Joint forces are clamped to ``model.effort_limit`` (``clamp_effort``,
+    default True: what actuators do). Velocities are clamped to
+    ``model.velocity_limit`` after each step only with
+    ``clamp_velocity=True`` (default False: a velocity limit is a
+    controller's business, and clamping changes the physics). The first
+    clamp of each kind in a run (since :meth:`reset`) is reported once as a
+    :class:`~multibody.errors.SimulationWarning`; :attr:`last_clamped` and
+    the trajectory record every clamped coordinate.
 
     Position limits (``model.lower_limit`` / ``upper_limit``, unless
     ``limits=False``) are unilateral constraints solved exactly at the end
@@ -147,7 +152,7 @@ class Simulator:
     trajectories."""
 
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
-                 joint_springs=True, clamp_effort=True, clamp_velocity=True, limits=True, restitution=0.0, restitution_threshold=1e-2,
+                 joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0, restitution_threshold=1e-2,
                  constraints=True, compliance=0.0, constraint_damping=0.0, baumgarte=10.0, project=True,
                  loop_method=None, q0=None, v0=None):
         if not isinstance(model, Model):
@@ -207,6 +212,7 @@ class Simulator:
         self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
         self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
         self.last_clamped = (np.zeros(model.nv, bool), np.zeros(model.nv, bool))  # (effort, velocity)
+        self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
         self.reset(q0, v0)
         self._steps = 0
 
@@ -227,6 +233,7 @@ class Simulator:
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
         self.state = State(t, q.copy(), v.copy())
         self._steps = 0
+        self._clamps_reported = set()  # kinds of clamping already warned about in this run
 
     def step(self, tau=None):
         """Advance one time step with joint forces ``tau`` (nv,; N or N·m;
@@ -304,11 +311,26 @@ class Simulator:
             if it < 0 and self.constraint_residual(q) > 1e-9:
                 raise SimulationError(f"the constraints could not be restored at {self._where(k, s.t)}: residual "
                                       f"{self.constraint_residual(q):.3g} after 20 Newton iterations")
+        if eff_mask is not self._no_clamp or self._vmax is not None:
+            self._report_first_clamp(eff_mask, vel_mask, k, s.t)
         self.last_clamped = (eff_mask, vel_mask)
         self.last_tau = tau
         self.state = State(t, q, v)
         self._steps = k
         return self.state
+
+    def _report_first_clamp(self, eff_mask, vel_mask, k, t0):
+        """Warn (:class:`SimulationWarning`) the first time in a run that
+        joint forces or velocities were clamped; the trajectory records
+        every clamp."""
+        for kind, what, mask in (("effort", "joint forces", eff_mask), ("velocity", "velocities", vel_mask)):
+            if kind not in self._clamps_reported and mask.any():
+                self._clamps_reported.add(kind)
+                names = [self.model.joints[self._joint_of_dof[i]].name for i in np.flatnonzero(mask)]
+                warnings.warn(f"{what} clamped to the model's {kind} limits {self._at(k, t0)} (joints "
+                              f"{', '.join(dict.fromkeys(names))}); reported once per run: every clamp is "
+                              f"recorded in Trajectory.{kind}_clamped and Simulator.last_clamped",
+                              SimulationWarning, stacklevel=4)
 
     def _integrator_output(self, q1, v1, k, t0):
         """(q1, v1) as float64 vectors of the model's sizes, or
