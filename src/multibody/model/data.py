@@ -23,6 +23,7 @@ Calls without ``data`` use :func:`workspace`, one cached Data per model and
 per thread, so plain calls are thread-safe and need no set-up.
 """
 import threading
+import weakref
 from collections import namedtuple
 
 import numpy as np
@@ -154,7 +155,6 @@ class _Cached(Data):
     weakly (the model holds it), so the cache never keeps a model alive."""
 
     def __init__(self, model):
-        import weakref
         self._model_ref = weakref.ref(model)
         super().__init__(model)
         self._slots[OWNER] = threading.get_ident()

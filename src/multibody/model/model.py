@@ -180,7 +180,6 @@ class Model:
         self.armature = _readonly(np.asarray(armature, dtype=float))
         # joint springs (MJCF stiffness / springref; ModelBuilder.add_body): τ = -k (q - q_ref)
         self.stiffness = _readonly(np.zeros(self.nv) if stiffness is None else np.asarray(stiffness, dtype=float))
-        self._spring_reference = spring_reference
         self.gravity = _readonly(np.asarray(gravity, dtype=float))
         self.couplings = tuple(couplings)
         self.equalities = tuple(equalities)
@@ -200,12 +199,11 @@ class Model:
                                     slice(iv, iv + nv), tuple(joint_axes[i])))
         self.joints = tuple(joints)
         self._quat_joints = tuple(i for i in range(1, self.nbodies) if ints[i, 0] in (SPHERICAL, FREE))
-        if self._spring_reference is None:  # zero coordinates, identity quaternions
-            self._spring_reference = np.zeros(self.nq)
+        if spring_reference is None:  # zero coordinates, identity quaternions
+            spring_reference = np.zeros(self.nq)
             for i in self._quat_joints:
-                self._spring_reference[self.joints[i].q_slice.start + (3 if ints[i, 0] == FREE else 0)] = 1.0
-        self.spring_reference = _readonly(np.asarray(self._spring_reference, dtype=float))
-        del self._spring_reference
+                spring_reference[self.joints[i].q_slice.start + (3 if ints[i, 0] == FREE else 0)] = 1.0
+        self.spring_reference = _readonly(np.asarray(spring_reference, dtype=float))
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._frame_index = {n: i for i, n in enumerate(self.frame_names)}
@@ -300,9 +298,8 @@ class Model:
         if size is not None and not (isinstance(size, (int, np.integer)) and not isinstance(size, bool)
                                      and size >= 1):
             raise InputError(f"size must be None (one configuration) or an integer >= 1, got {size!r}")
-        if not (isinstance(unbounded_range, (int, float, np.number)) and np.isfinite(unbounded_range)
-                and unbounded_range > 0):
-            raise InputError(f"unbounded_range must be a positive finite number, got {unbounded_range!r}")
+        if not real_number(unbounded_range, "unbounded_range") > 0:
+            raise InputError(f"unbounded_range must be positive, got {unbounded_range!r}")
         shape = (self.nq,) if size is None else (int(size), self.nq)
         lo = np.where(np.isfinite(self.lower_limit), self.lower_limit, -unbounded_range)
         hi = np.where(np.isfinite(self.upper_limit), self.upper_limit, unbounded_range)

@@ -152,9 +152,9 @@ class Simulator:
     trajectories."""
 
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
-                 joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0, restitution_threshold=1e-2,
-                 constraints=True, compliance=0.0, constraint_damping=0.0, baumgarte=10.0, project=True,
-                 loop_method=None, q0=None, v0=None):
+                 joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0,
+                 restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
+                 baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         dt = _real(dt, "dt (the time step, s)")

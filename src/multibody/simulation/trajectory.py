@@ -238,9 +238,9 @@ class Trajectory:
         if self.model_fingerprint is None:
             raise InputError(f"this trajectory carries no model fingerprint, so it cannot be checked against "
                              f"model '{model.name}' (set model_fingerprint=multibody.simulation."
-                             f"model_fingerprint(model) when building it by hand)")
+                             "model_fingerprint(model) when building it by hand)")
         if fp != self.model_fingerprint:
-            raise InputError(f"this trajectory was recorded on another model"
+            raise InputError("this trajectory was recorded on another model"
                              + (f" ('{recorded}')" if recorded is not None else "")
                              + f" than '{model.name}': model fingerprint {self.model_fingerprint[:16]}... recorded, "
                              f"{fp[:16]}... given")

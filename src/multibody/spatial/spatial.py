@@ -698,15 +698,21 @@ def inertia_defects(m, Ic):
     and not listed.
     """
     out = []
-    lam = principal_moments(Ic)[0]
+    negative, triangle = _moment_defects(principal_moments(Ic)[0])
     if m == 0.0 and np.any(np.asarray(Ic)):
         out.append("mass 0 with a non-zero rotational inertia")
-    tol = INERTIA_RTOL * float(np.max(np.abs(lam)))
-    if lam[0] < -tol:
+    if negative:
         out.append("a negative principal moment (not positive semi-definite)")
-    if lam[0] + lam[1] < lam[2] - 1e-9 * float(np.sum(np.abs(lam))):
+    if triangle:
         out.append("the triangle inequality I1 + I2 >= I3 is violated")
     return out
+
+
+def _moment_defects(lam):
+    """(a principal moment is negative beyond round-off, the triangle
+    inequality fails) for the ascending principal moments ``lam``."""
+    negative = lam[0] < -INERTIA_RTOL * float(np.max(np.abs(lam)))
+    return negative, lam[0] + lam[1] < lam[2] - 1e-9 * float(np.sum(np.abs(lam)))
 
 
 def balance_inertia(Ic):
@@ -724,8 +730,7 @@ def balance_inertia(Ic):
     I = np.asarray(Ic, dtype=np.float64)
     I = 0.5 * (I + I.T)
     lam = principal_moments(I)[0]
-    tol = INERTIA_RTOL * float(np.max(np.abs(lam)))
-    if lam[0] >= -tol and lam[0] + lam[1] >= lam[2] - 1e-9 * float(np.sum(np.abs(lam))):
+    if not any(_moment_defects(lam)):
         return I
     mean = float(np.sum(lam)) / 3.0
     return max(mean, 0.0) * np.eye(3)
