@@ -3,7 +3,7 @@ gravity, joint damping) with semi-implicit Euler at dt = 1e-3, against
 MuJoCo's ``mj_step`` on the same URDF in one process, and the cost split
 of a multibody step (dynamics, integrator, Python overhead).
 
-    python benchmarks/simulation.py [--steps 2000]
+    python benchmarks/simulation.py [--integrators]
 
 The MuJoCo model is built from the same URDF as in shared/bench/anchors.py
 (geometry and <mimic>/<friction> removed, <damping> kept, a free joint on
@@ -15,6 +15,11 @@ default for a URDF with limits: soft constraints solved by its Newton
 solver; multibody: exact LCP impulses and projection), and limits off in
 both (``mjDSBL_LIMIT``; ``limits=False``). Talos's neutral pose has 8
 joints exactly at a limit, so with limits on they are active every step.
+
+``--integrators``: ``Simulator.step()`` and ``rollout`` (per step) with
+every integrator on UR5 and Talos, limits off, against ``mj_step`` with
+the matching MuJoCo integrator (Euler, RK4, implicitfast; Euler for the
+integrators MuJoCo does not have).
 """
 import argparse
 import numpy as np
@@ -34,7 +39,9 @@ def mujoco_model(path, dt):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.parse_args()
+    ap.add_argument("--integrators", action="store_true",
+                    help="also time Simulator.step and rollout with every integrator (UR5, Talos)")
+    args = ap.parse_args()
     import mujoco
     dt = 1e-3
     path = robot_path("talos")
@@ -70,6 +77,51 @@ def main():
         print(f"  MuJoCo mj_step (Euler):                          {t_mj * 1e6:8.2f} us/step ({1 / t_mj:,.0f} steps/s)")
         print(f"  ratio multibody / MuJoCo: {t_mb / t_mj:.2f}")
         split(sim, q0, t_mb)
+    if args.integrators:
+        every_integrator("ur5", False)
+        every_integrator("talos", True)
+
+
+#: multibody integrator -> the MuJoCo integrator it is compared with
+PEERS = {"semi_implicit_euler": "mjINT_EULER", "rk4": "mjINT_RK4", "implicit_euler": "mjINT_IMPLICITFAST",
+         "explicit_euler": "mjINT_EULER", "trapezoidal": "mjINT_EULER", "bridson_marino": "mjINT_EULER"}
+
+
+def every_integrator(name, floating, dt=1e-3, steps=200):
+    """The calls a newcomer times: ``Simulator.step()`` and ``rollout``
+    (per step, no controller) with each integrator, no limits, no contact,
+    against ``mj_step`` from a Python loop with the matching integrator."""
+    import mujoco
+    path = robot_path(name)
+    model = mb.load_urdf(path, floating_base=floating)
+    m = mujoco_from_urdf(path, floating)[0]
+    m.opt.timestep = dt
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    d = mujoco.MjData(m)
+    q0 = model.neutral()
+    if floating:
+        q0[2] = 1.0
+    print(f"\n{name}: nv {model.nv}; us per step; ratio = multibody / MuJoCo (matching integrator)")
+    print(f"  {'integrator':<20}{'MuJoCo':>9}{'step':>9}{'ratio':>7}{'rollout':>10}{'ratio':>7}")
+    for integ, peer in PEERS.items():
+        m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
+        sim = mb.Simulator(model, dt, integ, q0=q0, limits=False)
+
+        def mj_block():
+            mujoco.mj_resetData(m, d)
+            for _ in range(50):
+                mujoco.mj_step(m, d)
+
+        def mb_block():
+            sim.reset(q0)
+            for _ in range(50):
+                sim.step()
+        t_mj = timeit(mj_block, blocks=11) / 50
+        t_step = timeit(mb_block, blocks=11) / 50
+        sim.reset(q0)
+        t_roll = timeit(lambda: sim.rollout(steps=steps, progress=False), blocks=5) / steps
+        print(f"  {integ:<20}{t_mj * 1e6:9.1f}{t_step * 1e6:9.1f}{t_step / t_mj:7.2f}{t_roll * 1e6:10.1f}"
+              f"{t_roll / t_mj:7.2f}")
 
 
 def split(sim, q0, t_step):

@@ -42,6 +42,19 @@ N_SLOTS = OWNER + 1
 _LAZY = ("M", "L", "Minv")     # nv x nv: allocated on first use
 
 
+class _Lazy:
+    """A :class:`Data` matrix allocated on first access (:meth:`Data.allocate`)."""
+
+    def __init__(self, doc):
+        self.__doc__ = doc
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, data, owner=None):
+        return self if data is None else data.allocate(self.name)
+
+
 class Data:
     """Workspace for one model. Views (body index first):
 
@@ -97,18 +110,21 @@ class Data:
 
     def allocate(self, name):
         """The lazily allocated matrix ``name`` ("M", "L" or "Minv"),
-        allocated now (zeros, nv x nv) if it is not yet."""
+        allocated now (zeros, nv x nv) if it is not yet. Once allocated it
+        is a plain instance attribute (the class attribute is a non-data
+        descriptor), so reading ``data.M`` in a hot loop costs nothing more."""
         x = getattr(self, "_" + name)
         if x is None:
             n = self._slots[2]
             x = np.zeros((n, n))
             setattr(self, "_" + name, x)
+            self.__dict__[name] = x
             self._publish(name, x)
         return x
 
-    M = property(lambda self: self.allocate("M"), doc="(nv, nv) joint-space inertia (allocated on first use)")
-    L = property(lambda self: self.allocate("L"), doc="(nv, nv) sparse LᵀDL factor of M (allocated on first use)")
-    Minv = property(lambda self: self.allocate("Minv"), doc="(nv, nv) inverse inertia (allocated on first use)")
+    M = _Lazy("(nv, nv) joint-space inertia (allocated on first use)")
+    L = _Lazy("(nv, nv) sparse LᵀDL factor of M (allocated on first use)")
+    Minv = _Lazy("(nv, nv) inverse inertia (allocated on first use)")
 
     def check_thread(self):
         """Raise :class:`InputError` if another thread owns this workspace;

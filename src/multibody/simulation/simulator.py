@@ -183,6 +183,8 @@ class Simulator:
         self.model = model
         self.dt = float(dt)
         self.integrator = integrator
+        # the library's integrators return float64 (nq,), (nv,) arrays; a user's is checked each step
+        self._foreign_integrator = type(integrator) not in INTEGRATORS.values()
         if constraints is True:
             constraints = Constraints(model)
         elif constraints is False or constraints is None:
@@ -288,11 +290,12 @@ class Simulator:
             self._diagnose_non_finite(k, s)
             raise SimulationError(f"the integration diverged at {self._where(k, s.t)}: non-finite values "
                                   f"reached a linear solve (scipy: {e})") from e
-        # the compiled end of step trusts the types of what it is given: check what the
-        # integrator (possibly a user's class) returned before handing it over
+        # the compiled end of step trusts the types of what it is given: check what a user's
+        # integrator returned before handing it over
         model = self.model
-        if not (type(q1) is np.ndarray and type(v1) is np.ndarray and q1.dtype is _F64 and v1.dtype is _F64
-                and q1.shape == model.q_shape and v1.shape == model.v_shape):
+        if self._foreign_integrator and not (type(q1) is np.ndarray and type(v1) is np.ndarray and q1.dtype is _F64
+                                             and v1.dtype is _F64 and q1.shape == model.q_shape
+                                             and v1.shape == model.v_shape):
             q1, v1 = self._integrator_output(q1, v1, k, s.t)
         q, v = np.empty_like(q1), np.empty_like(v1)
         vel_mask = np.empty(v1.shape[0], np.bool_)
