@@ -3,6 +3,10 @@
 Conventions (DESIGN.md): spatial vectors angular first, quaternions scalar
 first, free-joint velocities in the body frame, SI units.
 """
+# First: Numba's cache stamps of multibody's kernels cover the helpers they import
+# (_kernel_cache); it must be in place before any kernel module is imported.
+from . import _kernel_cache
+_kernel_cache.install()
 from .errors import (InputError, ModelError, ModelFileError, ModelWarning, MultibodyError, SimulationError,
                      SimulationWarning)
 from .model import Data, ModelBuilder, Model

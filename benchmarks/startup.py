@@ -1,0 +1,173 @@
+"""Start-up time of the demo: from a fresh process to its first simulated step.
+
+    python benchmarks/startup.py [--warm 3] [--top 25] [--cache-dir DIR]
+
+Runs ``python -m multibody demo`` (``multibody.cli.main``) in fresh
+processes, stopping it right after the first ``Simulator.step``: first with
+an empty Numba cache (a new temporary ``NUMBA_CACHE_DIR``, so the
+package's own ``__pycache__`` is neither read nor written), then ``--warm``
+times with the cache that the cold run filled. Prints, per run, the
+wall-clock time of each phase (import of multibody, model loading, the
+demo's kinematics printout, building the Simulator, the controller's first
+RNEA, the first step) measured as the first call of the public function
+that does it, and the total from the start of the process to the end of the
+first step (the interpreter's own start, ~20 ms, is outside it). For the
+cold run it also lists the kernels Numba compiled, the slowest first, with
+their own compile time (excluding the kernels they called that were
+compiled for them), and how many kernels were loaded from the cache.
+
+Targets (issue 11): the first step within 10 s from an empty cache and
+1.5 s with a warm one.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class _FirstStepDone(Exception):
+    """Raised by the patched Simulator.step to stop the demo after one step."""
+
+
+def child(out_dir):
+    """Run the demo up to its first step in this process; print a JSON record."""
+    t_start = time.perf_counter()
+    records = []          # (name, module, signature, seconds self, seconds total, source, started at)
+    stack = []            # child compile time accumulated per level of nesting
+
+    import numba.core.dispatcher as nd
+
+    original_compile = nd.Dispatcher.compile
+
+    def timed_compile(self, sig):
+        # nested calls: compiling a kernel compiles (or loads) the kernels it calls
+        hits = sum(self._cache_hits.values())
+        misses = sum(self._cache_misses.values())
+        known = len(self.overloads)
+        stack.append(0.0)
+        t0 = time.perf_counter()
+        try:
+            return original_compile(self, sig)
+        finally:
+            dt = time.perf_counter() - t0
+            children = stack.pop()
+            if stack:
+                stack[-1] += dt
+            if len(self.overloads) > known:
+                source = ("cache" if sum(self._cache_hits.values()) > hits else
+                          "compiled" if sum(self._cache_misses.values()) > misses else "?")
+                records.append((self.py_func.__qualname__, self.py_func.__module__, str(sig), dt - children, dt,
+                                source, t0 - t_start))
+
+    nd.Dispatcher.compile = timed_compile
+
+    phases = {}
+
+    def first_call(owner, name, label):
+        fn = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            if label in phases:
+                return fn(*args, **kwargs)
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                phases[label] = (t0 - t_start, time.perf_counter() - t0)
+        setattr(owner, name, wrapper)
+
+    t0 = time.perf_counter()
+    import multibody as mb
+    import multibody.cli as cli
+    phases["import multibody"] = (0.0, time.perf_counter() - t0)
+    for name in ("load_urdf", "frame_placements", "center_of_mass", "jacobian", "potential_energy", "rnea"):
+        first_call(mb, name, name)
+    first_call(mb.Simulator, "__init__", "Simulator()")
+    step = mb.Simulator.step
+
+    def stop_after_first_step(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        step(self, *args, **kwargs)
+        phases["first step"] = (t0 - t_start, time.perf_counter() - t0)
+        raise _FirstStepDone
+
+    mb.Simulator.step = stop_after_first_step
+    try:
+        cli.main(["demo", "--out", out_dir])
+    except _FirstStepDone:
+        pass
+    else:
+        raise SystemExit("the demo finished without calling Simulator.step")
+    total = time.perf_counter() - t_start
+    print("@@" + json.dumps({"phases": phases, "total": total, "compiles": records}))
+
+
+def run_child(cache_dir, out_dir):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", out_dir], env=env,
+                       capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode:
+        sys.stderr.write(p.stdout + p.stderr)
+        raise SystemExit(f"child failed ({p.returncode})")
+    line = next(s for s in p.stdout.splitlines() if s.startswith("@@"))
+    rec = json.loads(line[2:])
+    rec["process"] = wall
+    return rec
+
+
+def report(label, rec, top):
+    print(f"\n{label}: first step {rec['total']:.2f} s after the start of the process "
+          f"(whole process {rec['process']:.2f} s)")
+    for name, (at, dt) in sorted(rec["phases"].items(), key=lambda kv: kv[1][0]):
+        print(f"  {name:<18} first call {dt:8.3f} s   (starts at {at:7.3f} s)")
+    comp = [r for r in rec["compiles"] if r[5] == "compiled"]
+    hit = [r for r in rec["compiles"] if r[5] == "cache"]
+    print(f"  kernels compiled: {len(comp)} ({sum(r[3] for r in comp):.2f} s); "
+          f"loaded from the cache: {len(hit)} ({sum(r[3] for r in hit):.2f} s)")
+    at_import = [r for r in rec["compiles"] if r[6] < rec["phases"]["import multibody"][1]]
+    if at_import:
+        print(f"  ... of which during the import: {len(at_import)} "
+              f"({sum(r[3] for r in at_import):.2f} s): {', '.join(r[0] for r in at_import)}")
+    if top:
+        rows = sorted(rec["compiles"], key=lambda r: -r[3])[:top]
+        print(f"  slowest {len(rows)} (own time, excluding kernels compiled for them):")
+        for name, module, sig, own, total, source, at in rows:
+            print(f"    {own:6.2f} s  {source:<8} {module}.{name}{sig if len(sig) < 70 else sig[:67] + '...'}")
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        return child(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--warm", type=int, default=3, help="warm runs after the cold one")
+    ap.add_argument("--top", type=int, default=25, help="how many of the slowest compiles to list")
+    ap.add_argument("--cache-dir", help="use (and keep) this cache folder; the first run is cold only if it is empty")
+    ap.add_argument("--json", help="write the records to this file")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mb-startup-") as tmp:
+        cache = args.cache_dir or os.path.join(tmp, "numba-cache")
+        out = os.path.join(tmp, "out")
+        cold = run_child(cache, out)
+        report("cold (empty cache)" if not args.cache_dir else "first run", cold, args.top)
+        warm = [run_child(cache, out) for _ in range(args.warm)]
+        for k, rec in enumerate(warm):
+            report(f"warm run {k + 1}", rec, 5 if k == 0 else 0)
+        if warm:
+            best = min(r["total"] for r in warm)
+            print(f"\nsummary: first step cold {cold['total']:.2f} s (target 10 s), "
+                  f"warm best {best:.2f} s (target 1.5 s)")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"cold": cold, "warm": warm}, f)
+
+
+if __name__ == "__main__":
+    main()

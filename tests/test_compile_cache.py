@@ -1,0 +1,215 @@
+"""Numba's on-disk cache never serves a kernel compiled from stale helpers
+(multibody/_kernel_cache.py).
+
+The end-to-end tests build a throw-away package ``multibody`` in a
+temporary folder: the real ``_kernel_cache.py``, an ``__init__.py`` that
+installs it first (as the real one does), a helper module and a kernel
+module that inlines the helper and reads one of its constants. Fresh
+processes (compiled: ``NUMBA_DISABLE_JIT=0``, a temporary
+``NUMBA_CACHE_DIR``) call the kernel; between runs the helper's file is
+edited and the kernel's file is not. Numba's own locator, run the same way,
+serves the stale kernel — the control that shows the test can fail.
+"""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from multibody import _kernel_cache as kc
+
+HELPER = textwrap.dedent("""
+    from numba import njit
+
+    SCALE = {scale}
+
+
+    @njit(cache=True, inline="always")
+    def scaled(x):
+        return SCALE * x + {offset}
+    """)
+
+KERNEL = textwrap.dedent("""
+    from numba import njit
+
+    from ._helper import scaled
+
+
+    @njit(cache=True)
+    def kernel(x):
+        return scaled(x) + 0.5
+    """)
+
+UNRELATED = "VALUE = {value}\n"
+
+# run in a fresh process: call the kernel, report its value, whether it came from the
+# cache and which locator filed it
+PROBE = textwrap.dedent("""
+    import json, sys
+    if sys.argv[1] == "readonly":
+        # an installed package in a read-only folder: the __pycache__ next to the source
+        # cannot be written (as root, permissions cannot simulate it)
+        import multibody._kernel_cache as kc
+        def refuse(self):
+            raise OSError("read-only")
+        kc.InTreeLocator.ensure_cache_path = refuse
+    from multibody._kernel import kernel
+    value = kernel(1.0)
+    print("@@" + json.dumps({"value": value, "hits": sum(kernel._cache_hits.values()),
+                              "locator": type(kernel._cache._impl.locator).__name__,
+                              "path": kernel._cache.cache_path}))
+    """)
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    # a new mtime even on file systems with a coarse clock (Numba once stamped by mtime)
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A temporary package ``multibody`` with the real cache module, a helper, a kernel that
+    inlines it and an unrelated module; returns (root, cache dir)."""
+    pkg = tmp_path / "src" / "multibody"
+    pkg.mkdir(parents=True)
+    shutil.copy(kc.__file__, pkg / "_kernel_cache.py")
+    _write(pkg / "__init__.py", "from . import _kernel_cache\n_kernel_cache.install()\n")
+    _write(pkg / "_helper.py", HELPER.format(scale=2.0, offset=0.0))
+    _write(pkg / "_kernel.py", KERNEL)
+    _write(pkg / "_unrelated.py", UNRELATED.format(value=1))
+    _write(tmp_path / "probe.py", PROBE)
+    return tmp_path, tmp_path / "numba-cache"
+
+
+def _probe(root, cache, mode="normal", default_locators=False):
+    env = dict(os.environ, PYTHONPATH=str(root / "src"), NUMBA_CACHE_DIR=str(cache), NUMBA_DISABLE_JIT="0",
+               XDG_CACHE_HOME=str(root / "user-cache"))
+    if mode == "readonly":
+        env.pop("NUMBA_CACHE_DIR")
+    env.pop("NUMBA_CACHE_LOCATOR_CLASSES", None)
+    if default_locators:
+        # Numba's own locators only, as without multibody's
+        env["NUMBA_CACHE_LOCATOR_CLASSES"] = "UserProvidedCacheLocator,InTreeCacheLocator,UserWideCacheLocator"
+    p = subprocess.run([sys.executable, str(root / "probe.py"), mode], env=env, cwd=str(root),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = [s for s in p.stdout.splitlines() if s.startswith("@@")][-1]
+    return json.loads(line[2:])
+
+
+def test_editing_an_inlined_helper_recompiles_the_kernel_that_inlines_it(package):
+    root, cache = package
+    first = _probe(root, cache)
+    assert first == {"value": 2.5, "hits": 0, "locator": "UserProvidedLocator", "path": first["path"]}
+    assert first["path"].startswith(str(cache))
+    warm = _probe(root, cache)
+    assert (warm["value"], warm["hits"]) == (2.5, 1)          # the cache is used
+    _write(root / "src" / "multibody" / "_unrelated.py", UNRELATED.format(value=2))
+    unrelated = _probe(root, cache)
+    assert (unrelated["value"], unrelated["hits"]) == (2.5, 1)  # a file the kernel does not import: still valid
+    _write(root / "src" / "multibody" / "_helper.py", HELPER.format(scale=3.0, offset=0.0))
+    edited = _probe(root, cache)
+    assert (edited["value"], edited["hits"]) == (3.5, 0)        # recompiled with the new constant
+    _write(root / "src" / "multibody" / "_helper.py", HELPER.format(scale=3.0, offset=1.0))
+    edited = _probe(root, cache)
+    assert (edited["value"], edited["hits"]) == (4.5, 0)        # recompiled with the new helper body
+
+
+def test_numbas_own_stamp_serves_the_stale_kernel(package):
+    """The control: with Numba's locators the edit of the helper goes unnoticed."""
+    root, cache = package
+    assert _probe(root, cache, default_locators=True)["value"] == 2.5
+    _write(root / "src" / "multibody" / "_helper.py", HELPER.format(scale=3.0, offset=0.0))
+    stale = _probe(root, cache, default_locators=True)
+    assert (stale["value"], stale["hits"]) == (2.5, 1)
+
+
+def test_read_only_package_falls_back_to_the_user_wide_cache_and_stays_safe(package):
+    root, _ = package
+    first = _probe(root, None, mode="readonly")
+    assert (first["value"], first["hits"], first["locator"]) == (2.5, 0, "UserWideLocator")
+    assert first["path"].startswith(str(root / "user-cache"))
+    assert not list((root / "src" / "multibody").glob("__pycache__/*.nbi"))
+    assert _probe(root, None, mode="readonly")["hits"] == 1
+    _write(root / "src" / "multibody" / "_helper.py", HELPER.format(scale=-1.0, offset=0.0))
+    edited = _probe(root, None, mode="readonly")
+    assert (edited["value"], edited["hits"]) == (-0.5, 0)
+
+
+def _rel(paths):
+    return {os.path.relpath(p, kc.PACKAGE_DIR).replace(os.sep, "/") for p in paths}
+
+
+def test_dependencies_of_the_real_kernel_modules():
+    """Layers import downwards: the dynamics kernels depend on the spatial algebra, the joint
+    functions and the model table's columns, not on the simulator above them."""
+    deps = _rel(kc.dependencies(os.path.join(kc.PACKAGE_DIR, "dynamics", "kernels.py")))
+    assert {"kinematics/kernels.py", "model/joints.py", "spatial/_small.py", "_compiled.py"} <= deps
+    assert not any(p.startswith(("simulation/", "integrators/", "formulations/", "io/", "viz/")) for p in deps)
+    assert "dynamics/kernels.py" not in deps
+    # a package import counts its __init__ and what that imports
+    spatial = _rel(kc.dependencies(os.path.join(kc.PACKAGE_DIR, "spatial", "__init__.py")))
+    assert {"spatial/so3.py", "spatial/quaternion.py", "spatial/se3.py"} <= spatial
+    # the stamp differs from file to file and is stable
+    a = kc.source_stamp(os.path.join(kc.PACKAGE_DIR, "dynamics", "kernels.py"))
+    b = kc.source_stamp(os.path.join(kc.PACKAGE_DIR, "kinematics", "kernels.py"))
+    assert a != b and a == kc.source_stamp(os.path.join(kc.PACKAGE_DIR, "dynamics", "kernels.py"))
+
+
+def test_imports_are_read_in_every_form(tmp_path):
+    """Relative and absolute imports, parenthesised name lists, submodules imported by name,
+    imports inside functions; other packages and comments are ignored."""
+    pkg = tmp_path / "multibody"
+    (pkg / "sub").mkdir(parents=True)
+    for name in ("__init__.py", "a.py", "b.py", "c.py", "d.py", "e.py", "sub/__init__.py", "sub/x.py",
+                 "sub/y.py", "sub/z.py"):
+        (pkg / name).write_text("")
+    (pkg / "sub" / "y.py").write_text("from .z import THING\n")
+    (pkg / "k.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from numba import njit
+        from .a import f
+        from . import (b,
+                       c as see)
+        import multibody.d
+        from .sub import x, y  # comment: from .e import nothing
+        def late():
+            from .e import g
+        # from .missing import nothing
+        """))
+    # a separate copy of the module (its own memo caches), pointed at the temporary package
+    spec = importlib.util.spec_from_file_location("_kernel_cache_copy", kc.__file__)
+    copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
+    copy.PACKAGE_DIR = str(pkg)
+    deps = {os.path.relpath(p, pkg).replace(os.sep, "/") for p in copy.dependencies(str(pkg / "k.py"))}
+    assert deps == {"__init__.py", "a.py", "b.py", "c.py", "d.py", "e.py", "sub/__init__.py", "sub/x.py",
+                    "sub/y.py", "sub/z.py"}
+    assert copy.dependencies(str(pkg / "sub" / "x.py")) == ()
+    before = copy.source_stamp(str(pkg / "k.py"))
+    (pkg / "sub" / "z.py").write_text("THING = 1\n")
+    copy._file_digest.cache_clear()
+    copy.source_stamp.cache_clear()
+    assert copy.source_stamp(str(pkg / "k.py")) != before   # a transitive dependency changed
+    (pkg / "sub" / "z.py").write_text("")
+    copy._file_digest.cache_clear()
+    copy.source_stamp.cache_clear()
+    assert copy.source_stamp(str(pkg / "k.py")) == before
+
+
+def test_the_package_kernels_use_the_dependency_stamp():
+    from multibody._compiled import JIT
+    from multibody.dynamics import kernels as K
+    if not JIT:  # NUMBA_DISABLE_JIT=1: plain Python functions, nothing compiled or cached
+        assert not hasattr(K.rnea_kernel, "_cache")
+        return
+    locator = K.rnea_kernel._cache._impl.locator
+    assert isinstance(locator, kc.LOCATORS)
+    assert K.rnea_kernel._cache._cache_file._source_stamp == kc.source_stamp(K.__file__)
