@@ -1,28 +1,666 @@
-"""Fused compiled steps for the common case of a model without force
-elements (gravity and joint damping only): one call per step instead of
-several NumPy and kernel calls (docs/architecture.md, entry points)."""
-import numpy as np
-from numba import njit
+"""Fused compiled steps: every integrator of :mod:`multibody.integrators`
+as one compiled call over a workspace and a packed step table, and the
+compiled rollout loop (DESIGN.md, the step pipeline).
 
-from ..dynamics.kernels import aba_checked
-from ..model.configuration import integrate_kernel
+A step reads everything but the state from two places: the model's
+workspace (:class:`multibody.model.data.Data`, through its handle) and a
+*step table* — one int64 array and one float64 array whose sections
+(damping, linear joint springs, limit rows, effort and velocity limits,
+the constant support structure of the tree, scratch space) are addressed
+by the offsets in the int64 header below. :class:`~.fused.StepTable`
+writes the table; :func:`table_view` reads it. The layout is defined once,
+here.
+
+A step has the stages of DESIGN.md: joint forces checked and clamped to
+the effort limits (:func:`applied`), the integrator's free motion
+(``*_core``: accelerations by ABA or the linearized velocity equation by
+CRBA, RNEA and the force Jacobians), the position limits solved at the end
+(:func:`~multibody.simulation._kernels.end_of_step_kernel`), and the
+finiteness check. Contact will join between the free velocity and the
+position update.
+
+Each integrator's core is written once; the step and rollout loops are
+written once (``inline="always"`` helpers taking the core as an argument)
+and instantiated per integrator by one-line kernels, so a run compiles
+only the integrator it uses (a dispatcher passed as an argument of a
+cached kernel would not be cached; inlined, it is).
+
+Statuses: >= 0 done, with bit ``EFFORT_CLAMPED`` / ``VELOCITY_CLAMPED``
+set when τ or v was clamped; ``TAU_NOT_FINITE - k``: τ[k] is not finite
+(nothing computed); any other negative value: the step failed (singular
+matrix, non-finite or overflowing values, a limit LCP that did not
+finish) and its outputs are undefined — the caller re-runs it on the
+checked Python path, which raises the precise error or takes the NumPy
+fallback (:meth:`multibody.Simulator.step`).
+"""
+import numpy as np
+from numba import carray, njit
+from collections import namedtuple
+
+from .._compiled import f64_pointer, i64_pointer
+from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
+    rnea_kernel
+from ..kinematics.kernels import joint_jacobians_kernel
+from ..model.configuration import integrate_kernel, normalize_kernel, qdot_kernel
+from ..model.data import handle_workspace
+from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
+from ..simulation._kernels import end_of_step_kernel
+
+# ------------------------------------------------------------------ the table layout
+# The int64 array starts with this header: sizes and flags, then the offset of each section of the
+# float64 array (F_*) and of the int64 array itself (I_*). The float64 array starts with the scalars
+# dt (s), restitution and its threshold (m/s or rad/s). Everything the compiled code and StepTable
+# agree on is here.
+(H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_GRAVITY, H_CLAMP_EFFORT, H_CLAMP_VELOCITY,
+ H_EXTERNAL,
+ F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU, F_WORK,
+ I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_REL, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
+ HEADER) = range(35)
+N_SCALARS = 3
+# scratch vectors of max(nq, nv) in the work section (then 3 nv x nv matrices): the cores use rows
+# 0-10, the step and the rollout the last four
+N_WORK_VECTORS = 15
+ROW_Q1, ROW_V1, ROW_QN, ROW_VN = 14, 13, 12, 11
+EXTERNAL_FORCE, EXTERNAL_JACOBIANS = 1, 2  # H_EXTERNAL: Python elements give f, or f, K and D
+
+EFFORT_CLAMPED = 1
+VELOCITY_CLAMPED = 2
+TAU_NOT_FINITE = -(1 << 40)  # - k: τ[k] is not finite
+SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular
+
+Table = namedtuple("Table", (
+    "nq", "nv", "nb", "dt", "restitution", "threshold", "gravity_on", "clamp_effort", "clamp_velocity", "external",
+    "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext",
+    "tau", "work", "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "rel", "maskT", "coord_body", "eff_mask",
+    "vel_mask", "pivots"))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_view(ints, floats):
+    """The sections of a step table as a :data:`Table` of views."""
+    nq, nv, nb = ints[H_NQ], ints[H_NV], ints[H_NB]
+    w = ints[F_WORK]
+    m = max(nq, nv, nb)
+    mats = floats[w + N_WORK_VECTORS * m:w + N_WORK_VECTORS * m + 3 * nv * nv]
+    masks = ints[ints[I_MASKS]:ints[I_MASKS] + 2 * nv]
+    return Table(nq, nv, nb, floats[0], floats[1], floats[2], ints[H_GRAVITY] != 0,
+                 ints[H_CLAMP_EFFORT] != 0, ints[H_CLAMP_VELOCITY] != 0, ints[H_EXTERNAL],
+                 floats[ints[F_DAMPING]:ints[F_DAMPING] + nv],
+                 floats[ints[F_STIFFNESS]:ints[F_STIFFNESS] + ints[H_NS]],
+                 floats[ints[F_REST]:ints[F_REST] + ints[H_NS]],
+                 floats[ints[F_EFFORT]:ints[F_EFFORT] + nv], floats[ints[F_VMAX]:ints[F_VMAX] + nv],
+                 floats[ints[F_LIM_SIGN]:ints[F_LIM_SIGN] + ints[H_NL]],
+                 floats[ints[F_LIM_BOUND]:ints[F_LIM_BOUND] + ints[H_NL]],
+                 floats[ints[F_FEXT]:ints[F_FEXT] + nv],
+                 floats[ints[F_KEXT]:ints[F_KEXT] + nv * nv].reshape((nv, nv)),
+                 floats[ints[F_DEXT]:ints[F_DEXT] + nv * nv].reshape((nv, nv)),
+                 floats[ints[F_TAU]:ints[F_TAU] + nv],
+                 floats[w:w + N_WORK_VECTORS * m].reshape((N_WORK_VECTORS, m)),
+                 mats[:nv * nv].reshape((nv, nv)), mats[nv * nv:2 * nv * nv].reshape((nv, nv)),
+                 mats[2 * nv * nv:].reshape((nv, nv)),
+                 ints[ints[I_SPRING_Q]:ints[I_SPRING_Q] + ints[H_NS]],
+                 ints[ints[I_SPRING_V]:ints[I_SPRING_V] + ints[H_NS]],
+                 ints[ints[I_LIM_Q]:ints[I_LIM_Q] + ints[H_NL]], ints[ints[I_LIM_V]:ints[I_LIM_V] + ints[H_NL]],
+                 ints[ints[I_REL]:ints[I_REL] + nv * nv].reshape((nv, nv)),
+                 ints[ints[I_MASK]:ints[I_MASK] + nv * nv].reshape((nv, nv)),
+                 ints[ints[I_COORD_BODY]:ints[I_COORD_BODY] + nv], masks[:nv], masks[nv:],
+                 ints[ints[I_PIVOTS]:ints[I_PIVOTS] + nv])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_arrays(handle):
+    """(int64 table, float64 table, workspace handle) behind a step-table handle."""
+    n = carray(i64_pointer(handle), (1,))[0]
+    ints = carray(i64_pointer(handle), (n,))
+    return ints, carray(f64_pointer(ints[H_FLOATS]), (ints[H_NFLOATS],)), ints[H_DATA]
+
+
+# ------------------------------------------------------------------ stages
+@njit(cache=True, nogil=True, inline="always")
+def applied(T, tau):
+    """Stage 0: ``T.tau`` ← τ clipped to ±effort (where clamping), marking
+    ``T.eff_mask``; returns ``TAU_NOT_FINITE - k`` for a non-finite τ[k],
+    else ``EFFORT_CLAMPED`` or 0."""
+    flags = 0
+    for k in range(T.nv):
+        x = tau[k]
+        if not np.isfinite(x):
+            return TAU_NOT_FINITE - k
+        T.eff_mask[k] = 0
+        if T.clamp_effort:
+            e = T.effort[k]
+            if x > e or x < -e:
+                x = e if x > e else -e
+                T.eff_mask[k] = 1
+                flags = EFFORT_CLAMPED
+        T.tau[k] = x
+    return flags
 
 
 @njit(cache=True, nogil=True)
-def semi_implicit_euler_kernel(tree, q, v, tau, damping, dt, gravity_on, poses, jac, spatial, inertia6, U, Dinv,
-                               dofs, q_out, v_out):
-    """``v⁺ = v + h·ABA(q, v, τ − b⊙v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth
-    §0.9.1). Returns ABA's status (0: done); on a nonzero status the outputs
-    are undefined and the caller takes the checked path, which raises the
-    precise error."""
-    nv = v.shape[0]
-    t = np.empty(nv)
+def joint_forces(T, q, v, tau, out):
+    """``out = τ − b⊙v − k⊙(q − q_rest) + f_ext``: the applied joint forces,
+    the joint damping, the linear joint springs of vector joints and the
+    forces of Python force elements evaluated before the step (all N or
+    N·m, v order)."""
+    for k in range(T.nv):
+        out[k] = tau[k] - T.damping[k] * v[k]
+    for r in range(T.spring_q.shape[0]):
+        out[T.spring_v[r]] -= T.stiffness[r] * (q[T.spring_q[r]] - T.rest[r])
+    if T.external != 0:
+        for k in range(T.nv):
+            out[k] += T.fext[k]
+
+
+@njit(cache=True, nogil=True)
+def acceleration(ws, T, q, v, tau, force):
+    """Free acceleration ``v̇ = ABA(q, v, τ + joint forces)`` into
+    ``ws.dofs[1]`` (Featherstone Table 7.1); ``force``: scratch (nv).
+    Returns ABA's status (0: done)."""
+    joint_forces(T, q, v, tau, force)
+    return aba_checked(ws.tree, q, v, force, T.gravity_on, False, ws.poses, ws.jac, ws.spatial, ws.inertia6, ws.U,
+                       ws.Dinv, ws.dofs)
+
+
+@njit(cache=True, nogil=True)
+def net_force(ws, T, q, v, tau, f):
+    """``f = τ + joint forces − g(q) − c(q, v)`` (RNEA at v̇ = 0 with
+    gravity, Featherstone Table 5.1)."""
+    zero = ws.dofs[2]
+    for k in range(T.nv):
+        zero[k] = 0.0
+    rnea_kernel(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
+    joint_forces(T, q, v, tau, f)
+    for k in range(T.nv):
+        f[k] -= ws.dofs[3, k]
+
+
+@njit(cache=True, nogil=True)
+def gravity_stiffness(ws, T, q, K):
+    """``K += ∂τ_g/∂q`` (tangent space) of the gravity force ``τ_g = −g(q)``:
+    the compiled form of :class:`multibody.forces.Gravity`'s exact K
+    (docs/forces.md): the geometric term of the subtree wrenches
+    ``W_k = [H_k × g; M_k g]`` plus the motion of the centres of mass, with
+    the sums over bodies moved by both coordinates k and l taken from
+    subtree totals (the subtree of the deeper of their bodies, ``T.rel``)."""
+    tree, poses, nv, nb = ws.tree, ws.poses, T.nv, T.nb
+    joint_jacobians_kernel(tree, q, poses, ws.jac)
+    J = ws.jac[1]
+    g0, g1, g2 = tree[0, C_GRAVITY], tree[0, C_GRAVITY + 1], tree[0, C_GRAVITY + 2]
+    Hs = np.zeros((nb, 4))  # first moment (world) and mass of the subtree of each body
+    for b in range(1, nb):
+        m = tree[b, C_MASS]
+        R = poses[0, b]
+        h0, h1, h2 = tree[b, C_H], tree[b, C_H + 1], tree[b, C_H + 2]
+        Hs[b, 0] += R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2 + m * R[0, 3]
+        Hs[b, 1] += R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2 + m * R[1, 3]
+        Hs[b, 2] += R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2 + m * R[2, 3]
+        Hs[b, 3] += m
+    for b in range(nb - 1, 1, -1):  # parents precede children
+        p = int(tree[b, C_PARENT])
+        for r in range(4):
+            Hs[p, r] += Hs[b, r]
     for k in range(nv):
-        t[k] = tau[k] - damping[k] * v[k]
-    st = aba_checked(tree, q, v, t, gravity_on, False, poses, jac, spatial, inertia6, U, Dinv, dofs)
+        b = T.coord_body[k]
+        H0, H1, H2, Mk = Hs[b, 0], Hs[b, 1], Hs[b, 2], Hs[b, 3]
+        # z = s_k ×* W_k with W_k = [H_k × g; M_k g] (Featherstone Eq. 2.32)
+        n0, n1, n2 = H1 * g2 - H2 * g1, H2 * g0 - H0 * g2, H0 * g1 - H1 * g0
+        f0, f1, f2 = Mk * g0, Mk * g1, Mk * g2
+        w0, w1, w2, u0, u1, u2 = J[0, k], J[1, k], J[2, k], J[3, k], J[4, k], J[5, k]
+        z0 = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+        z1 = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+        z2 = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+        z3 = w1 * f2 - w2 * f1
+        z4 = w2 * f0 - w0 * f2
+        z5 = w0 * f1 - w1 * f0
+        for l in range(nv):
+            c = T.rel[k, l]
+            if c < 0:
+                continue  # no body is moved by both k and l: both terms vanish
+            o0, o1, o2, p0, p1, p2 = J[0, l], J[1, l], J[2, l], J[3, l], J[4, l], J[5, l]
+            s = 0.0
+            if T.maskT[k, l] != 0:  # geometric term: ∂s_k/∂δ_l = s_l ×ₘ s_k
+                s = z0 * o0 + z1 * o1 + z2 * o2 + z3 * p0 + z4 * p1 + z5 * p2
+            # motion of the centres of mass of the bodies moved by both k and l
+            C0, C1, C2, Ckl = Hs[c, 0], Hs[c, 1], Hs[c, 2], Hs[c, 3]
+            s += (w0 * C0 + w1 * C1 + w2 * C2) * (g0 * o0 + g1 * o1 + g2 * o2)
+            s -= (w0 * o0 + w1 * o1 + w2 * o2) * (g0 * C0 + g1 * C1 + g2 * C2)
+            s -= Ckl * (w0 * (g1 * p2 - g2 * p1) + w1 * (g2 * p0 - g0 * p2) + w2 * (g0 * p1 - g1 * p0))
+            K[k, l] += s
+
+
+@njit(cache=True, nogil=True)
+def linearization(ws, T, q, v, tau, f, K, D):
+    """What the implicit integrators need at (q, v): ``M`` in ``ws.M``
+    (CRBA), ``f = τ + joint forces − g − c``, ``K = ∂f/∂q`` (gravity, joint
+    springs, Python elements) and ``D = ∂f/∂v`` (joint damping, Python
+    elements): :meth:`multibody.formulations.ReducedSystem.linearization`
+    compiled. The Coriolis terms stay explicit, as there."""
+    nv = T.nv
+    crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
+    net_force(ws, T, q, v, tau, f)
+    ext = T.external == EXTERNAL_JACOBIANS
+    for k in range(nv):
+        for l in range(nv):
+            K[k, l] = T.Kext[k, l] if ext else 0.0
+            D[k, l] = T.Dext[k, l] if ext else 0.0
+        D[k, k] -= T.damping[k]
+    for r in range(T.spring_q.shape[0]):
+        K[T.spring_v[r], T.spring_v[r]] -= T.stiffness[r]
+    if T.gravity_on:
+        gravity_stiffness(ws, T, q, K)
+
+
+@njit(cache=True, nogil=True)
+def lu_factor(A, piv):
+    """In-place LU factorization with partial pivoting (``P A = L U``, L
+    unit lower): the velocity matrices ``M − hD − h²K`` need not be
+    symmetric (non-conservative force Jacobians). Returns False if a pivot
+    is zero (A singular)."""
+    n = A.shape[0]
+    for c in range(n):
+        p = c
+        big = abs(A[c, c])
+        for r in range(c + 1, n):
+            if abs(A[r, c]) > big:
+                big = abs(A[r, c])
+                p = r
+        piv[c] = p
+        if big == 0.0 or not np.isfinite(big):
+            return False
+        if p != c:
+            for k in range(n):
+                A[c, k], A[p, k] = A[p, k], A[c, k]
+        inv = 1.0 / A[c, c]
+        for r in range(c + 1, n):
+            a = A[r, c] * inv
+            A[r, c] = a
+            if a != 0.0:
+                for k in range(c + 1, n):
+                    A[r, k] -= a * A[c, k]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def lu_solve(A, piv, x):
+    """``x ← A⁻¹ x`` from :func:`lu_factor`'s factors."""
+    n = A.shape[0]
+    for c in range(n):
+        p = piv[c]
+        if p != c:
+            x[c], x[p] = x[p], x[c]
+    for r in range(n):
+        s = x[r]
+        for k in range(r):
+            s -= A[r, k] * x[k]
+        x[r] = s
+    for r in range(n - 1, -1, -1):
+        s = x[r]
+        for k in range(r + 1, n):
+            s -= A[r, k] * x[k]
+        x[r] = s / A[r, r]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def matvec(A, x, out):
+    n = x.shape[0]
+    for r in range(n):
+        s = 0.0
+        for k in range(n):
+            s += A[r, k] * x[k]
+        out[r] = s
+
+
+# ------------------------------------------------------------------ the integrators
+# Each core steps (q, v) with the checked, clamped joint forces ``tau`` into (q_out, v_out) and
+# returns 0, or a nonzero status (outputs undefined). They are the Python integrators of
+# explicit.py and implicit.py written over the table; the tests hold them to each other.
+
+@njit(cache=True, nogil=True)
+def explicit_euler_core(ws, T, q, v, tau, q_out, v_out):
+    """``q⁺ = q ⊕ h v``, ``v⁺ = v + h v̇(q, v)``."""
+    st = acceleration(ws, T, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
-    for k in range(nv):
-        v_out[k] = v[k] + dt * dofs[1, k]
-    integrate_kernel(tree, q, v_out, dt, q_out)
+    integrate_kernel(ws.tree, q, v, T.dt, q_out)
+    for k in range(T.nv):
+        v_out[k] = v[k] + T.dt * ws.dofs[1, k]
     return 0
+
+
+@njit(cache=True, nogil=True)
+def semi_implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
+    """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1)."""
+    st = acceleration(ws, T, q, v, tau, T.work[0, :T.nv])
+    if st != 0:
+        return st
+    for k in range(T.nv):
+        v_out[k] = v[k] + T.dt * ws.dofs[1, k]
+    integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def rk4_core(ws, T, q, v, tau, q_out, v_out):
+    """Classical RK4 on ``q̇ = Q(q) v``, ``v̇ = FD(q, v)`` with the stage
+    configurations normalized (:class:`multibody.integrators.RK4`)."""
+    nq, nv, h, W = T.nq, T.nv, T.dt, T.work
+    kq, kv = W[0:4, :nq], W[4:8, :nv]   # the four stages' q̇ and v̇
+    qs, vs, force = W[8, :nq], W[9, :nv], W[10, :nv]
+    for s in range(4):
+        if s == 0:
+            qs[:] = q
+            vs[:] = v
+        else:
+            c = h if s == 3 else 0.5 * h
+            for i in range(nq):
+                qs[i] = q[i] + c * kq[s - 1, i]
+            normalize_kernel(ws.tree, qs)
+            for i in range(nv):
+                vs[i] = v[i] + c * kv[s - 1, i]
+        qdot_kernel(ws.tree, qs, vs, kq[s])
+        st = acceleration(ws, T, qs, vs, tau, force)
+        if st != 0:
+            return st
+        kv[s, :] = ws.dofs[1]
+    c = h / 6.0
+    for i in range(nq):
+        q_out[i] = q[i] + c * (kq[0, i] + 2.0 * kq[1, i] + 2.0 * kq[2, i] + kq[3, i])
+    normalize_kernel(ws.tree, q_out)
+    for i in range(nv):
+        v_out[i] = v[i] + c * (kv[0, i] + 2.0 * kv[1, i] + 2.0 * kv[2, i] + kv[3, i])
+    return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
+    """Solve ``(M − c_d h D − c_k h² K) v⁺ = (M − c_d h D + c_r h² K) v + h f``
+    (the linearized implicit steps) into ``v_out``; returns 0 or SINGULAR."""
+    nv, h = T.nv, T.dt
+    f = T.work[0, :nv]
+    A, K, D = T.A, T.B, T.C
+    linearization(ws, T, q, v, tau, f, K, D)
+    M = ws.M
+    for r in range(nv):
+        s = 0.0
+        for k in range(nv):
+            a = M[r, k] - cd * h * D[r, k]
+            s += (a + cr * h * h * K[r, k]) * v[k]
+            A[r, k] = a - ck * h * h * K[r, k]
+        v_out[r] = s + h * f[r]
+    if not lu_factor(A, T.pivots):
+        return SINGULAR
+    lu_solve(A, T.pivots, v_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
+    """``(M − hD − h²K) v⁺ = (M − hD) v + h f``, ``q⁺ = q ⊕ h v⁺``
+    (ArtiSynth §0.9.2, :class:`multibody.integrators.ImplicitEuler`)."""
+    st = _velocity_equation(ws, T, q, v, tau, 1.0, 1.0, 0.0, v_out)
+    if st != 0:
+        return st
+    integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def trapezoidal_core(ws, T, q, v, tau, q_out, v_out):
+    """``(M − (h/2)D − (h²/4)K) v⁺ = (M − (h/2)D + (h²/4)K) v + h f``,
+    ``q⁺ = q ⊕ (h/2)(v + v⁺)`` (ArtiSynth §0.9.3 with the erratum of
+    notes/seed-000.md, :class:`multibody.integrators.Trapezoidal`)."""
+    st = _velocity_equation(ws, T, q, v, tau, 0.5, 0.25, 0.25, v_out)
+    if st != 0:
+        return st
+    mid = T.work[1, :T.nv]
+    for k in range(T.nv):
+        mid[k] = 0.5 * (v[k] + v_out[k])
+    integrate_kernel(ws.tree, q, mid, T.dt, q_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def bridson_marino_core(ws, T, q, v, tau, q_out, v_out):
+    """Bridson–Marino (ArtiSynth §0.9.4, :class:`multibody.integrators.BridsonMarino`):
+    ``A = M − (h/2)D``; ``A v½ = A v + (h/2) f(q, v)``; ``q⁺ = q ⊕ h v½``;
+    ``A v⁺ = A v + (h/2)(f(q, v) + f(q⁺, v))``."""
+    nv, h = T.nv, T.dt
+    f, f1, rhs = T.work[0, :nv], T.work[1, :nv], T.work[2, :nv]
+    A, K, D = T.A, T.B, T.C
+    linearization(ws, T, q, v, tau, f, K, D)
+    M = ws.M
+    for r in range(nv):
+        for k in range(nv):
+            A[r, k] = M[r, k] - 0.5 * h * D[r, k]
+    matvec(A, v, rhs)
+    if not lu_factor(A, T.pivots):
+        return SINGULAR
+    for k in range(nv):
+        v_out[k] = rhs[k] + 0.5 * h * f[k]
+    lu_solve(A, T.pivots, v_out)
+    integrate_kernel(ws.tree, q, v_out, h, q_out)
+    net_force(ws, T, q_out, v, tau, f1)
+    for k in range(nv):
+        v_out[k] = rhs[k] + 0.5 * h * (f[k] + f1[k])
+    lu_solve(A, T.pivots, v_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def symplectic_euler_core(ws, T, q, v, tau, q_out, v_out):
+    """Symplectic Euler in canonical coordinates
+    (:class:`multibody.integrators.SymplecticEuler`): ``p = M(q)v``,
+    ``p⁺ = p + h(f(q, v) + ∂T/∂q(q, u))`` with ``u = M(q)⁻¹p⁺`` solved by
+    fixed-point iteration, ``q⁺ = q + h u``, ``v⁺ = M(q⁺)⁻¹M(q)u``. M is
+    factored by the sparse LᵀDL (Featherstone Table 6.3)."""
+    nv, h = T.nv, T.dt
+    W = T.work
+    f, p, u, nxt = W[0, :nv], W[1, :nv], W[2, :nv], W[3, :nv]
+    M = ws.M
+    zero = ws.dofs[2]
+    # applied forces without the velocity products: τ + joint forces − g(q)
+    for k in range(nv):
+        zero[k] = 0.0
+    rnea_kernel(ws.tree, q, zero, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
+    joint_forces(T, q, v, tau, f)
+    crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, M)
+    for r in range(nv):
+        s = 0.0
+        for k in range(nv):
+            s += M[r, k] * v[k]
+        p[r] = s + h * (f[r] - ws.dofs[3, r])
+    Mq = T.A  # M(q), kept for v⁺
+    Mq[:, :] = M
+    if ltdl_kernel(ws.lam, M) != 0:
+        return SINGULAR
+    u[:] = v
+    converged = False
+    for it in range(50):
+        kinetic_gradient_kernel(ws.tree, q, u, ws.poses, ws.spatial, nxt)
+        big = 0.0
+        for k in range(nv):
+            nxt[k] = p[k] + h * nxt[k]
+        ltdl_solve(ws.lam, M, nxt)
+        diff = 0.0
+        for k in range(nv):
+            diff = max(diff, abs(nxt[k] - u[k]))
+            big = max(big, abs(nxt[k]))
+            u[k] = nxt[k]
+        if diff <= 1e-14 * (1.0 + big):
+            converged = True
+            break
+    if not converged:
+        return SINGULAR - 1  # the checked path says so
+    integrate_kernel(ws.tree, q, u, h, q_out)
+    matvec(Mq, u, v_out)
+    crba_kernel(ws.tree, ws.lam, q_out, ws.poses, ws.jac, ws.inertia6, M)
+    if ltdl_kernel(ws.lam, M) != 0:
+        return SINGULAR
+    ltdl_solve(ws.lam, M, v_out)
+    return 0
+
+
+# ------------------------------------------------------------------ one step, a rollout
+@njit(cache=True, nogil=True, inline="always")
+def fused_step(core, ws, T, q, v, tau, q_out, v_out):
+    """One step: check and clamp τ, the integrator's ``core``, then the
+    end of step (finiteness, position limits, velocity clamping)."""
+    flags = applied(T, tau)
+    if flags < 0:
+        return flags
+    W = T.work
+    q1, v1 = W[ROW_Q1, :T.nq], W[ROW_V1, :T.nv]
+    st = core(ws, T, q, v, T.tau, q1, v1)
+    if st != 0:
+        return st if st < 0 else -st
+    st = end_of_step_kernel(ws.tree, ws.lam, q1, v1, T.vmax, T.clamp_velocity, T.lim_q, T.lim_v, T.lim_sign,
+                            T.lim_bound, T.restitution, T.threshold, ws.poses, ws.jac, ws.inertia6, ws.M, q_out,
+                            v_out, T.vel_mask)
+    if st < 0:
+        return st
+    if T.clamp_velocity:
+        for k in range(T.nv):
+            if T.vel_mask[k]:
+                return flags | VELOCITY_CLAMPED
+    return flags
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fused_rollout(core, ws, T, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    """``n`` steps from (q, v) (changed in place) with joint forces
+    ``taus[k]`` at step k (one row if ``taus`` has one row: held), recording
+    after every ``every`` steps into row ``1 + k // every`` of the outputs
+    (row 0 is the caller's; ``masks[r]``: the effort and velocity clamp
+    masks, written only where ``out_flags[r]`` says something was clamped).
+    Returns (steps done, status): status < 0, the next step failed with it;
+    status > 0, the last step done clamped something in ``stop`` (its
+    flags: the caller reports the first clamp of a run and goes on); 0, all
+    done."""
+    nq, nv = T.nq, T.nv
+    qn, vn = T.work[ROW_QN, :nq], T.work[ROW_VN, :nv]
+    held = taus.shape[0] == 1
+    for k in range(n):
+        st = fused_step(core, ws, T, q, v, taus[0] if held else taus[k], qn, vn)
+        if st < 0:
+            return k, st
+        q[:] = qn
+        v[:] = vn
+        if (k + 1) % every == 0:
+            r = 1 + k // every
+            out_q[r] = q
+            out_v[r] = v
+            out_tau[r] = T.tau
+            out_flags[r] = st
+            if st != 0:
+                for i in range(nv):
+                    masks[r, 0, i] = T.eff_mask[i] != 0
+                    masks[r, 1, i] = T.vel_mask[i] != 0
+        if st & stop:
+            return k + 1, st
+    return n, 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def step_from_handle(core, handle, q, v, tau, q_out, v_out):
+    """:func:`fused_step` on the table and workspace behind a step-table handle."""
+    ints, floats, data = table_arrays(handle)
+    return fused_step(core, handle_workspace(data), table_view(ints, floats), q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rollout_from_handle(core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    """:func:`fused_rollout` on the table and workspace behind a step-table handle."""
+    ints, floats, data = table_arrays(handle)
+    return fused_rollout(core, handle_workspace(data), table_view(ints, floats), q, v, taus, n, every, stop, out_q,
+                         out_v, out_tau, out_flags, masks)
+
+
+# One step kernel (keeps the GIL: a single state, see multibody._compiled) and one rollout kernel
+# (releases it) per integrator: a run compiles only what it uses.
+@njit(cache=True)
+def explicit_euler_step(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(explicit_euler_core, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True)
+def semi_implicit_euler_step(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(semi_implicit_euler_core, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True)
+def symplectic_euler_step(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(symplectic_euler_core, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True)
+def rk4_step(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(rk4_core, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True)
+def implicit_euler_step(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(implicit_euler_core, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True)
+def trapezoidal_step(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(trapezoidal_core, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True)
+def bridson_marino_step(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(bridson_marino_core, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def explicit_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(explicit_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
+                               masks)
+
+
+@njit(cache=True, nogil=True)
+def semi_implicit_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(semi_implicit_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau,
+                               out_flags, masks)
+
+
+@njit(cache=True, nogil=True)
+def symplectic_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(symplectic_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau,
+                               out_flags, masks)
+
+
+@njit(cache=True, nogil=True)
+def rk4_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(rk4_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True, nogil=True)
+def implicit_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(implicit_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
+                               masks)
+
+
+@njit(cache=True, nogil=True)
+def trapezoidal_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(trapezoidal_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
+                               masks)
+
+
+@njit(cache=True, nogil=True)
+def bridson_marino_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(bridson_marino_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
+                               masks)
+
+
+CORES = {"explicit_euler": explicit_euler_core, "semi_implicit_euler": semi_implicit_euler_core,
+         "symplectic_euler": symplectic_euler_core, "rk4": rk4_core, "implicit_euler": implicit_euler_core,
+         "trapezoidal": trapezoidal_core, "bridson_marino": bridson_marino_core}
+STEPS = {"explicit_euler": explicit_euler_step, "semi_implicit_euler": semi_implicit_euler_step,
+         "symplectic_euler": symplectic_euler_step, "rk4": rk4_step, "implicit_euler": implicit_euler_step,
+         "trapezoidal": trapezoidal_step, "bridson_marino": bridson_marino_step}
+ROLLOUTS = {"explicit_euler": explicit_euler_rollout, "semi_implicit_euler": semi_implicit_euler_rollout,
+            "symplectic_euler": symplectic_euler_rollout, "rk4": rk4_rollout,
+            "implicit_euler": implicit_euler_rollout, "trapezoidal": trapezoidal_rollout,
+            "bridson_marino": bridson_marino_rollout}

@@ -4,23 +4,9 @@ configuration manifold (``model.integrate``; quaternions stay unit)."""
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from numba import types
-
-from .._compiled import F64_1, F64_2C, F64_3C, F64_4C, entry
 from ..dynamics.inertia import require_vector_joints
 from ..errors import InputError, SimulationError
-from . import _kernels
 from .base import Integrator
-
-_SIE = None
-
-
-def _sie_entry():
-    global _SIE
-    _SIE = entry(_kernels.semi_implicit_euler_kernel, F64_2C, F64_1, F64_1, F64_1, F64_1, types.float64,
-                 types.boolean, F64_4C, F64_3C, F64_3C, F64_3C, F64_2C, F64_2C, F64_2C, F64_1, F64_1)
-    return _SIE
-
 
 class ExplicitEuler(Integrator):
     """``q⁺ = q ⊕ h v``, ``v⁺ = v + h v̇(q, v)``. Order 1; energy grows."""
@@ -47,12 +33,6 @@ class SemiImplicitEuler(Integrator):
             M, f = system.net_force(t, q, v, tau)
             v1 = system.velocity_solve(M, M @ v + dt * f, q, dt)
             return system.model._integrate(q, v1, dt), v1
-        if not system.forces:  # gravity and joint damping only: one fused compiled call
-            d = system.data
-            q1, v1 = np.empty_like(q), np.empty_like(v)
-            if (_SIE or _sie_entry())(system.model._tree, q, v, tau, system.damping, dt, system.gravity, d.poses,
-                                      d.jac, d.spatial, d.inertia6, d.U, d.Dinv, d.dofs, q1, v1) == 0:
-                return q1, v1
         v1 = v + dt * system.acceleration(t, q, v, tau)
         return system.model._integrate(q, v1, dt), v1
 

@@ -126,6 +126,16 @@ class Data:
     L = _Lazy("(nv, nv) sparse LᵀDL factor of M (allocated on first use)")
     Minv = _Lazy("(nv, nv) inverse inertia (allocated on first use)")
 
+    def arrays(self):
+        """This workspace's arrays and the model's as the :data:`Workspace`
+        that :func:`handle_workspace` gives compiled code (the lazily
+        allocated matrices only once allocated; empty before): kernels
+        written over a Workspace run on it without JIT too."""
+        m, empty = self.model, np.zeros((0, 0))
+        return Workspace(m.nbodies, m.nq, m.nv, m._tree, m.dof_parent, self.poses, self.spatial, self.jac, self.dofs,
+                         *(empty if getattr(self, "_" + k) is None else getattr(self, "_" + k) for k in ("M", "L")),
+                         self.inertia6, self.U, self.Dinv, empty if self._Minv is None else self._Minv)
+
     def check_thread(self):
         """Raise :class:`InputError` if another thread owns this workspace;
         make the calling thread its owner if none does."""

@@ -16,6 +16,8 @@ from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
+from ..integrators import _kernels as fused_kernels
+from ..integrators.fused import fused_table
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
 from ..model.checks import as_vector, real_number
@@ -213,8 +215,13 @@ class Simulator:
         self._effort_or_inf = self._effort if self._effort is not None else np.full(model.nv, np.inf)
         self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
         self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
-        self.last_clamped = (np.zeros(model.nv, bool), np.zeros(model.nv, bool))  # (effort, velocity)
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
+        # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
+        # else None: the integrator's Python step
+        self._fused = None if self._foreign_integrator else fused_table(
+            self.system, integrator.name, self.dt, self.limits, self.restitution, self.restitution_threshold,
+            self._effort, self._vmax)
+        self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
         self.reset(q0, v0)
         self._steps = 0
 
@@ -249,9 +256,58 @@ class Simulator:
         result, a singular mass matrix, constraints that cannot be
         restored) raises :class:`SimulationError` naming the step, the time
         and the quantity, and leaves the state at the start of the step."""
-        if tau is None:
-            return self._step(self._zero, self._no_clamp)
-        return self._step(*self._checked_tau(tau, "tau"))
+        self._advance(self._zero if tau is None else tau, "tau")
+        return self.state
+
+    @property
+    def last_tau(self):
+        """The joint forces (nv,) applied in the last step, after effort clamping (a copy)."""
+        return (self._fused.tau if self._fused is not None else self._last_tau).copy()
+
+    @property
+    def last_clamped(self):
+        """(effort, velocity): boolean (nv,) masks of the coordinates whose
+        joint force or velocity the last step clamped (copies)."""
+        f = self._fused
+        if f is None:
+            return self._last_clamped[0].copy(), self._last_clamped[1].copy()
+        return f.eff_mask.astype(bool), f.vel_mask.astype(bool)
+
+    def _advance(self, tau, name):
+        """One step with the joint forces ``tau`` (unchecked; ``name`` says
+        where they came from in errors); returns the clamp flags
+        (``EFFORT_CLAMPED | VELOCITY_CLAMPED`` of integrators/_kernels.py)."""
+        f = self._fused
+        if f is None:  # the integrator's Python step
+            tau, eff_mask = self._checked_tau(tau, name)
+            return self._step(tau, eff_mask)
+        nv = self.model.nv
+        if not (type(tau) is np.ndarray and tau.dtype is _F64 and tau.ndim == 1 and tau.shape[0] == nv):
+            tau = state_vector(tau, name, nv, self._at(self._steps + 1, self.state.t))
+        s = self.state
+        q1, v1 = np.empty(self.model.nq), np.empty(nv)
+        if f.external:
+            f.evaluate_elements(s.t, s.q, s.v)
+        st = f._step(f.handle, s.q, s.v, tau, q1, v1)
+        if st != 0:
+            if st < 0:
+                return self._fused_failed(st, tau, name)
+            self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps + 1, s.t)
+        self.state = State(s.t + self.dt, q1, v1)
+        self._steps += 1
+        return st
+
+    def _fused_failed(self, st, tau, name):
+        """After a fused step returned the failure status ``st``: the
+        InputError for a non-finite τ, or the step again on the checked
+        Python path (which raises the precise error, or finishes the step
+        by the NumPy fallback of the limit solve)."""
+        bad = fused_kernels.TAU_NOT_FINITE - st
+        if 0 <= bad < self.model.nv:
+            raise InputError(f"{name} {self._at(self._steps + 1, self.state.t)} has a non-finite entry at index "
+                             f"{bad} ({tau[bad]})")
+        tau, eff_mask = self._checked_tau(tau, name)
+        return self._step(tau, eff_mask)
 
     def _checked_tau(self, tau, name):
         """(τ, effort mask): a fresh float64 (nv,) copy of ``tau`` clipped to
@@ -316,11 +372,16 @@ class Simulator:
                                       f"{self.constraint_residual(q):.3g} after 20 Newton iterations")
         if eff_mask is not self._no_clamp or self._vmax is not None:
             self._report_first_clamp(eff_mask, vel_mask, k, s.t)
-        self.last_clamped = (eff_mask, vel_mask)
-        self.last_tau = tau
+        if self._fused is not None:  # the table holds what the last step applied
+            self._fused.tau[:], self._fused.eff_mask[:], self._fused.vel_mask[:] = tau, eff_mask, vel_mask
+        else:
+            self._last_tau, self._last_clamped = tau, (eff_mask, vel_mask)
         self.state = State(t, q, v)
         self._steps = k
-        return self.state
+        return (fused_kernels.EFFORT_CLAMPED if eff_mask.any() else 0) | \
+            (fused_kernels.VELOCITY_CLAMPED if vel_mask.any() else 0)
+
+    _CLAMP_BITS = (("effort", fused_kernels.EFFORT_CLAMPED), ("velocity", fused_kernels.VELOCITY_CLAMPED))
 
     def _report_first_clamp(self, eff_mask, vel_mask, k, t0):
         """Warn (:class:`SimulationWarning`) the first time in a run that
@@ -502,19 +563,25 @@ class Simulator:
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
         called before each step. Records every ``record_every`` steps (and
-        the initial state) into a :class:`Trajectory`: state, forces,
-        energies, the power of each force (:meth:`power`) and the
-        constraint residual (largest position-limit violation). With
-        ``progress`` (default) runs of 1000 steps or more show a tqdm
-        progress bar when stderr is a terminal (never in tests or logs).
+        the initial state) into a :class:`Trajectory`: time, state, applied
+        forces and clamp masks while running; the energies, the power of
+        each force (:meth:`power`) and the constraint residual (largest
+        constraint or position-limit violation) are computed from them in
+        one batch when first read. Without a controller the whole run is one
+        compiled loop where the integrator has a fused step
+        (docs/simulation.md). With ``progress`` (default) runs of 1000 steps
+        or more show a tqdm progress bar when stderr is a terminal (never in
+        tests or logs).
 
         ``duration`` (s, finite, >= 0) is rounded to a whole number of steps;
         ``steps`` and ``record_every`` are integers (>= 0 and >= 1). The
         controller gets copies of q and v, and must return nv finite real
         numbers: a batch, an empty array, a dict, a string, complex or
         non-finite values raise :class:`InputError` naming the step and the
-        time before the state advances. The trajectory carries the model's
-        fingerprint (:func:`~multibody.simulation.model_fingerprint`)."""
+        time before the state advances; a step that fails raises
+        :class:`SimulationError` naming it (the state stays at the start of
+        that step). The trajectory carries the model's fingerprint
+        (:func:`~multibody.simulation.model_fingerprint`)."""
         if (duration is None) == (steps is None):
             raise InputError("give exactly one of duration and steps")
         if steps is None:
@@ -524,63 +591,104 @@ class Simulator:
             n = int(round(duration / self.dt))
         else:
             n = _count(steps, "steps", 0)
-        record_every = _count(record_every, "record_every", 1)
+        every = _count(record_every, "record_every", 1)
         if controller is not None and not callable(controller):
             raise InputError(f"controller must be a function (t, q, v) -> tau or None, got {controller!r}")
-        rec_t, rec_q, rec_v, rec_tau, rec_T, rec_V, rec_ce, rec_cv, rec_p, rec_r = [], [], [], [], [], [], [], [], \
-            [], []
-        labels = self._power(self._zero, self.state.q, self.state.v)[0]
-
-        def record(tau, clamped):
-            try:
-                _record(tau, clamped)
-            except MultibodyError as e:  # e.g. a force element's callable failing in its power
-                where = f"the state after step {self._steps} (t = {self.state.t:.6g} s)"
-                if self._steps == 0:  # the initial state: the caller's
-                    raise _with_context(e, f"recording the initial state (t = {self.state.t:.6g} s): {e}") from e
-                if isinstance(e, SimulationError) or any(w in str(e) for w in _DIVERGENCE_WORDS):
-                    # a finite state whose energy overflows float64 (|v| ~ 1e155): diverged
-                    raise SimulationError(f"the integration diverged at step {self._steps}: recording {where}: "
-                                          f"{e}") from e
-                raise _with_context(e, f"recording {where}: {e}") from e
-
-        def _record(tau, clamped):
-            s = self.state
-            T, V = self.energy()
-            rec_p.append(self._power(tau, s.q, s.v)[1])
-            rec_r.append(self.constraint_residual())
-            rec_t.append(s.t)
-            rec_q.append(s.q)
-            rec_v.append(s.v)
-            rec_tau.append(tau)
-            rec_T.append(T)
-            rec_V.append(V)
-            rec_ce.append(clamped[0])
-            rec_cv.append(clamped[1])
-
-        zero = np.zeros(self.model.nv)
-        none = np.zeros(self.model.nv, bool)
-        record(zero, (none, none))
+        model, s0 = self.model, self.state
+        rows = 1 + n // every
+        Q, V = np.empty((rows, model.nq)), np.empty((rows, model.nv))
+        tau = np.zeros((rows, model.nv))
+        flags = np.zeros(rows, np.int64)
+        masks = np.zeros((rows, 2, model.nv), np.bool_)
+        Q[0], V[0] = s0.q, s0.v
+        # times as the steps add them up: t0 + dt + dt + ... (np.add.accumulate is sequential)
+        t = np.add.accumulate(np.concatenate(([s0.t], np.full(n, self.dt))))
         bar = _progress(n) if progress and n >= 1000 else None
-        for k in range(n):
-            if controller is None:
-                self._step(self._zero, self._no_clamp)
-            else:
-                s = self.state
-                # copies: a controller writing into its arguments must not change the state or
-                # what was recorded
-                self._step(*self._checked_tau(controller(s.t, s.q.copy(), s.v.copy()), "the controller's tau"))
-            if (k + 1) % record_every == 0:
-                record(self.last_tau, self.last_clamped)
+        f = self._fused
+        k = 0
+        try:
+            while k < n:
+                if controller is None and f is not None and not f.external:
+                    # compiled: up to the end (or the next progress update), stopping after a step
+                    # that clamps for the first time in the run (reported once), or before a step it
+                    # cannot take
+                    m = n - k if bar is None else min(n - k, max(every, 1000 // every * every))
+                    stop = sum(bit for kind, bit in self._CLAMP_BITS if kind not in self._clamps_reported)
+                    q, v = self.state.q.copy(), self.state.v.copy()
+                    r = k // every
+                    done, st = f.rollout(q, v, self._zero[None, :], m, every, stop, Q[r:], V[r:], tau[r:],
+                                         flags[r:], masks[r:])
+                    if done:
+                        self.state = State(t[k + done], q, v)
+                        self._steps += done
+                        k += done
+                        if bar is not None:
+                            bar.update(done)
+                    if st > 0:
+                        self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps,
+                                                 t[k - 1])
+                    if st >= 0:
+                        continue
+                    # the step it could not take, on the checked path: raises, or finishes it
+                    fl = self._fused_failed(st, self._zero, "tau")
+                else:
+                    if controller is None:
+                        u = self._zero
+                    else:  # copies: a controller writing into its arguments must not change the state
+                        s = self.state
+                        u = controller(s.t, s.q.copy(), s.v.copy())
+                    fl = self._advance(u, "the controller's tau")
+                k += 1
+                if k % every == 0:
+                    r = k // every
+                    Q[r], V[r], tau[r], flags[r] = self.state.q, self.state.v, self.last_tau, fl
+                    if fl:
+                        masks[r] = self.last_clamped
+                if bar is not None:
+                    bar.update(1)
+        finally:
             if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
-        meta = dict(model=self.model.name, integrator=self.integrator.name, dt=self.dt)
-        return Trajectory(np.array(rec_t), np.array(rec_q), np.array(rec_v), np.array(rec_tau), np.array(rec_T),
-                          np.array(rec_V), meta, np.array(rec_ce), np.array(rec_cv), np.array(rec_p), tuple(labels),
-                          np.array(rec_r), model_fingerprint=model_fingerprint(self.model))
+                bar.close()
+        meta = dict(model=model.name, integrator=self.integrator.name, dt=self.dt)
+        return Trajectory.recorded(t[::every], Q, V, tau, masks[:, 0], masks[:, 1], meta,
+                                   model_fingerprint(model), self._derived_quantities())
 
+    def _derived_quantities(self):
+        """The function computing a trajectory's energies, powers and
+        constraint residuals from its states and forces (on first access,
+        :meth:`Trajectory.recorded`): the values :meth:`energy`,
+        :meth:`power` and :meth:`constraint_residual` give for each sample,
+        in batch where a batch kernel exists."""
+        model, system = self.model, self.system
+        forces, limits, constraints = system.forces, self.limits, self.constraints
+        gravity, damped, damping = system.gravity, system._damped, system.damping.copy()
+        soft = system.soft
+        labels = ["tau"] + [f"{k}:{e!r}" for k, e in enumerate(forces)] + (["joint damping"] if damped else [])
+
+        def derive(t, Q, V, tau):
+            N = len(t)
+            kinetic = np.atleast_1d(kinetic_energy(model, Q, V)) if N else np.zeros(0)
+            potential = np.atleast_1d(potential_energy(model, Q)) if gravity and N else np.zeros(N)
+            power = np.empty((N, len(labels)))
+            power[:, 0] = np.einsum("ij,ij->i", tau, V)
+            for i in range(N):
+                if forces:
+                    potential[i] += total_potential_energy(forces, model, Q[i])
+                    for c, e in enumerate(forces):
+                        power[i, 1 + c] = e.power(model, Q[i], V[i], t[i])
+                if soft:
+                    potential[i] += system.constraint_energy(Q[i])
+            if damped:
+                power[:, -1] = -np.einsum("ij,ij->i", damping * V, V)
+            residual = np.zeros(N)
+            if limits is not None and N:
+                residual = np.maximum(0.0, -(limits.sign * (Q[:, limits.q_index] - limits.bound)).min(axis=1))
+            if constraints is not None:
+                for i in range(N):
+                    residual[i] = max(residual[i], float(np.abs(constraints.evaluate(Q[i])[0]).max()))
+            return kinetic, potential, power, residual
+
+        return tuple(labels), derive
 
 def _with_context(e, msg):
     """An error of ``e``'s class with the message ``msg``."""

@@ -25,6 +25,9 @@ _ARRAYS = {
 }
 
 
+_DERIVED = ("kinetic", "potential", "power", "constraint_residual")
+
+
 # ------------------------------------------------------------------ model fingerprint
 
 def _feed(h, x):
@@ -189,10 +192,40 @@ class Trajectory:
     meta: dict = field(default_factory=dict)
     effort_clamped: np.ndarray = None
     velocity_clamped: np.ndarray = None
-    power: np.ndarray = None
+    # no class attribute for the quantities a rollout derives lazily (see recorded and __getattr__)
+    power: np.ndarray = field(default_factory=lambda: None)
     power_labels: tuple = ()
-    constraint_residual: np.ndarray = None
+    constraint_residual: np.ndarray = field(default_factory=lambda: None)
     model_fingerprint: str = None
+
+    @classmethod
+    def recorded(cls, t, q, v, tau, effort_clamped, velocity_clamped, meta, model_fingerprint, derived):
+        """The trajectory of a rollout: the recorded arrays as given (not
+        checked or copied), and ``derived = (power_labels, fn)`` where
+        ``fn(t, q, v, tau) -> (kinetic, potential, power,
+        constraint_residual)`` computes the derived quantities in one batch
+        when one of them is first read (a rollout records only what its
+        steps compute)."""
+        self = cls.__new__(cls)
+        self.__dict__.update(t=t, q=q, v=v, tau=tau, effort_clamped=effort_clamped,
+                             velocity_clamped=velocity_clamped, meta=meta, power_labels=tuple(derived[0]),
+                             model_fingerprint=model_fingerprint, _derive=derived[1])
+        return self
+
+    def __getattr__(self, name):
+        """The derived quantities of :meth:`recorded`, computed on first access."""
+        derive = self.__dict__.get("_derive")
+        if derive is None or name not in _DERIVED:
+            raise AttributeError(f"'Trajectory' object has no attribute '{name}'")
+        self.__dict__.update(zip(_DERIVED, derive(self.t, self.q, self.v, self.tau)))
+        del self.__dict__["_derive"]
+        return self.__dict__[name]
+
+    def __getstate__(self):
+        """Pickle (and copy) with the derived quantities computed."""
+        for name in _DERIVED:
+            getattr(self, name)
+        return self.__dict__
 
     def __post_init__(self):
         """Arrays from the fields (lists are accepted), the optional ones
