@@ -225,27 +225,13 @@ class ModelBuilder:
             ax2 /= np.linalg.norm(ax2)
         else:
             ax2 = np.zeros(3)
-        mass = mass if isinstance(mass, float) else _scalar(mass, f"body '{name}': mass", finite=False)
-        com = _floats(com, f"body '{name}': com")
-        if com.shape != (3,):
-            raise ModelError(f"body '{name}': com must be a 3-vector, got shape {com.shape}")
-        inertia = np.zeros((3, 3)) if inertia is None else _floats(inertia, f"body '{name}': inertia")
-        if inertia.shape == (3,):
-            inertia = np.diag(inertia)
-        if inertia.shape != (3, 3):
-            raise ModelError(f"body '{name}': inertia must be 3x3 (or 3 principal moments), got {inertia.shape}")
-        massless = mass == 0.0 and not inertia.any()
-        if not massless or not physical_inertia:
-            mass, inertia = sp.check_inertia(mass, inertia, f"body '{name}'", physical=bool(physical_inertia))
-        if not all(map(math.isfinite, com.tolist())):
-            raise ModelError(f"body '{name}': centre of mass is not finite")
+        mass, com, inertia = mass_properties(name, mass, com, inertia, physical_inertia)
         lo = _per_dof(lower, nq, f"joint '{jname}': lower", -np.inf)
         hi = _per_dof(upper, nq, f"joint '{jname}': upper", np.inf)
         if jtype in ("spherical", "free"):  # quaternion coordinates carry no limits
             k = 3 if jtype == "free" else 0
             lo[k:], hi[k:] = -np.inf, np.inf
-        if (lo > hi).any():
-            raise ModelError(f"joint '{jname}': lower limit {lo} exceeds upper limit {hi}")
+        check_limits(jname, lo, hi)
         b = _Body(name, parent, jtype, jname, as_pose(placement, f"joint '{jname}': placement"), ax, ax2,
                   _scalar(pitch, f"joint '{jname}': pitch"), mass, com, inertia, lo, hi,
                   _per_dof(velocity_limit, nv, f"joint '{jname}': velocity_limit", np.inf),
@@ -260,8 +246,7 @@ class ModelBuilder:
             for arr, what in ((b.damping, "damping"), (b.friction, "friction"), (b.armature, "armature"),
                               (b.velocity_limit, "velocity_limit"), (b.effort_limit, "effort_limit"),
                               (b.stiffness, "stiffness")):
-                if np.any(arr < 0) or np.any(np.isnan(arr)):
-                    raise ModelError(f"joint '{jname}': {what} must be non-negative, got {arr}")
+                check_nonnegative(jname, what, arr)
         self._bodies[name] = b
         return name
 
@@ -442,15 +427,7 @@ class ModelBuilder:
         mass = np.array([b.mass for b in bodies], dtype=float)
         com = np.array([b.com for b in bodies], dtype=float).reshape(nb, 3)
         inertia = np.array([b.inertia for b in bodies], dtype=float).reshape(nb, 3, 3)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
-            tree[:, C_MASS] = mass
-            tree[:, C_H:C_H + 3] = mass[:, None] * com
-            # Ī = I_C - m [c]x[c]x = I_C + m (|c|² 1 - c cᵀ)
-            cc = np.einsum("ni,ni->n", com, com)
-            tree[:, C_I:C_I + 9] = (inertia + mass[:, None, None] * (cc[:, None, None] * _EYE3
-                                                                     - com[:, :, None] * com[:, None, :])
-                                    ).reshape(nb, 9)
-        bad = ~np.isfinite(tree[:, C_MASS:C_I + 9]).all(axis=1)  # m, h = m c, Ī = I_C - m [c][c] overflowed
+        bad = pack_inertias(tree, mass, com, inertia)
         if bad.any():
             b = bodies[int(np.argmax(bad))]
             raise ModelError(f"body '{b.name}': its inertia (with the bodies merged into it) is not finite: "
@@ -480,6 +457,70 @@ class ModelBuilder:
                      stiffness=cat(stiff), spring_reference=cat(rest),
                      frames=frames, collision_geometries=coll, visual_geometries=vis, gravity=self.gravity,
                      couplings=self._couplings, equalities=self._equalities, loop_joints=self._loops)
+
+
+def mass_properties(name, mass, com, inertia, physical_inertia=True, moments=None):
+    """Validated ``(mass, com, inertia)`` of body ``name``: a real mass (kg),
+    a finite 3-vector ``com`` (body frame, m) and a 3x3 rotational inertia
+    about the centre of mass in body axes (kg m²; 3 principal moments give
+    a diagonal one; None is zero). Checked by
+    :func:`~multibody.spatial.spatial.check_inertia` (physical unless
+    ``physical_inertia`` is False) except for a massless body (mass 0 and
+    zero inertia); ``moments``: the inertia's principal moments if already
+    computed (see ``check_inertia``). Raises :class:`ModelError` naming the
+    body."""
+    mass = mass if isinstance(mass, float) else _scalar(mass, f"body '{name}': mass", finite=False)
+    com = _floats(com, f"body '{name}': com")
+    if com.shape != (3,):
+        raise ModelError(f"body '{name}': com must be a 3-vector, got shape {com.shape}")
+    inertia = np.zeros((3, 3)) if inertia is None else _floats(inertia, f"body '{name}': inertia")
+    if inertia.shape == (3,):
+        inertia = np.diag(inertia)
+    if inertia.shape != (3, 3):
+        raise ModelError(f"body '{name}': inertia must be 3x3 (or 3 principal moments), got {inertia.shape}")
+    massless = mass == 0.0 and not inertia.any()
+    if not massless or not physical_inertia:
+        mass, inertia = sp.check_inertia(mass, inertia, f"body '{name}'", physical=bool(physical_inertia),
+                                         moments=moments)
+    if not all(map(math.isfinite, com.tolist())):
+        raise ModelError(f"body '{name}': centre of mass is not finite")
+    return mass, com, inertia
+
+
+def check_limits(jname, lower, upper):
+    """Raise :class:`ModelError` if a lower position limit of joint ``jname``
+    exceeds its upper limit (both arrays of the joint's nq coordinates)."""
+    if (lower > upper).any():
+        raise ModelError(f"joint '{jname}': lower limit {lower} exceeds upper limit {upper}")
+
+
+def check_nonnegative(jname, what, values):
+    """Raise :class:`ModelError` if a per-coordinate joint value ``what``
+    (damping, friction, armature, velocity_limit, effort_limit, stiffness)
+    of joint ``jname`` is negative or NaN (+inf passes: no limit)."""
+    if np.any(values < 0) or np.any(np.isnan(values)):
+        raise ModelError(f"joint '{jname}': {what} must be non-negative, got {values}")
+
+
+def pack_inertias(tree, mass, com, inertia, rows=slice(None)):
+    """Write the inertial columns of the model table ``tree`` (nb x N_COL)
+    from the bodies' masses (nb,), centres of mass (nb, 3; body frame) and
+    rotational inertias about the centre of mass (nb, 3, 3; body axes):
+    ``m``, ``h = m c`` and ``Ī = I_C - m [c]×[c]×`` (Featherstone's rbi about
+    the body origin), for the bodies ``rows`` (a slice or a list of
+    indices; default all). The one place these columns are computed (the
+    builder and :meth:`Model.with_params` both call it). Returns a boolean
+    array, one entry per body of ``rows``, marking those whose columns
+    overflowed to non-finite values."""
+    m, c, I = mass[rows], com[rows], inertia[rows]
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported to the caller
+        tree[rows, C_MASS] = m
+        tree[rows, C_H:C_H + 3] = m[:, None] * c
+        # Ī = I_C - m [c]x[c]x = I_C + m (|c|² 1 - c cᵀ)
+        cc = np.einsum("ni,ni->n", c, c)
+        tree[rows, C_I:C_I + 9] = (I + m[:, None, None] * (cc[:, None, None] * _EYE3
+                                                           - c[:, :, None] * c[:, None, :])).reshape(len(m), 9)
+    return ~np.isfinite(tree[rows, C_MASS:C_I + 9]).all(axis=1)  # m, h = m c, Ī = I_C - m [c][c] overflowed
 
 
 def _spring_reference(value, jtype, nq, jname):

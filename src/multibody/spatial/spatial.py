@@ -631,7 +631,7 @@ def principal_moments(Ic):
     return w * s[..., 0], V
 
 
-def check_inertia(m, Ic, name, physical=True):
+def check_inertia(m, Ic, name, physical=True, moments=None):
     """Validate inertia data (NOT jitted; called by the model builder).
 
     ``m`` must be finite and > 0; ``Ic`` (rotational inertia about the centre
@@ -645,7 +645,9 @@ def check_inertia(m, Ic, name, physical=True):
     ``load_urdf(inertia="warn")`` keeps non-physical values on purpose).
     Raises :class:`~multibody.errors.ModelError` naming ``name`` otherwise.
     Returns ``(float(m), Ic)`` with ``Ic`` as a float64 (3, 3) array, exactly
-    symmetrized.
+    symmetrized. ``moments``: the ascending principal moments of ``Ic`` if
+    the caller computed them already (one batched :func:`principal_moments`
+    call for many bodies costs about what one call costs).
     """
     try:
         mf = float(m)
@@ -674,7 +676,8 @@ def check_inertia(m, Ic, name, physical=True):
     I = 0.5 * (I + I.T)
     if not physical:
         return mf, I
-    moments = principal_moments(I)[0]
+    if moments is None:
+        moments = principal_moments(I)[0]
     if not moments[0] > 0.0:
         raise ModelError(
             f"{name}: inertia is not positive definite (principal moments {moments.tolist()})")
