@@ -245,10 +245,37 @@ class Model:
         except (KeyError, TypeError):  # TypeError: an unhashable name
             raise InputError(f"model '{self.name}' has no frame {name!r}") from None
 
+    # ------------------------------------------------------------- parameters
+    @property
+    def parameter_names(self):
+        """Names of the physical parameters (``"<body>.mass"``,
+        ``"<joint>.damping"``, ``"gravity"``, ...; see
+        :mod:`multibody.model.parameters`), as a tuple."""
+        from .parameters import parameter_names
+        return parameter_names(self)
+
+    def parameters(self):
+        """The physical parameters as a dict name -> value (floats and
+        copied arrays); names, units and frames in
+        :mod:`multibody.model.parameters`."""
+        from .parameters import parameters
+        return parameters(self)
+
+    def with_params(self, params):
+        """A new Model with the parameters named in the mapping ``params``
+        changed (e.g. ``{"link1.mass": 2.0, "gravity": (0, 0, -1.62)}``),
+        validated as the builder validates them; this model is unchanged.
+        See :func:`multibody.model.parameters.with_params`."""
+        from .parameters import with_params
+        return with_params(self, params)
+
     def __getstate__(self):
-        """Pickle everything but the per-thread workspaces (memory addresses)."""
+        """Pickle everything but the per-thread workspaces (memory addresses)
+        and the caches of :mod:`.parameters` (rebuilt on demand)."""
         state = dict(self.__dict__)
         del state["_workspaces"]
+        state.pop("_parameter_index", None)
+        state.pop("_inertia_moments", None)
         return state
 
     def __setstate__(self, state):
