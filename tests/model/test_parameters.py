@@ -320,6 +320,20 @@ def test_bad_values_name_the_parameter(mapping, match):
         np.testing.assert_array_equal(after[name], before[name])
 
 
+def test_private_caches_are_not_inherited():
+    """A variant keeps the Model's own private attributes (its structure)
+    and drops any other private attribute (a cache derived from the values
+    that a later layer might keep on the model)."""
+    from multibody.model.parameters import _MODEL_PRIVATE
+    model = build(spec(11))
+    own = {k for k in model.__dict__ if k.startswith("_")}
+    assert own <= _MODEL_PRIVATE, f"Model sets private attributes with_params does not know: {own - _MODEL_PRIVATE}"
+    model._some_cache = "derived from the original's values"
+    model.source = "kept"
+    varied = model.with_params({"b1.mass": 2.0})
+    assert not hasattr(varied, "_some_cache") and varied.source == "kept"
+
+
 def test_not_a_mapping():
     model = build(spec(9))
     with pytest.raises(InputError, match="mapping"):

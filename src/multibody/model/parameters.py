@@ -69,6 +69,10 @@ _JOINT_ARRAYS = {"damping": ("damping", False), "friction": ("friction", False),
 _FINITE = frozenset(("damping", "friction", "armature", "stiffness"))
 
 _BODY, _JOINT, _GRAVITY = 0, 1, 2
+# the private attributes Model.__init__ sets (structure and names, which with_params keeps) and the
+# caches of this module; tests/model/test_parameters.py checks that the list is complete
+_MODEL_PRIVATE = frozenset(("_tree", "_workspaces", "_quat_joints", "_body_index", "_joint_index", "_frame_index",
+                            "_frame_lookup", "_parameter_index", "_inertia_moments"))
 
 
 class _Index:
@@ -349,7 +353,9 @@ def with_params(model, params):
     if "gravity" in copies:
         tree[0, C_GRAVITY:C_GRAVITY + 3] = copies["gravity"]
 
-    new = dict(src)
+    # Private attributes other than the Model's own are caches derived from the values (a later
+    # layer's tables, ...): dropped, so that no variant inherits its original's.
+    new = {k: v for k, v in src.items() if k[0] != "_" or k in _MODEL_PRIVATE}
     for attr, a in copies.items():
         a.setflags(write=False)
         new[attr] = a
