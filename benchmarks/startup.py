@@ -6,7 +6,9 @@ Runs ``python -m multibody demo`` (``multibody.cli.main``) in fresh
 processes, stopping it right after the first ``Simulator.step``: first with
 an empty Numba cache (a new temporary ``NUMBA_CACHE_DIR``, so the
 package's own ``__pycache__`` is neither read nor written), then ``--warm``
-times with the cache that the cold run filled. Prints, per run, the
+times with the cache that the cold run filled. Python's bytecode cache is
+written beforehand into a temporary ``PYTHONPYCACHEPREFIX`` (as for an
+installed package; ``--no-pyc`` keeps the environment's setting). Prints, per run, the
 wall-clock time of each phase (import of multibody, model loading, the
 demo's kinematics printout, building the Simulator, the controller's first
 RNEA, the first step) measured as the first call of the public function
@@ -41,6 +43,7 @@ def child(out_dir):
     stack = []            # child compile time accumulated per level of nesting
 
     import numba.core.dispatcher as nd
+    phases = {"import numba": (0.0, time.perf_counter() - t_start)}
 
     original_compile = nd.Dispatcher.compile
 
@@ -61,12 +64,10 @@ def child(out_dir):
             if len(self.overloads) > known:
                 source = ("cache" if sum(self._cache_hits.values()) > hits else
                           "compiled" if sum(self._cache_misses.values()) > misses else "?")
-                records.append((self.py_func.__qualname__, self.py_func.__module__, str(sig), dt - children, dt,
-                                source, t0 - t_start))
+                name = self.py_func.__qualname__ + (" [parallel]" if self.targetoptions.get("parallel") else "")
+                records.append((name, self.py_func.__module__, str(sig), dt - children, dt, source, t0 - t_start))
 
     nd.Dispatcher.compile = timed_compile
-
-    phases = {}
 
     def first_call(owner, name, label):
         fn = getattr(owner, name)
@@ -84,7 +85,7 @@ def child(out_dir):
     t0 = time.perf_counter()
     import multibody as mb
     import multibody.cli as cli
-    phases["import multibody"] = (0.0, time.perf_counter() - t0)
+    phases["import multibody"] = (t0 - t_start, time.perf_counter() - t0)
     for name in ("load_urdf", "frame_placements", "center_of_mass", "jacobian", "potential_energy", "rnea"):
         first_call(mb, name, name)
     first_call(mb.Simulator, "__init__", "Simulator()")
@@ -107,9 +108,18 @@ def child(out_dir):
     print("@@" + json.dumps({"phases": phases, "total": total, "compiles": records}))
 
 
-def run_child(cache_dir, out_dir):
+def child_env(cache_dir, pyc_dir):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     env.pop("NUMBA_DISABLE_JIT", None)
+    if pyc_dir:
+        # Python's bytecode cache, as an installed package has it, kept out of the source tree
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pyc_dir
+    return env
+
+
+def run_child(cache_dir, out_dir, pyc_dir):
+    env = child_env(cache_dir, pyc_dir)
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", out_dir], env=env,
                        capture_output=True, text=True)
@@ -132,9 +142,10 @@ def report(label, rec, top):
     hit = [r for r in rec["compiles"] if r[5] == "cache"]
     print(f"  kernels compiled: {len(comp)} ({sum(r[3] for r in comp):.2f} s); "
           f"loaded from the cache: {len(hit)} ({sum(r[3] for r in hit):.2f} s)")
-    at_import = [r for r in rec["compiles"] if r[6] < rec["phases"]["import multibody"][1]]
+    at, dt = rec["phases"]["import multibody"]
+    at_import = [r for r in rec["compiles"] if r[6] < at + dt]
     if at_import:
-        print(f"  ... of which during the import: {len(at_import)} "
+        print(f"  ... of which during the imports: {len(at_import)} "
               f"({sum(r[3] for r in at_import):.2f} s): {', '.join(r[0] for r in at_import)}")
     if top:
         rows = sorted(rec["compiles"], key=lambda r: -r[3])[:top]
@@ -151,13 +162,20 @@ def main():
     ap.add_argument("--top", type=int, default=25, help="how many of the slowest compiles to list")
     ap.add_argument("--cache-dir", help="use (and keep) this cache folder; the first run is cold only if it is empty")
     ap.add_argument("--json", help="write the records to this file")
+    ap.add_argument("--no-pyc", action="store_true",
+                    help="keep the environment's bytecode setting (PYTHONDONTWRITEBYTECODE=1 recompiles every "
+                         "module at every start, ~0.15 s)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="mb-startup-") as tmp:
         cache = args.cache_dir or os.path.join(tmp, "numba-cache")
         out = os.path.join(tmp, "out")
-        cold = run_child(cache, out)
+        pyc = None if args.no_pyc else os.path.join(tmp, "pyc")
+        if pyc:  # write the bytecode cache (nothing is compiled by Numba at import: the Numba cache stays empty)
+            subprocess.run([sys.executable, "-c", "import multibody, multibody.cli"], env=child_env(cache, pyc),
+                           check=True)
+        cold = run_child(cache, out, pyc)
         report("cold (empty cache)" if not args.cache_dir else "first run", cold, args.top)
-        warm = [run_child(cache, out) for _ in range(args.warm)]
+        warm = [run_child(cache, out, pyc) for _ in range(args.warm)]
         for k, rec in enumerate(warm):
             report(f"warm run {k + 1}", rec, 5 if k == 0 else 0)
         if warm:

@@ -15,7 +15,7 @@ these arrays directly instead of taking views (see joints.py for why).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import BAD_SHAPE, chunk_count, overflowed_2d
+from .._compiled import BAD_SHAPE, any_layout, chunk_count, overflowed_2d
 from ..model.data import handle_workspace, owned
 from ..model.configuration import q_status  # noqa: F401  (re-exported for the dynamics kernels)
 from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, REVOLUTE,
@@ -40,7 +40,11 @@ def set_world_pose(tree, i, poses):
 def set_poses(tree, i, q, poses):
     """Local and world pose of body ``i`` for any joint type, out of line:
     inlined into the per-body loop next to the written-out revolute case,
-    the whole joint catalog made that loop slower for every body."""
+    the whole joint catalog made that loop slower for every body. Callers
+    pass ``any_layout(q)``: one compiled specialization for the fast paths
+    ('A') and the general ones ('C'), 1.5-3 s of compilation each. (Calling
+    :func:`set_local_pose_any` from here instead of inlining the catalog
+    would share its compilation too, but doubled Talos' forward kinematics.)"""
     set_local_pose(tree, i, joint_transform(int(tree[i, C_TYPE]), tree, i, q, int(tree[i, C_Q])), poses)
     set_world_pose(tree, i, poses)
 
@@ -52,7 +56,7 @@ def fk_kernel(tree, q, poses):
         if int(tree[i, C_TYPE]) == REVOLUTE:  # the common joint, written out (joints.revolute_factors)
             set_revolute_poses(tree, i, q[int(tree[i, C_Q])], poses)
         else:
-            set_poses(tree, i, q, poses)
+            set_poses(tree, i, any_layout(q), poses)
 
 
 @njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
@@ -247,7 +251,7 @@ def frame_jacobian_kernel(tree, q, body, place, ref, poses, jac):
         if int(tree[i, C_TYPE]) == REVOLUTE:
             set_revolute_pose(tree, i, q[int(tree[i, C_Q])], poses)
         else:
-            set_local_pose_any(tree, i, q, poses)
+            set_local_pose_any(tree, i, any_layout(q), poses)
         iv = int(tree[i, C_V])
         for k in range(int(tree[i, C_NV])):
             s0, s1, s2, s3, s4, s5 = subspace_column(tree, i, q, k)

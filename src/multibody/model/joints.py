@@ -350,6 +350,14 @@ def _planar_exp(x, y, th, w, vx, vy, out, iq):
     out[iq + 2] = th + w
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _copy_into(x, out, k):
+    """``out[k:k+len(x)] = x``, written out: a slice assignment compiles Numba's
+    shape-mismatch error message (2 s of the demo's start-up)."""
+    for r in range(x.shape[0]):
+        out[k + r] = x[r]
+
+
 @njit(cache=True, nogil=True)
 def qdot_joint(jt, q, iq, v, iv, out):
     """``out[iq:iq+nq] = q̇``, the time derivative of the joint's coordinates
@@ -389,7 +397,7 @@ def integrate_joint(jt, q, iq, v, iv, dt, out):
         w = np.empty(3)
         for r in range(3):
             w[r] = v[iv + r] * dt
-        out[iq:iq + 4] = quat.integrate_body(q[iq:iq + 4], w)
+        _copy_into(quat.integrate_body(q[iq:iq + 4], w), out, iq)
     elif jt == FREE:
         xi = np.empty(3)
         for r in range(3):
@@ -403,7 +411,7 @@ def integrate_joint(jt, q, iq, v, iv, dt, out):
                 lin_k = V[k, 0] * v[iv + 3] + V[k, 1] * v[iv + 4] + V[k, 2] * v[iv + 5]
                 acc += R[r, k] * lin_k * dt
             out[iq + r] = q[iq + r] + acc
-        out[iq + 3:iq + 7] = quat.integrate_body(q[iq + 3:iq + 7], xi)
+        _copy_into(quat.integrate_body(q[iq + 3:iq + 7], xi), out, iq + 3)
     elif jt == PLANAR:
         _planar_exp(q[iq], q[iq + 1], q[iq + 2], v[iv] * dt, v[iv + 1] * dt, v[iv + 2] * dt, out, iq)
     else:
@@ -417,7 +425,7 @@ def difference_joint(jt, q0, q1, iq, iv, out):
     """``out[iv:iv+nv] = q1 ⊖ q0``: the velocity that :func:`integrate_joint`
     maps from ``q0`` to ``q1`` in unit time (SE(3)/SE(2) logarithms)."""
     if jt == SPHERICAL:
-        out[iv:iv + 3] = quat.difference_body(q0[iq:iq + 4], q1[iq:iq + 4])
+        _copy_into(quat.difference_body(q0[iq:iq + 4], q1[iq:iq + 4]), out, iv)
     elif jt == FREE:
         w = quat.difference_body(q0[iq + 3:iq + 7], q1[iq + 3:iq + 7])
         R0 = quat.to_rotation(q0[iq + 3:iq + 7])
@@ -450,8 +458,11 @@ def difference_joint(jt, q0, q1, iq, iv, out):
 
 @njit(cache=True, nogil=True)
 def normalize_joint(jt, q, iq):
-    """Renormalize the joint's quaternion in place (spherical, free)."""
-    if jt == SPHERICAL:
-        q[iq:iq + 4] = quat.normalize(q[iq:iq + 4])
-    elif jt == FREE:
-        q[iq + 3:iq + 7] = quat.normalize(q[iq + 3:iq + 7])
+    """Renormalize the joint's quaternion in place (spherical, free):
+    ``q / |q|`` as :func:`quaternion.normalize` computes it, written out
+    (see :func:`_copy_into`)."""
+    if jt == SPHERICAL or jt == FREE:
+        k = iq if jt == SPHERICAL else iq + 3
+        s = np.sqrt(q[k] * q[k] + q[k + 1] * q[k + 1] + q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3])
+        for r in range(4):
+            q[k + r] = q[k + r] / s
