@@ -50,10 +50,10 @@ import threading
 import numpy as np
 
 from ..errors import InputError, ModelError
+from ..spatial.spatial import principal_moments
 from .builder import (_per_dof, _spring_reference, check_limits, check_nonnegative, mass_properties,
                       pack_inertias)
 from .checks import as_float_array
-from ..spatial.spatial import principal_moments
 from .joints import C_ARMATURE, C_GRAVITY
 
 BODY_PARAMETERS = ("mass", "com", "inertia")
