@@ -5,7 +5,7 @@
     python3 run.py test     # create .venv, install multibody[test], run the test suite
                             # twice: compiled (everything), then with NUMBA_DISABLE_JIT=1
                             # (without the tests marked slow)
-    python3 run.py bench    # ... and the benchmarks against Pinocchio
+    python3 run.py bench    # ... and the benchmarks against Pinocchio, and the demo's start-up time
 
 The virtual environment lives in ./.venv and is reinstalled only when
 pyproject.toml changes. Extra arguments go to the underlying command
@@ -62,6 +62,8 @@ def main(argv):
     rc = 0
     for script in ("kinematics.py", "dynamics.py", "simulation.py", "constrained.py", "kkt.py", "loading.py"):
         rc = rc or subprocess.call([PY, os.path.join(ROOT, "benchmarks", script), *rest], cwd=ROOT)
+    # the demo's start-up, from an empty Numba cache and warm (takes its own options only)
+    rc = rc or subprocess.call([PY, os.path.join(ROOT, "benchmarks", "startup.py")], cwd=ROOT)
     return rc
 
 
