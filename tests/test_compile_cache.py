@@ -213,3 +213,72 @@ def test_the_package_kernels_use_the_dependency_stamp():
     locator = K.rnea_kernel._cache._impl.locator
     assert isinstance(locator, kc.LOCATORS)
     assert K.rnea_kernel._cache._cache_file._source_stamp == kc.source_stamp(K.__file__)
+
+
+def test_editing_a_helper_changes_the_stamps_of_the_kernels_above_it_only(tmp_path):
+    """On a copy of the real package: editing the spatial algebra or the joint catalog changes
+    the stamps of the kinematics and dynamics kernels; editing the simulator changes neither."""
+    pkg = tmp_path / "multibody"
+    shutil.copytree(kc.PACKAGE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    spec = importlib.util.spec_from_file_location("_kernel_cache_copy2", kc.__file__)
+    copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
+    copy.PACKAGE_DIR = str(pkg)
+    kernels = [str(pkg / "dynamics" / "kernels.py"), str(pkg / "kinematics" / "kernels.py")]
+
+    def stamps():
+        copy._file_digest.cache_clear()
+        copy.source_stamp.cache_clear()
+        return [copy.source_stamp(k) for k in kernels]
+
+    before = stamps()
+    with open(pkg / "simulation" / "simulator.py", "a") as f:
+        f.write("\n# an edit\n")
+    assert stamps() == before
+    for helper in ("spatial/_small.py", "model/joints.py"):
+        with open(pkg / helper, "a") as f:
+            f.write("\n# an edit\n")
+        after = stamps()
+        assert after[0] != before[0] and after[1] != before[1], helper
+        before = after
+
+
+def test_importing_multibody_compiles_nothing(tmp_path):
+    """No kernel is compiled (or loaded) at import: an empty cache stays empty."""
+    cache = tmp_path / "cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), NUMBA_DISABLE_JIT="0")
+    p = subprocess.run([sys.executable, "-c", "import multibody, multibody.cli"], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    saved = [f for f in cache.rglob("*") if f.suffix in (".nbi", ".nbc")] if cache.exists() else []
+    assert saved == []
+
+
+CATALOG_PROBE = textwrap.dedent("""
+    import numpy as np
+    import multibody as mb
+    from multibody.kinematics import kernels as KK
+    b = mb.ModelBuilder("catalog")
+    b.add_body("a", "world", "free", mass=1.0, inertia=np.eye(3))
+    b.add_body("b", "a", "spherical", placement=(np.eye(3), (0, 0, 0.3)), mass=1.0, inertia=np.eye(3))
+    model = b.build()
+    q = model.random_configuration(0)
+    mb.forward_kinematics(model, q, data=mb.Data(model))   # fast path: q as any layout
+    mb.center_of_mass(model, q)                             # general path: q contiguous
+    mb.jacobian(model, q, "b", "world")
+    print("@@", len(KK.set_local_pose_any.signatures), len(KK.set_poses.signatures))
+    """)
+
+
+@pytest.mark.slow
+def test_the_joint_catalog_is_compiled_once_for_fast_and_general_paths(tmp_path):
+    """Forward kinematics through the fast path, the centre of mass through the general path
+    and the frame Jacobian share one compiled joint catalog (each copy cost 1.5-3 s of
+    start-up). In a fresh process with an empty cache: kernels loaded from a cache do not
+    register the kernels they call."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DISABLE_JIT="0")
+    p = subprocess.run([sys.executable, "-c", CATALOG_PROBE], env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr
+    line = [s for s in p.stdout.splitlines() if s.startswith("@@")][-1]
+    assert line.split()[1:] == ["1", "1"]
