@@ -17,9 +17,10 @@ both (``mjDSBL_LIMIT``; ``limits=False``). Talos's neutral pose has 8
 joints exactly at a limit, so with limits on they are active every step.
 
 ``--integrators``: ``Simulator.step()`` and ``rollout`` (per step) with
-every integrator on UR5 and Talos, limits off, against ``mj_step`` with
-the matching MuJoCo integrator (Euler, RK4, implicitfast; Euler for the
-integrators MuJoCo does not have).
+every integrator on a double pendulum (MJCF), UR5 and Talos, limits off,
+against ``mj_step`` and ``mujoco.rollout`` with the matching MuJoCo
+integrator (Euler, RK4, implicitfast; Euler for the integrators MuJoCo
+does not have), and a Python PD controller in the loop.
 """
 import argparse
 import numpy as np
@@ -41,7 +42,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--integrators", action="store_true",
                     help="also time Simulator.step and rollout with every integrator (UR5, Talos)")
+    ap.add_argument("--batch", action="store_true",
+                    help="only the batched rollouts: Talos, 64 initial states x 1000 steps, against mujoco.rollout")
     args = ap.parse_args()
+    if args.batch:
+        return batched()
     import mujoco
     dt = 1e-3
     path = robot_path("talos")
@@ -78,81 +83,167 @@ def main():
         print(f"  ratio multibody / MuJoCo: {t_mb / t_mj:.2f}")
         split(sim, q0, t_mb)
     if args.integrators:
-        every_integrator("ur5", False)
-        every_integrator("talos", True)
+        every_integrator()
 
 
 #: multibody integrator -> the MuJoCo integrator it is compared with
 PEERS = {"semi_implicit_euler": "mjINT_EULER", "rk4": "mjINT_RK4", "implicit_euler": "mjINT_IMPLICITFAST",
-         "explicit_euler": "mjINT_EULER", "trapezoidal": "mjINT_EULER", "bridson_marino": "mjINT_EULER"}
+         "explicit_euler": "mjINT_EULER", "symplectic_euler": "mjINT_EULER", "trapezoidal": "mjINT_EULER",
+         "bridson_marino": "mjINT_EULER"}
+
+DOUBLE_PENDULUM = """<mujoco model="double_pendulum">
+  <option timestep="0.001"/>
+  <worldbody>
+    <body name="l1">
+      <joint name="j1" type="hinge" axis="0 1 0" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="1"/>
+      <body name="l2" pos="0 0 -0.5">
+        <joint name="j2" type="hinge" axis="0 1 0" damping="0.05"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="1"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
 
 
-def every_integrator(name, floating, dt=1e-3, steps=200):
-    """The calls a newcomer times: ``Simulator.step()`` and ``rollout``
-    (per step, no controller) with each integrator, no limits, no contact,
-    against ``mj_step`` from a Python loop with the matching integrator."""
+def _models(dt):
+    """(name, multibody model, MuJoCo model, q0, index map) of the three benchmark models."""
     import mujoco
-    path = robot_path(name)
-    model = mb.load_urdf(path, floating_base=floating)
-    m = mujoco_from_urdf(path, floating)[0]
-    m.opt.timestep = dt
-    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
-    d = mujoco.MjData(m)
-    q0 = model.neutral()
-    if floating:
-        q0[2] = 1.0
-    print(f"\n{name}: nv {model.nv}; us per step; ratio = multibody / MuJoCo (matching integrator)")
-    print(f"  {'integrator':<20}{'MuJoCo':>9}{'step':>9}{'ratio':>7}{'rollout':>10}{'ratio':>7}")
-    for integ, peer in PEERS.items():
-        m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
-        sim = mb.Simulator(model, dt, integ, q0=q0, limits=False)
+    m = mujoco.MjModel.from_xml_string(DOUBLE_PENDULUM)
+    pend = mb.load_mjcf(m)
+    yield "double pendulum", pend, m, np.array([0.8, -0.4])
+    for name, floating in (("ur5", False), ("talos", True)):
+        path = robot_path(name)
+        model = mb.load_urdf(path, floating_base=floating)
+        q0 = model.neutral()
+        if floating:
+            q0[2] = 1.0
+        yield name, model, mujoco_from_urdf(path, floating)[0], q0
 
-        def mj_block():
-            mujoco.mj_resetData(m, d)
-            for _ in range(50):
-                mujoco.mj_step(m, d)
 
-        def mb_block():
+def every_integrator(dt=1e-3, steps=200):
+    """The calls a newcomer times, with each integrator, no limits, no
+    contact: ``Simulator.step()`` from a Python loop against ``mj_step``
+    with the matching integrator; ``rollout`` without a controller (per
+    step) against ``mujoco.rollout`` (one state, the same number of steps);
+    and a Python PD controller in the loop (``rollout(controller=...)``
+    against a Python loop calling the same controller and ``mj_step``)."""
+    import mujoco
+    from mujoco import rollout as mj_rollout
+    for name, model, m, q0 in _models(dt):
+        m.opt.timestep = dt
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        d = mujoco.MjData(m)
+        print(f"\n{name}: nv {model.nv}; us per step; ratio = multibody / MuJoCo (matching integrator)")
+        print(f"  {'integrator':<20}{'mj_step':>9}{'step':>9}{'ratio':>7}{'mj.rollout':>12}{'rollout':>9}"
+              f"{'ratio':>7}")
+        state0 = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+        mujoco.mj_resetData(m, d)
+        mujoco.mj_getState(m, d, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+        for integ, peer in PEERS.items():
+            m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
+            try:
+                sim = mb.Simulator(model, dt, integ, q0=q0, limits=False)
+            except mb.InputError:  # symplectic Euler on a free joint
+                continue
+
+            def mj_block():
+                mujoco.mj_resetData(m, d)
+                for _ in range(50):
+                    mujoco.mj_step(m, d)
+
+            def mb_block():
+                sim.reset(q0)
+                for _ in range(50):
+                    sim.step()
+            t_mj = timeit(mj_block, blocks=11) / 50
+            t_step = timeit(mb_block, blocks=11) / 50
+            t_mj_roll = timeit(lambda: mj_rollout.rollout(m, d, state0[None], nstep=steps), blocks=5) / steps
             sim.reset(q0)
-            for _ in range(50):
-                sim.step()
-        t_mj = timeit(mj_block, blocks=11) / 50
-        t_step = timeit(mb_block, blocks=11) / 50
+            t_roll = timeit(lambda: sim.rollout(steps=steps, progress=False), blocks=5) / steps
+            print(f"  {integ:<20}{t_mj * 1e6:9.1f}{t_step * 1e6:9.1f}{t_step / t_mj:7.2f}{t_mj_roll * 1e6:12.1f}"
+                  f"{t_roll * 1e6:9.1f}{t_roll / t_mj_roll:7.2f}")
+        # a Python PD controller in the loop (semi-implicit Euler / MuJoCo's Euler)
+        m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+        free = 1 if model.nq != model.nv else 0  # PD on the joints after a free base
+        kp, kd = 50.0, 2.0
+        q_ref, n_mj = q0[7 * free:].copy(), 7 * free
+
+        def pd(t, q, v):
+            tau = np.zeros(v.shape[0])
+            tau[6 * free:] = kp * (q_ref - q[7 * free:]) - kd * v[6 * free:]
+            return tau
+        sim = mb.Simulator(model, dt, "semi_implicit_euler", q0=q0, limits=False)
+
+        def mj_pd():
+            mujoco.mj_resetData(m, d)
+            for _ in range(steps):
+                q, v = d.qpos.copy(), d.qvel.copy()
+                tau = np.zeros(m.nv)
+                tau[6 * free:] = kp * (q_ref - q[n_mj:]) - kd * v[6 * free:]
+                d.qfrc_applied[:] = tau
+                mujoco.mj_step(m, d)
+        t_mj_pd = timeit(mj_pd, blocks=5) / steps
         sim.reset(q0)
-        t_roll = timeit(lambda: sim.rollout(steps=steps, progress=False), blocks=5) / steps
-        print(f"  {integ:<20}{t_mj * 1e6:9.1f}{t_step * 1e6:9.1f}{t_step / t_mj:7.2f}{t_roll * 1e6:10.1f}"
-              f"{t_roll / t_mj:7.2f}")
+        t_pd = timeit(lambda: sim.rollout(steps=steps, controller=pd, progress=False), blocks=5) / steps
+        print(f"  Python PD controller: MuJoCo loop {t_mj_pd * 1e6:.1f}, multibody rollout {t_pd * 1e6:.1f} "
+              f"us/step, ratio {t_pd / t_mj_pd:.2f}")
+
+
+def batched(B=64, steps=1000, dt=1e-3):
+    """Throughput of batched rollouts: Talos (free base, no limits, no
+    contact), B random initial velocities from a standing height, ``steps``
+    steps each, semi-implicit Euler, on 1 and 2 threads, against
+    ``mujoco.rollout`` (Euler) with as many MjData (threads)."""
+    import os
+    import mujoco
+    from mujoco import rollout as mj_rollout
+    path = robot_path("talos")
+    model = mb.load_urdf(path, floating_base=True)
+    m = mujoco_from_urdf(path, True)[0]
+    m.opt.timestep = dt
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    rng = np.random.default_rng(0)
+    q0 = np.tile(model.neutral(), (B, 1))
+    q0[:, 2] = 1.0
+    v0 = rng.normal(scale=0.3, size=(B, model.nv))
+    sim = mb.Simulator(model, dt, "semi_implicit_euler", limits=False)
+    d = mujoco.MjData(m)
+    nstate = mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    state0 = np.empty((B, nstate))
+    for b in range(B):  # the same kind of initial states (MuJoCo's own layout; speed only)
+        mujoco.mj_resetData(m, d)
+        d.qpos[2] = 1.0
+        d.qvel[:] = v0[b]
+        mujoco.mj_getState(m, d, state0[b], mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    print(f"\nbatched rollouts, Talos: {B} states x {steps} steps; us per step (all rollouts), ratio = multibody / "
+          f"MuJoCo; {os.cpu_count()} cores")
+    for threads in (1, 2):
+        datas = [mujoco.MjData(m) for _ in range(threads)]
+        t_mj = timeit(lambda: mj_rollout.rollout(m, datas, state0, nstep=steps), blocks=3) / (B * steps)
+        t_mb = timeit(lambda: sim.rollout_batch(q0, v0, steps=steps, threads=threads), blocks=3) / (B * steps)
+        print(f"  {threads} thread(s): mujoco.rollout {t_mj * 1e6:.2f}, rollout_batch {t_mb * 1e6:.2f}, ratio "
+              f"{t_mb / t_mj:.2f}")
 
 
 def split(sim, q0, t_step):
     """Cost of the parts of one step at the state 10 steps after q0: the
-    fused dynamics + integrator kernel, the end-of-step kernel (finiteness,
-    limits, velocity clamp) and the rest (Python)."""
-    from multibody.integrators.explicit import _sie_entry
-    from multibody.simulation.simulator import _end_entry
-    model, s, dt = sim.model, sim.system, sim.dt
+    fused compiled step (τ check, dynamics, integrator, end of step with
+    the limits) and the rest (Python)."""
+    model = sim.model
     sim.reset(q0)
     for _ in range(10):
         sim.step()
     q, v, tau = sim.state.q, sim.state.v, np.zeros(model.nv)
-    d = s.data
+    f = sim._fused
     q1, v1 = np.empty_like(q), np.empty_like(v)
-    sie = _sie_entry()
-    t_int = timeit(lambda: sie(model._tree, q, v, tau, s.damping, dt, s.gravity, d.poses, d.jac, d.spatial,
-                               d.inertia6, d.U, d.Dinv, d.dofs, q1, v1))
-    sie(model._tree, q, v, tau, s.damping, dt, s.gravity, d.poses, d.jac, d.spatial, d.inertia6, d.U, d.Dinv,
-        d.dofs, q1, v1)
-    t_aba = timeit(lambda: mb.aba(model, q, v, tau, data=d))
-    end = _end_entry()
+    t_kernel = timeit(lambda: f._step(f.handle, q, v, tau, q1, v1))
+    t_aba = timeit(lambda: mb.aba(model, q, v, tau, data=sim.system.data))
     lim = sim._limit_rows
-    q2, v2, mask = np.empty_like(q), np.empty_like(v), np.empty(model.nv, bool)
-    t_end = timeit(lambda: end(model._tree, model.dof_parent, q1, v1, sim._vmax_or_inf, sim._vmax is not None,
-                               lim.q_index, lim.v_index, lim.sign, lim.bound, sim.restitution,
-                               sim.restitution_threshold, d.poses, d.jac, d.inertia6, d.M, q2, v2, mask))
     active = int((lim.sign * (q1[lim.q_index] - lim.bound) < 0).sum()) if len(lim.sign) else 0
-    print(f"  split: dynamics + integrator kernel {t_int * 1e6:.2f} us (mb.aba alone: {t_aba * 1e6:.2f} us), "
-          f"end of step {t_end * 1e6:.2f} us "
-          f"({active} limits active), Python {(t_step - t_int - t_end) * 1e6:.2f} us")
+    print(f"  split: fused compiled step {t_kernel * 1e6:.2f} us (mb.aba alone: {t_aba * 1e6:.2f} us; "
+          f"{active} limits active), Python {(t_step - t_kernel) * 1e6:.2f} us")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ def enforce_limits_kernel(tree, lam, q1, v1, q_index, v_index, sign, bound, rest
     −2 if an LCP did not finish (the caller falls back to NNLS)."""
     nr = sign.shape[0]
     nv = v1.shape[0]
+    q_out[:] = q1
+    v_out[:] = v1
+    if nr == 0:
+        return 0
     phi = np.empty(nr)
     active = np.zeros(nr, np.bool_)
     n_active = 0
@@ -29,8 +33,6 @@ def enforce_limits_kernel(tree, lam, q1, v1, q_index, v_index, sign, bound, rest
         if phi[r] < 0.0:
             active[r] = True
             n_active += 1
-    q_out[:] = q1
-    v_out[:] = v1
     if n_active == 0:
         return 0
     crba_kernel(tree, lam, q1, poses, jac, inertia6, M)

@@ -34,6 +34,16 @@ class ForceElement:
         self.name = name
         self._bindings = weakref.WeakKeyDictionary()
 
+    def __getstate__(self):
+        """Pickle without the per-model bindings (weak references)."""
+        state = dict(self.__dict__)
+        del state["_bindings"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._bindings = weakref.WeakKeyDictionary()
+
     # ------------------------------------------------------------ naming
     def _label(self):
         return type(self).__name__

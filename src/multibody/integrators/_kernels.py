@@ -40,7 +40,6 @@ from collections import namedtuple
 from .._compiled import f64_pointer, i64_pointer
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
     rnea_kernel
-from ..kinematics.kernels import joint_jacobians_kernel
 from ..model.configuration import integrate_kernel, normalize_kernel, qdot_kernel
 from ..model.data import handle_workspace
 from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
@@ -54,8 +53,8 @@ from ..simulation._kernels import end_of_step_kernel
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_GRAVITY, H_CLAMP_EFFORT, H_CLAMP_VELOCITY,
  H_EXTERNAL,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU, F_WORK,
- I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_REL, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
- HEADER) = range(35)
+ I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
+ HEADER) = range(34)
 N_SCALARS = 3
 # scratch vectors of max(nq, nv) in the work section (then 3 nv x nv matrices): the cores use rows
 # 0-10, the step and the rollout the last four
@@ -71,7 +70,7 @@ SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular
 Table = namedtuple("Table", (
     "nq", "nv", "nb", "dt", "restitution", "threshold", "gravity_on", "clamp_effort", "clamp_velocity", "external",
     "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext",
-    "tau", "work", "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "rel", "maskT", "coord_body", "eff_mask",
+    "tau", "work", "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask",
     "vel_mask", "pivots"))
 
 
@@ -101,7 +100,6 @@ def table_view(ints, floats):
                  ints[ints[I_SPRING_Q]:ints[I_SPRING_Q] + ints[H_NS]],
                  ints[ints[I_SPRING_V]:ints[I_SPRING_V] + ints[H_NS]],
                  ints[ints[I_LIM_Q]:ints[I_LIM_Q] + ints[H_NL]], ints[ints[I_LIM_V]:ints[I_LIM_V] + ints[H_NL]],
-                 ints[ints[I_REL]:ints[I_REL] + nv * nv].reshape((nv, nv)),
                  ints[ints[I_MASK]:ints[I_MASK] + nv * nv].reshape((nv, nv)),
                  ints[ints[I_COORD_BODY]:ints[I_COORD_BODY] + nv], masks[:nv], masks[nv:],
                  ints[ints[I_PIVOTS]:ints[I_PIVOTS] + nv])
@@ -137,7 +135,7 @@ def applied(T, tau):
     return flags
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def joint_forces(T, q, v, tau, out):
     """``out = τ − b⊙v − k⊙(q − q_rest) + f_ext``: the applied joint forces,
     the joint damping, the linear joint springs of vector joints and the
@@ -152,7 +150,7 @@ def joint_forces(T, q, v, tau, out):
             out[k] += T.fext[k]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def acceleration(ws, T, q, v, tau, force):
     """Free acceleration ``v̇ = ABA(q, v, τ + joint forces)`` into
     ``ws.dofs[1]`` (Featherstone Table 7.1); ``force``: scratch (nv).
@@ -162,7 +160,7 @@ def acceleration(ws, T, q, v, tau, force):
                        ws.Dinv, ws.dofs)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def net_force(ws, T, q, v, tau, f):
     """``f = τ + joint forces − g(q) − c(q, v)`` (RNEA at v̇ = 0 with
     gravity, Featherstone Table 5.1)."""
@@ -175,61 +173,76 @@ def net_force(ws, T, q, v, tau, f):
         f[k] -= ws.dofs[3, k]
 
 
-@njit(cache=True, nogil=True)
-def gravity_stiffness(ws, T, q, K):
+@njit(cache=True, nogil=True, inline="always")
+def gravity_stiffness(ws, T, K):
     """``K += ∂τ_g/∂q`` (tangent space) of the gravity force ``τ_g = −g(q)``:
     the compiled form of :class:`multibody.forces.Gravity`'s exact K
     (docs/forces.md): the geometric term of the subtree wrenches
-    ``W_k = [H_k × g; M_k g]`` plus the motion of the centres of mass, with
-    the sums over bodies moved by both coordinates k and l taken from
-    subtree totals (the subtree of the deeper of their bodies, ``T.rel``)."""
-    tree, poses, nv, nb = ws.tree, ws.poses, T.nv, T.nb
-    joint_jacobians_kernel(tree, q, poses, ws.jac)
-    J = ws.jac[1]
+    ``W_k = [H_k × g; M_k g]`` plus the motion of the centres of mass,
+    summed over the bodies moved by both k and l — the subtree of the
+    deeper body when one coordinate supports the other, none otherwise, so
+    K has the branch pattern of M and only the pairs on λ chains are
+    visited. Needs the world poses ``ws.poses[0]`` and the world joint
+    Jacobian ``ws.jac[1]`` at q (CRBA leaves both)."""
+    tree, poses, J, lam, nv, nb = ws.tree, ws.poses, ws.jac[1], ws.lam, T.nv, T.nb
+    cb = T.coord_body
     g0, g1, g2 = tree[0, C_GRAVITY], tree[0, C_GRAVITY + 1], tree[0, C_GRAVITY + 2]
     Hs = np.zeros((nb, 4))  # first moment (world) and mass of the subtree of each body
     for b in range(1, nb):
         m = tree[b, C_MASS]
         R = poses[0, b]
         h0, h1, h2 = tree[b, C_H], tree[b, C_H + 1], tree[b, C_H + 2]
-        Hs[b, 0] += R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2 + m * R[0, 3]
-        Hs[b, 1] += R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2 + m * R[1, 3]
-        Hs[b, 2] += R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2 + m * R[2, 3]
-        Hs[b, 3] += m
+        Hs[b, 0] = R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2 + m * R[0, 3]
+        Hs[b, 1] = R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2 + m * R[1, 3]
+        Hs[b, 2] = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2 + m * R[2, 3]
+        Hs[b, 3] = m
     for b in range(nb - 1, 1, -1):  # parents precede children
         p = int(tree[b, C_PARENT])
         for r in range(4):
             Hs[p, r] += Hs[b, r]
+    Z = np.empty((6, nv))  # z_k = s_k ×* W_k (Featherstone Eq. 2.32)
     for k in range(nv):
-        b = T.coord_body[k]
+        b = cb[k]
         H0, H1, H2, Mk = Hs[b, 0], Hs[b, 1], Hs[b, 2], Hs[b, 3]
-        # z = s_k ×* W_k with W_k = [H_k × g; M_k g] (Featherstone Eq. 2.32)
         n0, n1, n2 = H1 * g2 - H2 * g1, H2 * g0 - H0 * g2, H0 * g1 - H1 * g0
         f0, f1, f2 = Mk * g0, Mk * g1, Mk * g2
         w0, w1, w2, u0, u1, u2 = J[0, k], J[1, k], J[2, k], J[3, k], J[4, k], J[5, k]
-        z0 = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-        z1 = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-        z2 = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-        z3 = w1 * f2 - w2 * f1
-        z4 = w2 * f0 - w0 * f2
-        z5 = w0 * f1 - w1 * f0
-        for l in range(nv):
-            c = T.rel[k, l]
-            if c < 0:
-                continue  # no body is moved by both k and l: both terms vanish
-            o0, o1, o2, p0, p1, p2 = J[0, l], J[1, l], J[2, l], J[3, l], J[4, l], J[5, l]
-            s = 0.0
-            if T.maskT[k, l] != 0:  # geometric term: ∂s_k/∂δ_l = s_l ×ₘ s_k
-                s = z0 * o0 + z1 * o1 + z2 * o2 + z3 * p0 + z4 * p1 + z5 * p2
-            # motion of the centres of mass of the bodies moved by both k and l
-            C0, C1, C2, Ckl = Hs[c, 0], Hs[c, 1], Hs[c, 2], Hs[c, 3]
-            s += (w0 * C0 + w1 * C1 + w2 * C2) * (g0 * o0 + g1 * o1 + g2 * o2)
-            s -= (w0 * o0 + w1 * o1 + w2 * o2) * (g0 * C0 + g1 * C1 + g2 * C2)
-            s -= Ckl * (w0 * (g1 * p2 - g2 * p1) + w1 * (g2 * p0 - g0 * p2) + w2 * (g0 * p1 - g1 * p0))
-            K[k, l] += s
+        Z[0, k] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+        Z[1, k] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+        Z[2, k] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+        Z[3, k] = w1 * f2 - w2 * f1
+        Z[4, k] = w2 * f0 - w0 * f2
+        Z[5, k] = w0 * f1 - w1 * f0
+    for k in range(nv):
+        b = cb[k]  # l on the λ chain of k: the bodies moved by both are the subtree of b
+        C0, C1, C2, Cm = Hs[b, 0], Hs[b, 1], Hs[b, 2], Hs[b, 3]
+        gC = g0 * C0 + g1 * C1 + g2 * C2
+        l = k
+        while l >= 0:
+            K[k, l] += _gravity_pair(T, J, Z, k, l, C0, C1, C2, Cm, gC, g0, g1, g2)
+            if l != k:
+                K[l, k] += _gravity_pair(T, J, Z, l, k, C0, C1, C2, Cm, gC, g0, g1, g2)
+            l = lam[l]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def _gravity_pair(T, J, Z, a, c, C0, C1, C2, Cm, gC, g0, g1, g2):
+    """Entry (a, c) of gravity's K, with (C, Cm) the first moment and mass
+    of the bodies moved by both: the geometric term where
+    ``∂s_a/∂δ_c = s_c ×ₘ s_a``, then the motion of the centres of mass."""
+    s = 0.0
+    if T.maskT[a, c] != 0:
+        for r in range(6):
+            s += Z[r, a] * J[r, c]
+    w0, w1, w2 = J[0, a], J[1, a], J[2, a]
+    o0, o1, o2, p0, p1, p2 = J[0, c], J[1, c], J[2, c], J[3, c], J[4, c], J[5, c]
+    s += (w0 * C0 + w1 * C1 + w2 * C2) * (g0 * o0 + g1 * o1 + g2 * o2)
+    s -= (w0 * o0 + w1 * o1 + w2 * o2) * gC
+    s -= Cm * (w0 * (g1 * p2 - g2 * p1) + w1 * (g2 * p0 - g0 * p2) + w2 * (g0 * p1 - g1 * p0))
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
 def linearization(ws, T, q, v, tau, f, K, D):
     """What the implicit integrators need at (q, v): ``M`` in ``ws.M``
     (CRBA), ``f = τ + joint forces − g − c``, ``K = ∂f/∂q`` (gravity, joint
@@ -248,7 +261,7 @@ def linearization(ws, T, q, v, tau, f, K, D):
     for r in range(T.spring_q.shape[0]):
         K[T.spring_v[r], T.spring_v[r]] -= T.stiffness[r]
     if T.gravity_on:
-        gravity_stiffness(ws, T, q, K)
+        gravity_stiffness(ws, T, K)  # CRBA left the poses and the world Jacobian at q
 
 
 @njit(cache=True, nogil=True)
@@ -301,6 +314,126 @@ def lu_solve(A, piv, x):
         x[r] = s / A[r, r]
 
 
+@njit(cache=True, nogil=True)
+def tree_lu_factor(lam, A):
+    """In place ``A = U D L`` for a matrix with the branch-induced sparsity
+    of the joint-space inertia (nonzero only where one coordinate supports
+    the other) that need not be symmetric: coordinates are eliminated from
+    the leaves (Featherstone's LᵀDL, Table 6.3, with separate row and
+    column factors), so there is no fill-in and no pivoting. U (unit upper)
+    is stored above the diagonal, L (unit lower) below it, D on it. Returns
+    False at the first pivot that is not positive (the caller then solves
+    with pivoting): the velocity matrices ``M − hD − h²K`` of stable
+    elements are close to the positive definite M."""
+    n = A.shape[0]
+    for k in range(n - 1, -1, -1):
+        d = A[k, k]
+        if not (d > 0.0) or not np.isfinite(d):
+            return False
+        j = lam[k]
+        while j >= 0:
+            A[k, j] /= d
+            j = lam[j]
+        i = lam[k]
+        while i >= 0:
+            c = A[i, k]
+            if c != 0.0:
+                j = lam[k]
+                while j >= 0:
+                    A[i, j] -= c * A[k, j]
+                    j = lam[j]
+                A[i, k] = c / d
+            i = lam[i]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def tree_lu_solve(lam, A, x):
+    """``x ← A⁻¹ x`` from :func:`tree_lu_factor`: ``U⁻¹`` from the leaves,
+    ``D⁻¹``, then ``L⁻¹`` from the root."""
+    n = A.shape[0]
+    for k in range(n - 1, -1, -1):
+        i = lam[k]
+        while i >= 0:
+            x[i] -= A[i, k] * x[k]
+            i = lam[i]
+    for k in range(n):
+        x[k] /= A[k, k]
+    for k in range(n):
+        j = lam[k]
+        while j >= 0:
+            x[k] -= A[k, j] * x[j]
+            j = lam[j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def combine(ws, T, M, D, K, cd, ck, A, zero_first):
+    """``A = M − c_d D − c_k K``: every entry when Python elements gave
+    Jacobians (they may couple any coordinates), else only the entries of
+    M's branch pattern, where D and K also live (after zeroing A if
+    ``zero_first``, for the dense solve)."""
+    nv = T.nv
+    if T.external == EXTERNAL_JACOBIANS or zero_first:
+        for r in range(nv):
+            for k in range(nv):
+                A[r, k] = 0.0 if T.external != EXTERNAL_JACOBIANS else M[r, k] - cd * D[r, k] - ck * K[r, k]
+        if T.external == EXTERNAL_JACOBIANS:
+            return
+    lam = ws.lam
+    for r in range(nv):
+        k = r
+        while k >= 0:
+            A[r, k] = M[r, k] - cd * D[r, k] - ck * K[r, k]
+            A[k, r] = M[k, r] - cd * D[k, r] - ck * K[k, r]
+            k = lam[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def combined_times(ws, T, M, D, K, cd, ck, x, out):
+    """``out += (M − c_d D − c_k K) x`` over the entries :func:`combine` uses."""
+    nv = T.nv
+    if T.external == EXTERNAL_JACOBIANS:
+        for r in range(nv):
+            s = 0.0
+            for k in range(nv):
+                s += (M[r, k] - cd * D[r, k] - ck * K[r, k]) * x[k]
+            out[r] += s
+        return
+    lam = ws.lam
+    for r in range(nv):
+        out[r] += (M[r, r] - cd * D[r, r] - ck * K[r, r]) * x[r]
+        k = lam[r]
+        while k >= 0:
+            out[r] += (M[r, k] - cd * D[r, k] - ck * K[r, k]) * x[k]
+            out[k] += (M[k, r] - cd * D[k, r] - ck * K[k, r]) * x[r]
+            k = lam[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def factor_combined(ws, T, M, D, K, cd, ck, A):
+    """Factor ``A = M − c_d D − c_k K`` (:func:`combine`) in place: by
+    :func:`tree_lu_factor` on M's branch pattern when its pivots are
+    positive (the velocity matrices of stable elements are close to the
+    positive definite M), else — Python elements' Jacobians, or a pivot
+    that is not positive — by dense LU with pivoting. Returns 1 (tree), 2
+    (dense) or 0 (singular)."""
+    combine(ws, T, M, D, K, cd, ck, A, False)
+    if T.external != EXTERNAL_JACOBIANS:
+        if tree_lu_factor(ws.lam, A):
+            return 1
+        combine(ws, T, M, D, K, cd, ck, A, True)
+    return 2 if lu_factor(A, T.pivots) else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def solve(ws, T, A, kind, x):
+    """``x ← A⁻¹ x`` with the factors of :func:`factor_combined` of the given kind."""
+    if kind == 1:
+        tree_lu_solve(ws.lam, A, x)
+    else:
+        lu_solve(A, T.pivots, x)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def matvec(A, x, out):
     n = x.shape[0]
@@ -316,7 +449,7 @@ def matvec(A, x, out):
 # returns 0, or a nonzero status (outputs undefined). They are the Python integrators of
 # explicit.py and implicit.py written over the table; the tests hold them to each other.
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def explicit_euler_core(ws, T, q, v, tau, q_out, v_out):
     """``q⁺ = q ⊕ h v``, ``v⁺ = v + h v̇(q, v)``."""
     st = acceleration(ws, T, q, v, tau, T.work[0, :T.nv])
@@ -328,7 +461,7 @@ def explicit_euler_core(ws, T, q, v, tau, q_out, v_out):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def semi_implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
     """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1)."""
     st = acceleration(ws, T, q, v, tau, T.work[0, :T.nv])
@@ -340,7 +473,7 @@ def semi_implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def rk4_core(ws, T, q, v, tau, q_out, v_out):
     """Classical RK4 on ``q̇ = Q(q) v``, ``v̇ = FD(q, v)`` with the stage
     configurations normalized (:class:`multibody.integrators.RK4`)."""
@@ -380,21 +513,17 @@ def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
     f = T.work[0, :nv]
     A, K, D = T.A, T.B, T.C
     linearization(ws, T, q, v, tau, f, K, D)
-    M = ws.M
     for r in range(nv):
-        s = 0.0
-        for k in range(nv):
-            a = M[r, k] - cd * h * D[r, k]
-            s += (a + cr * h * h * K[r, k]) * v[k]
-            A[r, k] = a - ck * h * h * K[r, k]
-        v_out[r] = s + h * f[r]
-    if not lu_factor(A, T.pivots):
+        v_out[r] = h * f[r]
+    combined_times(ws, T, ws.M, D, K, cd * h, -cr * h * h, v, v_out)
+    kind = factor_combined(ws, T, ws.M, D, K, cd * h, ck * h * h, A)
+    if kind == 0:
         return SINGULAR
-    lu_solve(A, T.pivots, v_out)
+    solve(ws, T, A, kind, v_out)
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
     """``(M − hD − h²K) v⁺ = (M − hD) v + h f``, ``q⁺ = q ⊕ h v⁺``
     (ArtiSynth §0.9.2, :class:`multibody.integrators.ImplicitEuler`)."""
@@ -405,7 +534,7 @@ def implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def trapezoidal_core(ws, T, q, v, tau, q_out, v_out):
     """``(M − (h/2)D − (h²/4)K) v⁺ = (M − (h/2)D + (h²/4)K) v + h f``,
     ``q⁺ = q ⊕ (h/2)(v + v⁺)`` (ArtiSynth §0.9.3 with the erratum of
@@ -420,7 +549,7 @@ def trapezoidal_core(ws, T, q, v, tau, q_out, v_out):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def bridson_marino_core(ws, T, q, v, tau, q_out, v_out):
     """Bridson–Marino (ArtiSynth §0.9.4, :class:`multibody.integrators.BridsonMarino`):
     ``A = M − (h/2)D``; ``A v½ = A v + (h/2) f(q, v)``; ``q⁺ = q ⊕ h v½``;
@@ -429,25 +558,24 @@ def bridson_marino_core(ws, T, q, v, tau, q_out, v_out):
     f, f1, rhs = T.work[0, :nv], T.work[1, :nv], T.work[2, :nv]
     A, K, D = T.A, T.B, T.C
     linearization(ws, T, q, v, tau, f, K, D)
-    M = ws.M
-    for r in range(nv):
-        for k in range(nv):
-            A[r, k] = M[r, k] - 0.5 * h * D[r, k]
-    matvec(A, v, rhs)
-    if not lu_factor(A, T.pivots):
+    for k in range(nv):
+        rhs[k] = 0.0
+    combined_times(ws, T, ws.M, D, K, 0.5 * h, 0.0, v, rhs)
+    kind = factor_combined(ws, T, ws.M, D, K, 0.5 * h, 0.0, A)
+    if kind == 0:
         return SINGULAR
     for k in range(nv):
         v_out[k] = rhs[k] + 0.5 * h * f[k]
-    lu_solve(A, T.pivots, v_out)
+    solve(ws, T, A, kind, v_out)
     integrate_kernel(ws.tree, q, v_out, h, q_out)
     net_force(ws, T, q_out, v, tau, f1)
     for k in range(nv):
         v_out[k] = rhs[k] + 0.5 * h * (f[k] + f1[k])
-    lu_solve(A, T.pivots, v_out)
+    solve(ws, T, A, kind, v_out)
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def symplectic_euler_core(ws, T, q, v, tau, q_out, v_out):
     """Symplectic Euler in canonical coordinates
     (:class:`multibody.integrators.SymplecticEuler`): ``p = M(q)v``,
@@ -527,11 +655,11 @@ def fused_step(core, ws, T, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fused_rollout(core, ws, T, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    """``n`` steps from (q, v) (changed in place) with joint forces
-    ``taus[k]`` at step k (one row if ``taus`` has one row: held), recording
-    after every ``every`` steps into row ``1 + k // every`` of the outputs
-    (row 0 is the caller's; ``masks[r]``: the effort and velocity clamp
+def fused_rollout(core, ws, T, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    """Steps ``start + 1 .. start + n`` of a run from (q, v) (changed in
+    place) with joint forces ``taus[k]`` at step k (one row: held),
+    recording after every ``every`` steps of the run, step k into row
+    ``k // every`` of the outputs (row 0 is the caller's; ``masks[r]``: the effort and velocity clamp
     masks, written only where ``out_flags[r]`` says something was clamped).
     Returns (steps done, status): status < 0, the next step failed with it;
     status > 0, the last step done clamped something in ``stop`` (its
@@ -541,13 +669,13 @@ def fused_rollout(core, ws, T, q, v, taus, n, every, stop, out_q, out_v, out_tau
     qn, vn = T.work[ROW_QN, :nq], T.work[ROW_VN, :nv]
     held = taus.shape[0] == 1
     for k in range(n):
-        st = fused_step(core, ws, T, q, v, taus[0] if held else taus[k], qn, vn)
+        st = fused_step(core, ws, T, q, v, taus[0] if held else taus[start + k], qn, vn)
         if st < 0:
             return k, st
         q[:] = qn
         v[:] = vn
-        if (k + 1) % every == 0:
-            r = 1 + k // every
+        if (start + k + 1) % every == 0:
+            r = (start + k + 1) // every
             out_q[r] = q
             out_v[r] = v
             out_tau[r] = T.tau
@@ -569,11 +697,11 @@ def step_from_handle(core, handle, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rollout_from_handle(core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+def rollout_from_handle(core, handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
     """:func:`fused_rollout` on the table and workspace behind a step-table handle."""
     ints, floats, data = table_arrays(handle)
-    return fused_rollout(core, handle_workspace(data), table_view(ints, floats), q, v, taus, n, every, stop, out_q,
-                         out_v, out_tau, out_flags, masks)
+    return fused_rollout(core, handle_workspace(data), table_view(ints, floats), q, v, taus, start, n, every, stop,
+                         out_q, out_v, out_tau, out_flags, masks)
 
 
 # One step kernel (keeps the GIL: a single state, see multibody._compiled) and one rollout kernel
@@ -614,44 +742,52 @@ def bridson_marino_step(handle, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True)
-def explicit_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(explicit_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
-                               masks)
+def explicit_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                           masks):
+    return rollout_from_handle(explicit_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
+                               out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def semi_implicit_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(semi_implicit_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau,
-                               out_flags, masks)
+def semi_implicit_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                                masks):
+    return rollout_from_handle(semi_implicit_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
+                               out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def symplectic_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(symplectic_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau,
-                               out_flags, masks)
+def symplectic_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                             masks):
+    return rollout_from_handle(symplectic_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
+                               out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def rk4_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(rk4_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+def rk4_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                masks):
+    return rollout_from_handle(rk4_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
+                               out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def implicit_euler_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(implicit_euler_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
-                               masks)
+def implicit_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                           masks):
+    return rollout_from_handle(implicit_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
+                               out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def trapezoidal_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(trapezoidal_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
-                               masks)
+def trapezoidal_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                        masks):
+    return rollout_from_handle(trapezoidal_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
+                               out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def bridson_marino_rollout(handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(bridson_marino_core, handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags,
-                               masks)
+def bridson_marino_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                           masks):
+    return rollout_from_handle(bridson_marino_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
+                               out_tau, out_flags, masks)
 
 
 CORES = {"explicit_euler": explicit_euler_core, "semi_implicit_euler": semi_implicit_euler_core,

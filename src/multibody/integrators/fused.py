@@ -31,7 +31,7 @@ _SINGLE_EVALUATION = ("explicit_euler", "semi_implicit_euler", "implicit_euler",
 _WITH_JACOBIANS = ("implicit_euler", "trapezoidal")
 
 _STEP_SIG = (INT, F64_1, F64_1, F64_1, F64_1, F64_1)
-_ROLLOUT_SIG = (INT, F64_1, F64_1, F64_2C, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1, types.boolean[:, :, ::1])
+_ROLLOUT_SIG = (INT, F64_1, F64_1, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1, types.boolean[:, :, ::1])
 
 
 def _split_elements(elements, model):
@@ -83,13 +83,6 @@ class StepTable:
                                              else K.EXTERNAL_FORCE)
         topo = topology(model)
         cb = topo.coord_body
-        rel = np.full((nv, nv), -1, np.int64)  # the deeper body of coordinates k and l if one moves the other
-        for k in range(nv):
-            for l in range(nv):
-                if topo.ancestor[cb[k], cb[l]]:
-                    rel[k, l] = cb[k]
-                elif topo.ancestor[cb[l], cb[k]]:
-                    rel[k, l] = cb[l]
         nl = 0 if limits is None else len(limits)
         ns = len(rows)
         m = max(nq, nv, nb)
@@ -97,7 +90,7 @@ class StepTable:
         f_sizes = [(K.F_DAMPING, nv), (K.F_STIFFNESS, ns), (K.F_REST, ns), (K.F_EFFORT, nv), (K.F_VMAX, nv),
                    (K.F_LIM_SIGN, nl), (K.F_LIM_BOUND, nl), (K.F_FEXT, nv), (K.F_KEXT, nv * nv),
                    (K.F_DEXT, nv * nv), (K.F_TAU, nv), (K.F_WORK, K.N_WORK_VECTORS * m + 3 * nv * nv)]
-        i_sizes = [(K.I_SPRING_Q, ns), (K.I_SPRING_V, ns), (K.I_LIM_Q, nl), (K.I_LIM_V, nl), (K.I_REL, nv * nv),
+        i_sizes = [(K.I_SPRING_Q, ns), (K.I_SPRING_V, ns), (K.I_LIM_Q, nl), (K.I_LIM_V, nl),
                    (K.I_MASK, nv * nv), (K.I_COORD_BODY, nv), (K.I_MASKS, 2 * nv), (K.I_PIVOTS, nv)]
         header = np.zeros(K.HEADER, np.int64)
         off = K.N_SCALARS
@@ -135,7 +128,6 @@ class StepTable:
         if nl:
             isec(K.I_LIM_Q, nl)[:], isec(K.I_LIM_V, nl)[:] = limits.q_index, limits.v_index
             fsec(K.F_LIM_SIGN, nl)[:], fsec(K.F_LIM_BOUND, nl)[:] = limits.sign, limits.bound
-        isec(K.I_REL, nv * nv)[:] = rel.ravel()
         isec(K.I_MASK, nv * nv)[:] = (topo.maskT != 0).ravel()
         isec(K.I_COORD_BODY, nv)[:] = cb
         self.tau = fsec(K.F_TAU, nv)
@@ -176,13 +168,18 @@ class StepTable:
             self.evaluate_elements(t, q, v)
         return self._step(self.handle, q, v, tau, q_out, v_out)
 
-    def rollout(self, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-        """``n`` steps in one compiled call (:func:`._kernels.fused_rollout`;
-        only without Python force elements); (steps done, status)."""
+    def compile_rollout(self):
+        """Compile (or load from the cache) the rollout kernel now."""
+        if JIT and self._rollout is None:
+            self._rollout = entry(K.ROLLOUTS[self.name], *_ROLLOUT_SIG)
+
+    def rollout(self, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+        """Steps ``start + 1 .. start + n`` of a run in one compiled call
+        (:func:`._kernels.fused_rollout`; only without Python force
+        elements); (steps done, status)."""
         if not JIT:
             ws, T = self._view()
-            return K.fused_rollout(K.CORES[self.name], ws, T, q, v, taus, n, every, stop, out_q, out_v, out_tau,
+            return K.fused_rollout(K.CORES[self.name], ws, T, q, v, taus, start, n, every, stop, out_q, out_v, out_tau,
                                    out_flags, masks)
-        if self._rollout is None:
-            self._rollout = entry(K.ROLLOUTS[self.name], *_ROLLOUT_SIG)
-        return self._rollout(self.handle, q, v, taus, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+        self.compile_rollout()
+        return self._rollout(self.handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)

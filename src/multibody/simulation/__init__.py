@@ -1,4 +1,4 @@
 """L5: the simulator — a formulation, an integrator and (later) a
 constraint solver composed over one Model — and recorded trajectories."""
-from .simulator import Simulator, State
+from .simulator import Checkpoint, Options, Simulator, State
 from .trajectory import Trajectory, model_fingerprint

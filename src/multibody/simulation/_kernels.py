@@ -9,7 +9,7 @@ NON_FINITE = -3             # the integrator's (q1, v1) has a NaN or an inf (or 
 NON_FINITE_AFTER_LIMITS = -4  # (q1, v1) is finite but the limit impulses made it non-finite
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined into the fused steps (integrators/_kernels.py)
 def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index, sign, bound, restitution,
                        threshold, poses, jac, inertia6, M, q_out, v_out, vel_mask):
     """Check that (q1, v1) is finite (else ``NON_FINITE``), enforce the

@@ -20,9 +20,10 @@ from ..integrators import _kernels as fused_kernels
 from ..integrators.fused import fused_table
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
-from ..model.checks import as_vector, real_number
+from ..model.checks import as_float_array, as_vector, real_number
 from ..solvers import solve_spd_lcp
 from ._kernels import NON_FINITE, check_tau_kernel, end_of_step_kernel
+from .batch import rollout_batch
 from .trajectory import Trajectory, model_fingerprint
 
 _END = None
@@ -95,6 +96,47 @@ class State:
     v: np.ndarray
 
 
+@dataclass(frozen=True)
+class Options:
+    """A simulator's options, as MuJoCo's ``mjOption`` (read
+    ``Simulator.options``; users pass them as the keywords of
+    :class:`Simulator`, which documents each): the time step ``dt`` (s),
+    the integrator's name, which model terms apply (``gravity``,
+    ``joint_damping``, ``joint_springs``, ``limits``), clamping
+    (``clamp_effort``, ``clamp_velocity``), the limits' ``restitution`` and
+    its ``restitution_threshold`` (m/s or rad/s), and the bilateral
+    constraints' ``compliance`` (α), ``constraint_damping`` (β, s),
+    ``baumgarte`` (rad/s), ``project`` and ``loop_method``."""
+    dt: float
+    integrator: str
+    gravity: bool = True
+    joint_damping: bool = True
+    joint_springs: bool = True
+    clamp_effort: bool = True
+    clamp_velocity: bool = False
+    limits: bool = True
+    restitution: float = 0.0
+    restitution_threshold: float = 1e-2
+    compliance: float = 0.0
+    constraint_damping: float = 0.0
+    baumgarte: float = 10.0
+    project: bool = True
+    loop_method: str = None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Everything that evolves in a :class:`Simulator`: time (s), q, v,
+    the number of steps taken since the last reset, and the kinds of
+    clamping already reported in this run. :meth:`Simulator.checkpoint`
+    takes one (copies), :meth:`Simulator.restore` returns to it; it pickles."""
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    steps: int
+    clamps_reported: frozenset = frozenset()
+
+
 class Simulator:
     """Simulate ``model`` with time step ``dt`` (s).
 
@@ -159,6 +201,13 @@ class Simulator:
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
+        # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
+        self._arguments = dict(dt=dt, integrator=integrator, forces=forces, gravity=gravity,
+                               joint_damping=joint_damping, joint_springs=joint_springs, clamp_effort=clamp_effort,
+                               clamp_velocity=clamp_velocity, limits=limits, restitution=restitution,
+                               restitution_threshold=restitution_threshold, constraints=constraints,
+                               compliance=compliance, constraint_damping=constraint_damping, baumgarte=baumgarte,
+                               project=project, loop_method=loop_method)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -222,6 +271,10 @@ class Simulator:
             self.system, integrator.name, self.dt, self.limits, self.restitution, self.restitution_threshold,
             self._effort, self._vmax)
         self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
+        self.options = Options(self.dt, integrator.name, bool(gravity), bool(joint_damping), bool(joint_springs),
+                               bool(clamp_effort), bool(clamp_velocity), bool(limits), self.restitution,
+                               self.restitution_threshold, self.system.compliance, self.system.constraint_damping,
+                               self.system.baumgarte, bool(project), loop_method)
         self.reset(q0, v0)
         self._steps = 0
 
@@ -243,6 +296,33 @@ class Simulator:
         self.state = State(t, q.copy(), v.copy())
         self._steps = 0
         self._clamps_reported = set()  # kinds of clamping already warned about in this run
+
+    def checkpoint(self):
+        """A :class:`Checkpoint` of everything that evolves (copies)."""
+        s = self.state
+        return Checkpoint(s.t, s.q.copy(), s.v.copy(), self._steps, frozenset(self._clamps_reported))
+
+    def restore(self, checkpoint):
+        """Return to a :class:`Checkpoint` (of this simulator or of one with
+        the same model sizes): the state is set as it is, not projected."""
+        if not isinstance(checkpoint, Checkpoint):
+            raise InputError(f"restore needs a Checkpoint (Simulator.checkpoint()), got {type(checkpoint).__name__}")
+        m = self.model
+        t = _real(checkpoint.t, "the checkpoint's t")
+        if not math.isfinite(t):
+            raise InputError(f"the checkpoint's t must be finite, got {t}")
+        q = m.check_configuration(state_vector(checkpoint.q, "the checkpoint's q", m.nq))
+        v = state_vector(checkpoint.v, "the checkpoint's v", m.nv)
+        self.state = State(t, q, v)
+        self._steps = _count(checkpoint.steps, "the checkpoint's steps", 0)
+        self._clamps_reported = set(checkpoint.clamps_reported)
+
+    def __reduce__(self):
+        """Pickle (multiprocessing, Dask) as the arguments the simulator was
+        built from and a checkpoint: unpickling builds it again (new
+        compiled workspaces) and restores the state. Force elements holding
+        lambdas or other unpicklable callables cannot be pickled."""
+        return _rebuild, (self.model, self._arguments, self.checkpoint())
 
     def step(self, tau=None):
         """Advance one time step with joint forces ``tau`` (nv,; N or N·m;
@@ -559,17 +639,19 @@ class Simulator:
             values.append(float(-(self.system.damping * v) @ v))
         return labels, values
 
-    def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True):
+    def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True, tau=None):
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
-        called before each step. Records every ``record_every`` steps (and
+        called before each step, or ``tau`` gives the joint forces open
+        loop: one (nv,) vector held, or a (steps, nv) table, row k for step
+        k + 1 (not both). Records every ``record_every`` steps (and
         the initial state) into a :class:`Trajectory`: time, state, applied
         forces and clamp masks while running; the energies, the power of
         each force (:meth:`power`) and the constraint residual (largest
         constraint or position-limit violation) are computed from them in
         one batch when first read. Without a controller the whole run is one
         compiled loop where the integrator has a fused step
-        (docs/simulation.md). With ``progress`` (default) runs of 1000 steps
+        (docs/simulation.md), with or without a ``tau`` table. With ``progress`` (default) runs of 1000 steps
         or more show a tqdm progress bar when stderr is a terminal (never in
         tests or logs).
 
@@ -594,6 +676,7 @@ class Simulator:
         every = _count(record_every, "record_every", 1)
         if controller is not None and not callable(controller):
             raise InputError(f"controller must be a function (t, q, v) -> tau or None, got {controller!r}")
+        taus = self._zero[None, :] if tau is None else self._tau_table(tau, n, controller)
         model, s0 = self.model, self.state
         rows = 1 + n // every
         Q, V = np.empty((rows, model.nq)), np.empty((rows, model.nv))
@@ -612,12 +695,10 @@ class Simulator:
                     # compiled: up to the end (or the next progress update), stopping after a step
                     # that clamps for the first time in the run (reported once), or before a step it
                     # cannot take
-                    m = n - k if bar is None else min(n - k, max(every, 1000 // every * every))
+                    m = n - k if bar is None else min(n - k, 1000)
                     stop = sum(bit for kind, bit in self._CLAMP_BITS if kind not in self._clamps_reported)
                     q, v = self.state.q.copy(), self.state.v.copy()
-                    r = k // every
-                    done, st = f.rollout(q, v, self._zero[None, :], m, every, stop, Q[r:], V[r:], tau[r:],
-                                         flags[r:], masks[r:])
+                    done, st = f.rollout(q, v, taus, k, m, every, stop, Q, V, tau, flags, masks)
                     if done:
                         self.state = State(t[k + done], q, v)
                         self._steps += done
@@ -630,14 +711,14 @@ class Simulator:
                     if st >= 0:
                         continue
                     # the step it could not take, on the checked path: raises, or finishes it
-                    fl = self._fused_failed(st, self._zero, "tau")
+                    fl = self._fused_failed(st, taus[0 if len(taus) == 1 else k], "tau")
                 else:
                     if controller is None:
-                        u = self._zero
+                        u = taus[0 if len(taus) == 1 else k]
                     else:  # copies: a controller writing into its arguments must not change the state
                         s = self.state
                         u = controller(s.t, s.q.copy(), s.v.copy())
-                    fl = self._advance(u, "the controller's tau")
+                    fl = self._advance(u, "tau" if controller is None else "the controller's tau")
                 k += 1
                 if k % every == 0:
                     r = k // every
@@ -652,6 +733,37 @@ class Simulator:
         meta = dict(model=model.name, integrator=self.integrator.name, dt=self.dt)
         return Trajectory.recorded(t[::every], Q, V, tau, masks[:, 0], masks[:, 1], meta,
                                    model_fingerprint(model), self._derived_quantities())
+
+    def rollout_batch(self, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
+                      threads=None):
+        """B rollouts in one call, on ``threads`` threads (default: one per
+        core), from this simulator's current time: initial states ``q0``
+        (B, nq) and ``v0`` (B, nv) (one vector or None: the same for all, or
+        the current state), model parameters ``params`` (a sequence of B
+        mappings for :meth:`Model.with_params`, or None), open-loop joint
+        forces ``tau`` ((nv,), (steps, nv) or (B, steps, nv)). Returns
+        :class:`~multibody.simulation.batch.Rollouts`; member b is bitwise
+        the :meth:`rollout` of a simulator with those parameters from that
+        state (the same compiled loop). The simulator's own state does not
+        change. Needs a fused step (no constraints; RK4 and Bridson–Marino
+        without Python force elements); mismatched batch sizes or shapes
+        raise InputError, a failing member SimulationError naming it, the
+        step and the time."""
+        return rollout_batch(self, q0, v0, steps, duration, params, tau, record_every, threads)
+
+    def _tau_table(self, tau, n, controller):
+        """The open-loop joint forces of a rollout of ``n`` steps as a
+        float64 (1, nv) (held) or (n, nv) table, or InputError."""
+        if controller is not None:
+            raise InputError("give a controller or a tau table, not both")
+        nv = self.model.nv
+        table = as_float_array(tau, "tau")
+        if table.ndim == 1:
+            table = table[None, :]
+        if table.ndim != 2 or table.shape[1] != nv or table.shape[0] not in (1, n) or n == 0 and table.shape[0]:
+            raise InputError(f"tau must be one vector of {nv} joint forces or a table of shape ({n}, {nv}) (one "
+                             f"row per step), got shape {np.shape(tau)}")
+        return table.copy() if table is tau else table
 
     def _derived_quantities(self):
         """The function computing a trajectory's energies, powers and
@@ -689,6 +801,13 @@ class Simulator:
             return kinetic, potential, power, residual
 
         return tuple(labels), derive
+
+def _rebuild(model, arguments, checkpoint):
+    """A pickled :class:`Simulator` (:meth:`Simulator.__reduce__`)."""
+    sim = Simulator(model, **arguments)
+    sim.restore(checkpoint)
+    return sim
+
 
 def _with_context(e, msg):
     """An error of ``e``'s class with the message ``msg``."""

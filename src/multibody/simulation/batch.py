@@ -1,0 +1,151 @@
+"""Batched rollouts: many initial states and/or parameter sets of one
+simulator, on all cores, in one call (``mujoco.rollout`` is the peer).
+
+Each member runs the compiled rollout loop of :meth:`Simulator.rollout`
+(the same kernel, so a member's samples are bitwise those of a single
+rollout from the same state with the same parameters); the members are
+shared among threads, each with its own simulator (workspace and step
+table): the rollout kernels release the GIL, so the threads run in
+parallel without a parallel kernel.
+"""
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, MultibodyError, SimulationError
+from ..model.checks import as_float_array
+from .trajectory import Trajectory, model_fingerprint
+
+
+@dataclass
+class Rollouts:
+    """The samples of B rollouts: ``t`` (N,) s, ``q`` (B, N, nq), ``v`` and
+    ``tau`` (B, N, nv) (joint forces applied in the step ending at each
+    sample, after effort clamping), ``effort_clamped`` /
+    ``velocity_clamped`` (B, N, nv) booleans, ``meta``. ``rollouts[b]`` is
+    member b as a :class:`Trajectory` (energies and powers derived on first
+    access); ``len(rollouts)`` is B."""
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    tau: np.ndarray
+    effort_clamped: np.ndarray
+    velocity_clamped: np.ndarray
+    meta: dict = field(default_factory=dict)
+    _members: list = field(default=None, repr=False, compare=False)
+
+    def __len__(self):
+        return self.q.shape[0]
+
+    def __getitem__(self, b):
+        sim = self._members[b]
+        return Trajectory.recorded(self.t, self.q[b], self.v[b], self.tau[b], self.effort_clamped[b],
+                                   self.velocity_clamped[b], dict(self.meta, member=int(b)),
+                                   model_fingerprint(sim.model), sim._derived_quantities())
+
+
+def _states(x, name, B, size, default):
+    """(B, size) float64 from ``x``: None (the current state for every
+    member), one vector (every member) or (B, size)."""
+    if x is None:
+        return np.tile(default, (B, 1))
+    a = as_float_array(x, name)
+    if a.ndim == 1 and a.shape == (size,):
+        return np.tile(a, (B, 1))
+    if a.shape != (B, size):
+        raise InputError(f"{name} must have shape ({B}, {size}) (one row per rollout) or ({size},), got {a.shape}")
+    return a
+
+
+def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
+                  threads=None):
+    """B rollouts of ``sim`` (see :meth:`Simulator.rollout_batch`)."""
+    from .simulator import Simulator, _count, _real, _rebuild  # the simulator module imports this one
+    if (duration is None) == (steps is None):
+        raise InputError("give exactly one of duration and steps")
+    if steps is None:
+        duration = _real(duration, "duration (s)")
+        if not (0.0 <= duration < math.inf):
+            raise InputError(f"duration must be a finite number of seconds >= 0, got {duration}")
+        n = int(round(duration / sim.dt))
+    else:
+        n = _count(steps, "steps", 0)
+    every = _count(record_every, "record_every", 1)
+    model = sim.model
+    sizes = [np.shape(x)[0] for x in (q0, v0) if x is not None and np.ndim(x) == 2]
+    if params is not None:
+        if isinstance(params, (str, bytes, dict)) or not hasattr(params, "__len__"):
+            raise InputError(f"params must be a sequence of parameter mappings (one per rollout; "
+                             f"Model.with_params), got {type(params).__name__}")
+        sizes.append(len(params))
+    if tau is not None and np.ndim(tau) == 3:
+        sizes.append(np.shape(tau)[0])
+    B = sizes[0] if sizes else 1
+    if any(b != B for b in sizes):
+        raise InputError(f"the batch sizes of q0, v0, params and tau differ: {sizes}")
+    if B < 1:
+        raise InputError("a batch needs at least one rollout")
+    Q0 = _states(q0, "q0", B, model.nq, sim.state.q)
+    V0 = _states(v0, "v0", B, model.nv, sim.state.v)
+    if tau is None:
+        taus = [sim._zero[None, :]] * B
+    elif np.ndim(tau) == 3:
+        taus = [sim._tau_table(tau[b], n, None) for b in range(B)]
+    else:
+        taus = [sim._tau_table(tau, n, None)] * B
+    threads = min(B, os.cpu_count() or 1 if threads is None else _count(threads, "threads", 1))
+    # one simulator per member with its own parameters, else one per thread
+    if params is not None:
+        members = [Simulator(model.with_params(p), **sim._arguments) for p in params]
+    else:
+        members = [_rebuild(model, sim._arguments, sim.checkpoint()) for _ in range(min(threads, B))]
+    for m in members:
+        if m._fused is None or m._fused.external:
+            raise InputError(f"batched rollouts need a fused compiled step: the integrator '{sim.integrator.name}' "
+                             f"with these force elements or constraints steps in Python; use Simulator.rollout "
+                             f"per state instead")
+    for m in members:
+        m._fused.compile_rollout()  # compile (or load) in this thread, before the threads start
+    for b in range(B):
+        members[b % len(members)].model.check_configuration(Q0[b], f"q0[{b}]")
+    rows = 1 + n // every
+    Q, V = np.empty((B, rows, model.nq)), np.empty((B, rows, model.nv))
+    TAU = np.zeros((B, rows, model.nv))
+    flags = np.zeros((B, rows), np.int64)
+    masks = np.zeros((B, rows, 2, model.nv), np.bool_)
+    Q[:, 0], V[:, 0] = Q0, V0
+    failures = {}
+
+    def run(worker):
+        for b in range(worker, B, threads):
+            m = members[b] if params is not None else members[worker]
+            q, v = Q0[b].copy(), V0[b].copy()
+            done, st = m._fused.rollout(q, v, taus[b], 0, n, every, 0, Q[b], V[b], TAU[b], flags[b], masks[b])
+            if st < 0:
+                failures[b] = (done, q, v, st)
+
+    if threads == 1:
+        run(0)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, range(threads)))
+    t = np.add.accumulate(np.concatenate(([sim.state.t], np.full(n, sim.dt))))
+    if failures:  # the first failing member's step again, on the checked path, names what failed
+        b = min(failures)
+        done, q, v, st = failures[b]
+        m = members[b] if params is not None else members[0]
+        m.state = type(m.state)(t[done], q, v)
+        m._steps = done
+        try:
+            m._fused_failed(st, taus[b][0 if len(taus[b]) == 1 else done], "tau")
+        except MultibodyError as e:
+            raise type(e)(f"rollout {b} of the batch: {e}") from e
+        raise SimulationError(f"rollout {b} of the batch failed at step {done + 1} (status {st}) although the "
+                              "checked step succeeds: please report")
+    meta = dict(model=model.name, integrator=sim.integrator.name, dt=sim.dt, batch=B)
+    if params is None:
+        members = [members[0]] * B
+    return Rollouts(t[::every], Q, V, TAU, masks[:, :, 0], masks[:, :, 1], meta, members)

@@ -1,0 +1,163 @@
+"""The fused compiled steps (integrators/_kernels.py) against the Python
+integrators they replace on the hot path (integrators/explicit.py,
+implicit.py: the reference mode, themselves held to MuJoCo, closed forms
+and measured orders in test_integrators.py and test_rk4_against_mujoco.py),
+and the compiled rollout loop against the step loop."""
+import warnings
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.forces import ExternalWrench, JointCoulombFriction, JointDamper, JointSpring
+from oracles import robot_path
+
+ALL = ["explicit_euler", "semi_implicit_euler", "symplectic_euler", "rk4", "implicit_euler", "trapezoidal",
+       "bridson_marino"]
+ARM = "src/multibody/data/robots/mb_arm.urdf"
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return mb.load_urdf(ARM)
+
+
+@pytest.fixture(scope="module")
+def talos():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.ModelWarning)
+        return mb.load_urdf(robot_path("talos"), floating_base=True)
+
+
+def _pair(model, name, steps, tau, **options):
+    """(fused, Python) simulators stepped ``steps`` times with the same inputs."""
+    a = mb.Simulator(model, 1e-3, integrator=name, **options)
+    b = mb.Simulator(model, 1e-3, integrator=name, **options)
+    assert a._fused is not None
+    b._fused = None  # the integrator's Python step
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.SimulationWarning)
+        for k in range(steps):
+            a.step(tau[k % len(tau)])
+            b.step(tau[k % len(tau)])
+    return a, b
+
+
+def _close(a, b, tol):
+    np.testing.assert_allclose(a.state.q, b.state.q, rtol=0, atol=tol)
+    np.testing.assert_allclose(a.state.v, b.state.v, rtol=0, atol=tol * 10)
+    assert a.state.t == b.state.t
+    np.testing.assert_array_equal(a.last_tau, b.last_tau)
+    for x, y in zip(a.last_clamped, b.last_clamped):
+        np.testing.assert_array_equal(x, y)
+
+
+# RK4 and Bridson-Marino with a Python element take the Python step (test below)
+CASES = [(name, forces) for name in ALL for forces in ("none", "springs and dampers", "python element")
+         if not (forces == "python element" and name in ("rk4", "bridson_marino"))]
+
+
+@pytest.mark.parametrize("name, forces", CASES)
+def test_fused_step_equals_the_python_integrator_on_the_arm(arm, name, forces):
+    """The arm with its URDF damping, position limits (hit: large random
+    torques) and effort limits (clamped), over 300 steps: the same states
+    to round-off."""
+    elements = {"none": (),
+                "springs and dampers": (JointSpring(arm.joints[2].name, 40.0, rest=[0.3]),
+                                        JointDamper(arm.joints[4].name, 0.7)),
+                "python element": (ExternalWrench(arm.body_names[-1], [0.1, -0.2, 0.3, 1.0, 2.0, -3.0]),
+                                   JointCoulombFriction(arm.joints[1].name, 0.5))}[forces]
+    rng = np.random.default_rng(4)
+    tau = rng.normal(scale=40.0, size=(7, arm.nv))
+    a, b = _pair(arm, name, 300, tau, forces=elements, q0=arm.random_configuration(seed=2) * 0.5,
+                 v0=rng.normal(size=arm.nv), restitution=0.3)
+    assert a.constraint_residual() == 0.0  # limits enforced at the end of every step
+    _close(a, b, 1e-11)
+
+
+@pytest.mark.parametrize("name", ["semi_implicit_euler", "rk4", "implicit_euler", "trapezoidal", "bridson_marino"])
+def test_fused_step_equals_the_python_integrator_on_talos(talos, name):
+    """Floating base (quaternion, body-frame velocity), 37 coordinates,
+    gravity's exact stiffness in the implicit steps."""
+    rng = np.random.default_rng(5)
+    tau = rng.normal(scale=5.0, size=(3, talos.nv))
+    a, b = _pair(talos, name, 40, tau, q0=talos.random_configuration(seed=5), v0=rng.normal(size=talos.nv),
+                 limits=False)
+    _close(a, b, 1e-11)
+
+
+def test_python_elements_with_multi_stage_integrators_take_the_python_step(arm):
+    """RK4 and Bridson–Marino evaluate the forces inside the step, where a
+    Python element cannot be called: the simulator steps them in Python."""
+    w = ExternalWrench(arm.body_names[-1], [0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    for name in ("rk4", "bridson_marino"):
+        assert mb.Simulator(arm, 1e-3, integrator=name, forces=(w,))._fused is None
+        assert mb.Simulator(arm, 1e-3, integrator=name)._fused is not None
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_compiled_rollout_is_bitwise_the_step_loop(arm, name):
+    """rollout() without a controller (one compiled loop) and a loop of
+    step() give identical samples, forces and clamp masks; the derived
+    energies equal Simulator.energy at each sample."""
+    q0 = arm.random_configuration(seed=7) * 0.8
+    v0 = np.random.default_rng(7).normal(scale=3.0, size=arm.nv)
+    a = mb.Simulator(arm, 1e-3, integrator=name, q0=q0, v0=v0, clamp_velocity=True, restitution=0.5)
+    b = mb.Simulator(arm, 1e-3, integrator=name, q0=q0, v0=v0, clamp_velocity=True, restitution=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.SimulationWarning)
+        tr = a.rollout(steps=120, record_every=3)
+        qs, vs, cl = [b.state.q], [b.state.v], [np.zeros((2, arm.nv), bool)]
+        for k in range(120):
+            b.step()
+            if (k + 1) % 3 == 0:
+                qs.append(b.state.q)
+                vs.append(b.state.v)
+                cl.append(np.array(b.last_clamped))
+    np.testing.assert_array_equal(tr.q, qs)
+    np.testing.assert_array_equal(tr.v, vs)
+    np.testing.assert_array_equal(tr.velocity_clamped, np.array(cl)[:, 1])
+    assert tr.velocity_clamped.any()  # the run did clamp: the masks were compared on something
+    np.testing.assert_array_equal(a.state.q, b.state.q)
+    assert a.state.t == b.state.t and tr.t[-1] == b.state.t and len(tr.t) == 41
+    for i in (0, 17, 40):
+        T, V = b.energy(tr.q[i], tr.v[i])
+        assert tr.kinetic[i] == pytest.approx(T, rel=1e-14, abs=1e-14)
+        assert tr.potential[i] == pytest.approx(V, rel=1e-14, abs=1e-14)
+
+
+def test_compiled_rollout_reports_the_first_clamp_once(arm):
+    """The compiled loop stops after the first clamping step of a run to
+    warn (once per kind), then goes on; every clamp is in the recording."""
+    sim = mb.Simulator(arm, 1e-3, integrator="rk4", v0=np.full(arm.nv, 50.0), clamp_velocity=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tr = sim.rollout(steps=50)
+    found = [w for w in caught if issubclass(w.category, mb.SimulationWarning)]
+    assert len(found) == 1 and "velocities clamped" in str(found[0].message) and "step 1 " in str(found[0].message)
+    assert tr.velocity_clamped[1:].any(axis=1).all()
+    assert np.all(np.abs(tr.v[1:]) <= arm.velocity_limit + 1e-12)
+
+
+def test_trajectory_derived_quantities_are_lazy_and_pickle(arm, tmp_path):
+    import pickle
+    sim = mb.Simulator(arm, 1e-3, integrator="implicit_euler", v0=np.ones(arm.nv))
+    tr = sim.rollout(steps=20)
+    assert "kinetic" not in tr.__dict__  # nothing derived yet
+    tr2 = pickle.loads(pickle.dumps(tr))
+    np.testing.assert_array_equal(tr2.energy, tr.energy)
+    labels, P = tr.power_labels, tr.power
+    assert labels == ("tau", "joint damping") and P.shape == (21, 2)
+    np.testing.assert_allclose(P[:, 1], -np.einsum("ij,ij->i", arm.damping * tr.v, tr.v), rtol=1e-15)
+    tr.save(tmp_path / "t.npz")
+    np.testing.assert_array_equal(mb.Trajectory.load(tmp_path / "t.npz").kinetic, tr.kinetic)
+
+
+def test_a_failing_step_in_the_compiled_rollout_is_named(arm):
+    """A step the fused kernel cannot take is re-run on the checked path,
+    which names it; the state stays at its start."""
+    sim = mb.Simulator(arm, 1.0, integrator="explicit_euler", v0=np.full(arm.nv, 1e150), clamp_effort=False,
+                       limits=False)
+    with pytest.raises(mb.SimulationError, match=r"step \d+ \(t = "):
+        sim.rollout(steps=100)
+    assert np.isfinite(sim.state.q).all() and np.isfinite(sim.state.v).all()

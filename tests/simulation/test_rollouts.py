@@ -1,0 +1,130 @@
+"""Open-loop τ tables, batched rollouts (bitwise the single rollouts),
+parameter variants, checkpoints and pickled simulators."""
+import copy
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.forces import JointSpring
+
+ARM = "src/multibody/data/robots/mb_arm.urdf"
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return mb.load_urdf(ARM)
+
+
+def test_tau_table_equals_a_controller_replaying_it(arm):
+    """rollout(tau=table) (one compiled loop) gives the samples of a
+    Python controller returning row k at step k."""
+    rng = np.random.default_rng(0)
+    table = rng.normal(scale=20.0, size=(50, arm.nv))
+    a = mb.Simulator(arm, 1e-3, "rk4", v0=np.ones(arm.nv))
+    b = mb.Simulator(arm, 1e-3, "rk4", v0=np.ones(arm.nv))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.SimulationWarning)
+        ta = a.rollout(steps=50, tau=table, record_every=5)
+        tb = b.rollout(steps=50, controller=lambda t, q, v: table[int(round(t / 1e-3))], record_every=5)
+    np.testing.assert_array_equal(ta.q, tb.q)
+    np.testing.assert_array_equal(ta.tau, tb.tau)
+    assert ta.effort_clamped.any()  # the arm's effort limits clipped some rows: compared on something
+    held = a.rollout(steps=3, tau=table[0])
+    np.testing.assert_array_equal(held.tau[1:], np.clip(np.tile(table[0], (3, 1)), -arm.effort_limit,
+                                                          arm.effort_limit))
+
+
+def test_bad_tau_tables_are_refused(arm):
+    sim = mb.Simulator(arm, 1e-3)
+    for bad in (np.zeros((4, arm.nv)), np.zeros(arm.nv + 1), "x", np.zeros((3, 3, 3))):
+        with pytest.raises(mb.InputError, match="tau"):
+            sim.rollout(steps=5, tau=bad)
+    with pytest.raises(mb.InputError, match="not both"):
+        sim.rollout(steps=5, tau=np.zeros(arm.nv), controller=lambda t, q, v: np.zeros(arm.nv))
+    table = np.zeros((5, arm.nv))
+    table[3, 1] = np.nan
+    with pytest.raises(mb.InputError, match=r"step 4 .*index 1"):
+        sim.rollout(steps=5, tau=table)
+    assert sim._steps == 3  # the steps before the bad row were taken
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batched_rollouts_are_bitwise_single_rollouts(arm, threads):
+    rng = np.random.default_rng(1)
+    B = 5
+    q0 = np.array([arm.random_configuration(seed=s) * 0.5 for s in range(B)])
+    v0 = rng.normal(size=(B, arm.nv))
+    tau = rng.normal(scale=5.0, size=(B, 40, arm.nv))
+    sim = mb.Simulator(arm, 1e-3, "implicit_euler", forces=(JointSpring(arm.joints[3].name, 20.0),))
+    r = sim.rollout_batch(q0, v0, steps=40, tau=tau, record_every=4, threads=threads)
+    assert r.q.shape == (B, 11, arm.nq) and len(r) == B and sim._steps == 0
+    warnings.simplefilter("ignore", mb.SimulationWarning)  # the single rollouts warn of effort clamps
+    for b in range(B):
+        single = mb.Simulator(arm, 1e-3, "implicit_euler", forces=(JointSpring(arm.joints[3].name, 20.0),),
+                              q0=q0[b], v0=v0[b])
+        tr = single.rollout(steps=40, tau=tau[b], record_every=4)
+        np.testing.assert_array_equal(r.q[b], tr.q)
+        np.testing.assert_array_equal(r.v[b], tr.v)
+        np.testing.assert_array_equal(r.tau[b], tr.tau)
+        np.testing.assert_array_equal(r[b].kinetic, tr.kinetic)
+    np.testing.assert_array_equal(r.t, tr.t)
+
+
+def test_batched_parameter_sets_equal_rebuilt_models(arm):
+    """Each member runs the model with its parameters: the same samples as
+    a simulator of ``model.with_params`` (itself held to rebuilt models and
+    Pinocchio in tests/model/test_parameters.py); a heavier last link falls
+    differently."""
+    body = arm.body_names[-1]
+    masses = [0.5, 1.0, 2.0]
+    sim = mb.Simulator(arm, 1e-3, "semi_implicit_euler")
+    r = sim.rollout_batch(steps=30, params=[{f"{body}.mass": m} for m in masses])
+    for b, m in enumerate(masses):
+        ref = mb.Simulator(arm.with_params({f"{body}.mass": m}), 1e-3, "semi_implicit_euler").rollout(steps=30)
+        np.testing.assert_array_equal(r.q[b], ref.q)
+    assert not np.array_equal(r.q[0], r.q[2])
+
+
+def test_batch_input_errors(arm):
+    sim = mb.Simulator(arm, 1e-3)
+    with pytest.raises(mb.InputError, match="batch sizes"):
+        sim.rollout_batch(np.zeros((3, arm.nq)), np.zeros((4, arm.nv)), steps=2)
+    with pytest.raises(mb.InputError, match="q0 must have shape"):
+        sim.rollout_batch(np.zeros((3, arm.nq + 1)), steps=2)
+    with pytest.raises(mb.InputError, match="params must be a sequence"):
+        sim.rollout_batch(steps=2, params={"gravity": [0, 0, -1]})
+    with pytest.raises(mb.InputError, match="unknown|no parameter"):
+        sim.rollout_batch(steps=2, params=[{"no.such": 1.0}])
+    with pytest.raises(mb.InputError, match="fused compiled step"):
+        mb.Simulator(arm, 1e-3, "rk4", forces=(mb.forces.ExternalWrench(arm.body_names[-1], np.ones(6)),)) \
+            .rollout_batch(steps=2)
+
+
+def test_a_failing_member_is_named(arm):
+    sim = mb.Simulator(arm, 1e-3, "explicit_euler", clamp_effort=False, limits=False)
+    v0 = np.zeros((3, arm.nv))
+    v0[1] = 1e150
+    with pytest.raises(mb.SimulationError, match=r"rollout 1 of the batch: .*step \d+"):
+        sim.rollout_batch(v0=v0, steps=50)
+
+
+def test_checkpoint_restore_and_pickle_continue_bitwise(arm):
+    sim = mb.Simulator(arm, 1e-3, "trapezoidal", v0=np.linspace(-1, 1, arm.nv), clamp_velocity=True)
+    for _ in range(20):
+        sim.step()
+    cp = sim.checkpoint()
+    clone = pickle.loads(pickle.dumps(sim))
+    deep = copy.deepcopy(sim)
+    assert clone.options == sim.options and clone.options.integrator == "trapezoidal"
+    a = sim.rollout(steps=30)
+    for other in (clone, deep):
+        np.testing.assert_array_equal(other.rollout(steps=30).q, a.q)
+    sim.restore(cp)
+    np.testing.assert_array_equal(sim.rollout(steps=30).q, a.q)
+    cp2 = pickle.loads(pickle.dumps(cp))
+    assert cp2.t == cp.t and cp2.steps == cp.steps == 20 and np.array_equal(cp2.q, cp.q)
+    with pytest.raises(mb.InputError, match="Checkpoint"):
+        sim.restore((0.0, cp.q, cp.v))
