@@ -1,6 +1,6 @@
 """Start-up time of the demo: from a fresh process to its first simulated step.
 
-    python benchmarks/startup.py [--warm 3] [--top 25] [--cache-dir DIR]
+    python benchmarks/startup.py [--warm 3] [--top 25] [--cache-dir DIR] [--full]
 
 Runs ``python -m multibody demo`` (``multibody.cli.main``) in fresh
 processes, stopping it right after the first ``Simulator.step``: first with
@@ -36,8 +36,9 @@ class _FirstStepDone(Exception):
     """Raised by the patched Simulator.step to stop the demo after one step."""
 
 
-def child(out_dir):
-    """Run the demo up to its first step in this process; print a JSON record."""
+def child(out_dir, full=False):
+    """Run the demo up to its first step (``full``: to its end) in this process; print a JSON
+    record."""
     t_start = time.perf_counter()
     records = []          # (name, module, signature, seconds self, seconds total, source, started at)
     stack = []            # child compile time accumulated per level of nesting
@@ -92,10 +93,14 @@ def child(out_dir):
     step = mb.Simulator.step
 
     def stop_after_first_step(self, *args, **kwargs):
+        if "first step" in phases:
+            return step(self, *args, **kwargs)
         t0 = time.perf_counter()
-        step(self, *args, **kwargs)
+        result = step(self, *args, **kwargs)
         phases["first step"] = (t0 - t_start, time.perf_counter() - t0)
-        raise _FirstStepDone
+        if not full:
+            raise _FirstStepDone
+        return result
 
     mb.Simulator.step = stop_after_first_step
     try:
@@ -103,8 +108,11 @@ def child(out_dir):
     except _FirstStepDone:
         pass
     else:
-        raise SystemExit("the demo finished without calling Simulator.step")
-    total = time.perf_counter() - t_start
+        if not full:
+            raise SystemExit("the demo finished without calling Simulator.step")
+    total = phases["first step"][0] + phases["first step"][1]
+    if full:
+        phases["rest of the demo"] = (total, time.perf_counter() - t_start - total)
     print("@@" + json.dumps({"phases": phases, "total": total, "compiles": records}))
 
 
@@ -118,11 +126,11 @@ def child_env(cache_dir, pyc_dir):
     return env
 
 
-def run_child(cache_dir, out_dir, pyc_dir):
+def run_child(cache_dir, out_dir, pyc_dir, full=False):
     env = child_env(cache_dir, pyc_dir)
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", out_dir], env=env,
-                       capture_output=True, text=True)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child-full" if full else "--child", out_dir],
+                       env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if p.returncode:
         sys.stderr.write(p.stdout + p.stderr)
@@ -155,13 +163,16 @@ def report(label, rec, top):
 
 
 def main():
-    if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        return child(sys.argv[2])
+    if len(sys.argv) > 2 and sys.argv[1] in ("--child", "--child-full"):
+        return child(sys.argv[2], full=sys.argv[1] == "--child-full")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warm", type=int, default=3, help="warm runs after the cold one")
     ap.add_argument("--top", type=int, default=25, help="how many of the slowest compiles to list")
     ap.add_argument("--cache-dir", help="use (and keep) this cache folder; the first run is cold only if it is empty")
     ap.add_argument("--json", help="write the records to this file")
+    ap.add_argument("--full", action="store_true",
+                    help="run the whole demo (simulation, energies, plot) in the cold run and list what it "
+                         "compiles after the first step")
     ap.add_argument("--no-pyc", action="store_true",
                     help="keep the environment's bytecode setting (PYTHONDONTWRITEBYTECODE=1 recompiles every "
                          "module at every start, ~0.15 s)")
@@ -173,8 +184,15 @@ def main():
         if pyc:  # write the bytecode cache (nothing is compiled by Numba at import: the Numba cache stays empty)
             subprocess.run([sys.executable, "-c", "import multibody, multibody.cli"], env=child_env(cache, pyc),
                            check=True)
-        cold = run_child(cache, out, pyc)
+        cold = run_child(cache, out, pyc, full=args.full)
         report("cold (empty cache)" if not args.cache_dir else "first run", cold, args.top)
+        if args.full:
+            at, dt = cold["phases"]["rest of the demo"]
+            rest = [r for r in cold["compiles"] if r[6] >= at and r[5] == "compiled"]
+            print(f"  after the first step, {dt:.2f} s to the end of the demo; compiled there: {len(rest)} kernels "
+                  f"({sum(r[3] for r in rest):.2f} s):")
+            for name, module, sig, own, total, source, start in sorted(rest, key=lambda r: -r[3])[:args.top]:
+                print(f"    {own:6.2f} s  {module}.{name}{sig if len(sig) < 70 else sig[:67] + '...'}")
         warm = [run_child(cache, out, pyc) for _ in range(args.warm)]
         for k, rec in enumerate(warm):
             report(f"warm run {k + 1}", rec, 5 if k == 0 else 0)
