@@ -366,8 +366,11 @@ class Simulator:
             tau = state_vector(tau, name, nv, self._at(self._steps + 1, self.state.t))
         s = self.state
         q1, v1 = np.empty(self.model.nq), np.empty(nv)
-        if f.external:
-            f.evaluate_elements(s.t, s.q, s.v)
+        if f.external:  # Python force elements, evaluated at the start of the step
+            try:
+                f.evaluate_elements(s.t, s.q, s.v)
+            except MultibodyError as e:
+                raise self._step_error(e, self._steps + 1, s) from e
         st = f._step(f.handle, s.q, s.v, tau, q1, v1)
         if st != 0:
             if st < 0:
@@ -784,12 +787,16 @@ class Simulator:
             power = np.empty((N, len(labels)))
             power[:, 0] = np.einsum("ij,ij->i", tau, V)
             for i in range(N):
-                if forces:
-                    potential[i] += total_potential_energy(forces, model, Q[i])
-                    for c, e in enumerate(forces):
-                        power[i, 1 + c] = e.power(model, Q[i], V[i], t[i])
-                if soft:
-                    potential[i] += system.constraint_energy(Q[i])
+                try:
+                    if forces:
+                        potential[i] += total_potential_energy(forces, model, Q[i])
+                        for c, e in enumerate(forces):
+                            power[i, 1 + c] = e.power(model, Q[i], V[i], t[i])
+                    if soft:
+                        potential[i] += system.constraint_energy(Q[i])
+                except MultibodyError as e:  # e.g. a force element's callable failing at that time
+                    raise _with_context(e, f"deriving the trajectory's energies and powers at sample {i} "
+                                           f"(t = {t[i]:.6g} s): {e}") from e
             if damped:
                 power[:, -1] = -np.einsum("ij,ij->i", damping * V, V)
             residual = np.zeros(N)
