@@ -161,3 +161,24 @@ def test_a_failing_step_in_the_compiled_rollout_is_named(arm):
     with pytest.raises(mb.SimulationError, match=r"step \d+ \(t = "):
         sim.rollout(steps=100)
     assert np.isfinite(sim.state.q).all() and np.isfinite(sim.state.v).all()
+
+
+@pytest.mark.parametrize("robot", ["four_bar", "delta"])
+@pytest.mark.parametrize("name", ["explicit_euler", "semi_implicit_euler", "rk4"])
+def test_fused_constrained_steps_equal_the_python_integrator(robot, name):
+    """Hard loop constraints in the fused step (closed-loop accelerations,
+    the KKT velocity step, the post-stabilization): the Python path's
+    states; the loops stay closed."""
+    model = mb.load_mjcf(f"src/multibody/data/robots/{robot}.xml")
+    rng = np.random.default_rng(6)
+    tau = rng.normal(scale=0.05, size=(1, model.nv))
+    a, b = _pair(model, name, 60, tau)  # explicit Euler leaves the delta's loops by step ~100
+    _close(a, b, 1e-12)
+    assert a.constraint_residual() < 1e-12
+
+
+def test_soft_constraints_and_implicit_constrained_steps_take_the_python_step():
+    model = mb.load_mjcf("src/multibody/data/robots/four_bar.xml")
+    assert mb.Simulator(model, 1e-3, "semi_implicit_euler", compliance=1e-6)._fused is None
+    assert mb.Simulator(model, 1e-3, "implicit_euler")._fused is None
+    assert mb.Simulator(model, 1e-3, "rk4", loop_method="kkt")._fused is None

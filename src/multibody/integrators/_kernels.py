@@ -37,7 +37,8 @@ import numpy as np
 from numba import carray, njit
 from collections import namedtuple
 
-from .._compiled import f64_pointer, i64_pointer
+from .._compiled import f64_pointer, i64_pointer, overflowed
+from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel, project_kernel
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
     rnea_kernel
 from ..model.configuration import integrate_kernel, normalize_kernel, qdot_kernel
@@ -47,62 +48,93 @@ from ..simulation._kernels import end_of_step_kernel
 
 # ------------------------------------------------------------------ the table layout
 # The int64 array starts with this header: sizes and flags, then the offset of each section of the
-# float64 array (F_*) and of the int64 array itself (I_*). The float64 array starts with the scalars
-# dt (s), restitution and its threshold (m/s or rad/s). Everything the compiled code and StepTable
-# agree on is here.
-(H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_GRAVITY, H_CLAMP_EFFORT, H_CLAMP_VELOCITY,
- H_EXTERNAL,
- F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU, F_WORK,
+# float64 array (F_*) and of the int64 array itself (I_*). The float64 array starts with the
+# N_SCALARS scalars dt (s), restitution, its threshold (m/s or rad/s) and the constraints'
+# Baumgarte ω (rad/s). section_sizes gives each section's length. Everything the compiled code
+# and StepTable agree on is here.
+(H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_GRAVITY, H_CLAMP_EFFORT,
+ H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT,
+ F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
+ F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_WORK,
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
- HEADER) = range(34)
-N_SCALARS = 3
-# scratch vectors of max(nq, nv) in the work section (then 3 nv x nv matrices): the cores use rows
-# 0-10, the step and the rollout the last four
+ I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV,
+ HEADER) = range(54)
+N_SCALARS = 4
+# scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
+# rows 0-10, the step and the rollout the last four
 N_WORK_VECTORS = 15
 ROW_Q1, ROW_V1, ROW_QN, ROW_VN = 14, 13, 12, 11
 EXTERNAL_FORCE, EXTERNAL_JACOBIANS = 1, 2  # H_EXTERNAL: Python elements give f, or f, K and D
+PROJECTION_TOLERANCE, PROJECTION_ITERATIONS = 1e-12, 20  # the simulator's post-stabilization
+
+
+def section_sizes(nq, nv, nb, ns, nl, nr, ng):
+    """The length of every section: ``{slot: length}`` for ``ns`` linear
+    joint springs, ``nl`` limit rows, ``nr`` loop-constraint rows and ``ng``
+    gear (coupling) rows."""
+    m = max(nq, nv, nb)
+    return {F_DAMPING: nv, F_STIFFNESS: ns, F_REST: ns, F_EFFORT: nv, F_VMAX: nv, F_LIM_SIGN: nl, F_LIM_BOUND: nl,
+            F_FEXT: nv, F_KEXT: nv * nv, F_DEXT: nv * nv, F_TAU: nv, F_PA: 16 * nr, F_PB: 16 * nr, F_U: 3 * nr,
+            F_W: 3 * nr, F_PITCH: nr, F_RATIO: ng, F_OFFSET: ng, F_WORK: N_WORK_VECTORS * m + 3 * nv * nv,
+            I_SPRING_Q: ns, I_SPRING_V: ns, I_LIM_Q: nl, I_LIM_V: nl, I_MASK: nv * nv, I_COORD_BODY: nv,
+            I_MASKS: 2 * nv, I_PIVOTS: nv, I_ROW: nr, I_KIND: nr, I_IA: nr, I_IB: nr, I_GEAR_ROW: ng, I_GEAR_JQ: ng,
+            I_GEAR_JV: ng, I_GEAR_IQ: ng, I_GEAR_IV: ng}
+
 
 EFFORT_CLAMPED = 1
 VELOCITY_CLAMPED = 2
 TAU_NOT_FINITE = -(1 << 40)  # - k: τ[k] is not finite
 SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular
+NOT_PROJECTED = -(1 << 42)   # the post-stabilization did not converge (the checked path decides)
 
 Table = namedtuple("Table", (
-    "nq", "nv", "nb", "dt", "restitution", "threshold", "gravity_on", "clamp_effort", "clamp_velocity", "external",
-    "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext",
-    "tau", "work", "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask",
-    "vel_mask", "pivots"))
+    "nq", "nv", "nb", "nc", "dt", "restitution", "threshold", "baumgarte", "gravity_on", "clamp_effort",
+    "clamp_velocity", "external", "project",
+    "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext", "tau", "work",
+    "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask", "vel_mask",
+    "pivots", "loops"))
+# the constraint rows, in the argument order of the constraint kernels (Constraints.kernel_args)
+Loops = namedtuple("Loops", ("row", "kind", "body_a", "body_b", "Pa", "Pb", "u", "w", "pitch", "gear_row",
+                             "gear_jq", "gear_jv", "gear_iq", "gear_iv", "ratio", "offset"))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fsec(ints, floats, slot, n):
+    return floats[ints[slot]:ints[slot] + n]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _isec(ints, slot, n):
+    return ints[ints[slot]:ints[slot] + n]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def table_view(ints, floats):
     """The sections of a step table as a :data:`Table` of views."""
-    nq, nv, nb = ints[H_NQ], ints[H_NV], ints[H_NB]
-    w = ints[F_WORK]
+    nq, nv, nb, ns, nl, nr, ng = ints[H_NQ], ints[H_NV], ints[H_NB], ints[H_NS], ints[H_NL], ints[H_NR], ints[H_NG]
     m = max(nq, nv, nb)
-    mats = floats[w + N_WORK_VECTORS * m:w + N_WORK_VECTORS * m + 3 * nv * nv]
-    masks = ints[ints[I_MASKS]:ints[I_MASKS] + 2 * nv]
-    return Table(nq, nv, nb, floats[0], floats[1], floats[2], ints[H_GRAVITY] != 0,
-                 ints[H_CLAMP_EFFORT] != 0, ints[H_CLAMP_VELOCITY] != 0, ints[H_EXTERNAL],
-                 floats[ints[F_DAMPING]:ints[F_DAMPING] + nv],
-                 floats[ints[F_STIFFNESS]:ints[F_STIFFNESS] + ints[H_NS]],
-                 floats[ints[F_REST]:ints[F_REST] + ints[H_NS]],
-                 floats[ints[F_EFFORT]:ints[F_EFFORT] + nv], floats[ints[F_VMAX]:ints[F_VMAX] + nv],
-                 floats[ints[F_LIM_SIGN]:ints[F_LIM_SIGN] + ints[H_NL]],
-                 floats[ints[F_LIM_BOUND]:ints[F_LIM_BOUND] + ints[H_NL]],
-                 floats[ints[F_FEXT]:ints[F_FEXT] + nv],
-                 floats[ints[F_KEXT]:ints[F_KEXT] + nv * nv].reshape((nv, nv)),
-                 floats[ints[F_DEXT]:ints[F_DEXT] + nv * nv].reshape((nv, nv)),
-                 floats[ints[F_TAU]:ints[F_TAU] + nv],
-                 floats[w:w + N_WORK_VECTORS * m].reshape((N_WORK_VECTORS, m)),
+    work = _fsec(ints, floats, F_WORK, N_WORK_VECTORS * m + 3 * nv * nv)
+    mats = work[N_WORK_VECTORS * m:]
+    masks = _isec(ints, I_MASKS, 2 * nv)
+    loops = Loops(_isec(ints, I_ROW, nr), _isec(ints, I_KIND, nr), _isec(ints, I_IA, nr), _isec(ints, I_IB, nr),
+                  _fsec(ints, floats, F_PA, 16 * nr).reshape((nr, 4, 4)),
+                  _fsec(ints, floats, F_PB, 16 * nr).reshape((nr, 4, 4)),
+                  _fsec(ints, floats, F_U, 3 * nr).reshape((nr, 3)), _fsec(ints, floats, F_W, 3 * nr).reshape((nr, 3)),
+                  _fsec(ints, floats, F_PITCH, nr), _isec(ints, I_GEAR_ROW, ng), _isec(ints, I_GEAR_JQ, ng),
+                  _isec(ints, I_GEAR_JV, ng), _isec(ints, I_GEAR_IQ, ng), _isec(ints, I_GEAR_IV, ng),
+                  _fsec(ints, floats, F_RATIO, ng), _fsec(ints, floats, F_OFFSET, ng))
+    return Table(nq, nv, nb, ints[H_NC], floats[0], floats[1], floats[2], floats[3], ints[H_GRAVITY] != 0,
+                 ints[H_CLAMP_EFFORT] != 0, ints[H_CLAMP_VELOCITY] != 0, ints[H_EXTERNAL], ints[H_PROJECT] != 0,
+                 _fsec(ints, floats, F_DAMPING, nv), _fsec(ints, floats, F_STIFFNESS, ns),
+                 _fsec(ints, floats, F_REST, ns), _fsec(ints, floats, F_EFFORT, nv), _fsec(ints, floats, F_VMAX, nv),
+                 _fsec(ints, floats, F_LIM_SIGN, nl), _fsec(ints, floats, F_LIM_BOUND, nl),
+                 _fsec(ints, floats, F_FEXT, nv), _fsec(ints, floats, F_KEXT, nv * nv).reshape((nv, nv)),
+                 _fsec(ints, floats, F_DEXT, nv * nv).reshape((nv, nv)), _fsec(ints, floats, F_TAU, nv),
+                 work[:N_WORK_VECTORS * m].reshape((N_WORK_VECTORS, m)),
                  mats[:nv * nv].reshape((nv, nv)), mats[nv * nv:2 * nv * nv].reshape((nv, nv)),
-                 mats[2 * nv * nv:].reshape((nv, nv)),
-                 ints[ints[I_SPRING_Q]:ints[I_SPRING_Q] + ints[H_NS]],
-                 ints[ints[I_SPRING_V]:ints[I_SPRING_V] + ints[H_NS]],
-                 ints[ints[I_LIM_Q]:ints[I_LIM_Q] + ints[H_NL]], ints[ints[I_LIM_V]:ints[I_LIM_V] + ints[H_NL]],
-                 ints[ints[I_MASK]:ints[I_MASK] + nv * nv].reshape((nv, nv)),
-                 ints[ints[I_COORD_BODY]:ints[I_COORD_BODY] + nv], masks[:nv], masks[nv:],
-                 ints[ints[I_PIVOTS]:ints[I_PIVOTS] + nv])
+                 mats[2 * nv * nv:].reshape((nv, nv)), _isec(ints, I_SPRING_Q, ns), _isec(ints, I_SPRING_V, ns),
+                 _isec(ints, I_LIM_Q, nl), _isec(ints, I_LIM_V, nl), _isec(ints, I_MASK, nv * nv).reshape((nv, nv)),
+                 _isec(ints, I_COORD_BODY, nv), masks[:nv], masks[nv:], _isec(ints, I_PIVOTS, nv), loops)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -152,10 +184,19 @@ def joint_forces(T, q, v, tau, out):
 
 @njit(cache=True, nogil=True, inline="always")
 def acceleration(ws, T, q, v, tau, force):
-    """Free acceleration ``v̇ = ABA(q, v, τ + joint forces)`` into
-    ``ws.dofs[1]`` (Featherstone Table 7.1); ``force``: scratch (nv).
-    Returns ABA's status (0: done)."""
+    """Free acceleration ``v̇`` at (q, v) under τ + joint forces into
+    ``ws.dofs[1]`` (``force``: scratch, nv): ABA (Featherstone Table 7.1),
+    or with hard loop constraints the closed-loop forward dynamics with
+    Baumgarte terms (§8.5 method 2, §8.3:
+    :func:`~multibody.constraints._kernels.constrained_acceleration_kernel`).
+    Returns 0 when done."""
     joint_forces(T, q, v, tau, force)
+    if T.nc > 0:
+        L = T.loops
+        return constrained_acceleration_kernel(
+            ws.tree, ws.lam, q, v, force, T.gravity_on, T.baumgarte, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb,
+            L.u, L.w, L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset, ws.poses,
+            ws.jac, ws.spatial, ws.inertia6, ws.M, ws.dofs[1])
     return aba_checked(ws.tree, q, v, force, T.gravity_on, False, ws.poses, ws.jac, ws.spatial, ws.inertia6, ws.U,
                        ws.Dinv, ws.dofs)
 
@@ -463,7 +504,16 @@ def explicit_euler_core(ws, T, q, v, tau, q_out, v_out):
 
 @njit(cache=True, nogil=True, inline="always")
 def semi_implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
-    """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1)."""
+    """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1); with
+    hard loop constraints the velocity-level KKT step (§0.10:
+    :func:`~multibody.constraints._kernels.constrained_sie_kernel`)."""
+    if T.nc > 0:
+        force, L = T.work[0, :T.nv], T.loops
+        joint_forces(T, q, v, tau, force)
+        return constrained_sie_kernel(
+            ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u,
+            L.w, L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset, ws.poses, ws.jac,
+            ws.spatial, ws.inertia6, ws.M, q_out, v_out)
     st = acceleration(ws, T, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
@@ -647,6 +697,18 @@ def fused_step(core, ws, T, q, v, tau, q_out, v_out):
                             v_out, T.vel_mask)
     if st < 0:
         return st
+    if T.project:  # post-stabilization onto φ = 0 and G v = 0 (ArtiSynth §0.5)
+        L = T.loops
+        it = project_kernel(ws.tree, ws.lam, q_out, v_out, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w,
+                            L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset,
+                            ws.poses, ws.jac, ws.spatial, ws.inertia6, ws.M, PROJECTION_TOLERANCE,
+                            PROJECTION_ITERATIONS, q1, v1)
+        if it < 0:
+            return NOT_PROJECTED if it == -1 else SINGULAR
+        if overflowed(q1) or overflowed(v1):
+            return NOT_PROJECTED
+        q_out[:] = q1
+        v_out[:] = v1
     if T.clamp_velocity:
         for k in range(T.nv):
             if T.vel_mask[k]:

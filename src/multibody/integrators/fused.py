@@ -29,6 +29,8 @@ _VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translatio
 # Python force elements as forces computed before the compiled call
 _SINGLE_EVALUATION = ("explicit_euler", "semi_implicit_euler", "implicit_euler", "trapezoidal", "symplectic_euler")
 _WITH_JACOBIANS = ("implicit_euler", "trapezoidal")
+# integrators whose fused step takes hard loop constraints (closed-loop accelerations, the KKT velocity step)
+_CONSTRAINED = ("explicit_euler", "semi_implicit_euler", "rk4")
 
 _STEP_SIG = (INT, F64_1, F64_1, F64_1, F64_1, F64_1)
 _ROLLOUT_SIG = (INT, F64_1, F64_1, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1, types.boolean[:, :, ::1])
@@ -51,15 +53,22 @@ def _split_elements(elements, model):
     return rows, damping, tuple(other)
 
 
-def fused_table(system, integrator_name, dt, limits, restitution, threshold, effort, vmax):
+def fused_table(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, project):
     """A :class:`StepTable` for ``system`` stepped by the library's
-    integrator ``integrator_name``, or None when no fused step covers it."""
-    if integrator_name not in K.CORES or system.constraints is not None:
+    integrator ``integrator_name``, or None when no fused step covers it:
+    soft constraints, a ``loop_method``, hard constraints with the implicit
+    integrators (their KKT solves are NumPy's), Python force elements with
+    RK4 or Bridson–Marino."""
+    if integrator_name not in K.CORES:
+        return None
+    if system.constraints is not None and (system.soft or system.loop_method is not None
+                                           or integrator_name not in _CONSTRAINED):
         return None
     rows, damping, other = _split_elements(system.forces, system.model)
     if other and integrator_name not in _SINGLE_EVALUATION:
         return None
-    return StepTable(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping, other)
+    return StepTable(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping, other,
+                     project)
 
 
 class StepTable:
@@ -71,7 +80,7 @@ class StepTable:
     its status (:mod:`._kernels`); ``rollout`` runs many."""
 
     def __init__(self, system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping,
-                 other):
+                 other, project):
         model = system.model
         nq, nv, nb = model.nq, model.nv, model.nbodies
         self.name = integrator_name
@@ -85,57 +94,60 @@ class StepTable:
         cb = topo.coord_body
         nl = 0 if limits is None else len(limits)
         ns = len(rows)
-        m = max(nq, nv, nb)
-        total_damping = (system.damping if system._damped else 0.0) + damping
-        f_sizes = [(K.F_DAMPING, nv), (K.F_STIFFNESS, ns), (K.F_REST, ns), (K.F_EFFORT, nv), (K.F_VMAX, nv),
-                   (K.F_LIM_SIGN, nl), (K.F_LIM_BOUND, nl), (K.F_FEXT, nv), (K.F_KEXT, nv * nv),
-                   (K.F_DEXT, nv * nv), (K.F_TAU, nv), (K.F_WORK, K.N_WORK_VECTORS * m + 3 * nv * nv)]
-        i_sizes = [(K.I_SPRING_Q, ns), (K.I_SPRING_V, ns), (K.I_LIM_Q, nl), (K.I_LIM_V, nl),
-                   (K.I_MASK, nv * nv), (K.I_COORD_BODY, nv), (K.I_MASKS, 2 * nv), (K.I_PIVOTS, nv)]
+        C = system.constraints
+        loops = C.kernel_args if C is not None else (np.zeros(0, np.int64),) * 4 + (np.zeros((0, 4, 4)),) * 2 + \
+            (np.zeros((0, 3)),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),) * 5 + (np.zeros(0),) * 2
+        nr, ng = len(loops[0]), len(loops[9])
+        sizes = K.section_sizes(nq, nv, nb, ns, nl, nr, ng)
         header = np.zeros(K.HEADER, np.int64)
         off = K.N_SCALARS
-        for slot, size in f_sizes:
+        for slot in range(K.F_DAMPING, K.F_WORK + 1):
             header[slot] = off
-            off += size
+            off += sizes[slot]
         self.floats = floats = np.zeros(off)
         off = K.HEADER
-        for slot, size in i_sizes:
+        for slot in range(K.I_SPRING_Q, K.HEADER):
             header[slot] = off
-            off += size
+            off += sizes[slot]
         self.ints = ints = np.zeros(off, np.int64)
         ints[:K.HEADER] = header
-        ints[[K.H_LEN, K.H_FLOATS, K.H_NFLOATS, K.H_DATA, K.H_NQ, K.H_NV, K.H_NB, K.H_NS, K.H_NL]] = \
-            (off, floats.ctypes.data, floats.size, self.data.handle, nq, nv, nb, ns, nl)
+        ints[[K.H_LEN, K.H_FLOATS, K.H_NFLOATS, K.H_DATA, K.H_NQ, K.H_NV, K.H_NB, K.H_NS, K.H_NL, K.H_NR, K.H_NG,
+              K.H_NC]] = (off, floats.ctypes.data, floats.size, self.data.handle, nq, nv, nb, ns, nl, nr, ng,
+                          0 if C is None else C.size)
         ints[K.H_GRAVITY] = system.gravity
         ints[K.H_CLAMP_EFFORT] = effort is not None
         ints[K.H_CLAMP_VELOCITY] = vmax is not None
         ints[K.H_EXTERNAL] = self.external
-        floats[:K.N_SCALARS] = dt, restitution, threshold
+        ints[K.H_PROJECT] = bool(project)
+        floats[:K.N_SCALARS] = dt, restitution, threshold, system.baumgarte
 
-        def fsec(slot, n):
-            return floats[header[slot]:header[slot] + n]
+        def fsec(slot):
+            return floats[header[slot]:header[slot] + sizes[slot]]
 
-        def isec(slot, n):
-            return ints[header[slot]:header[slot] + n]
+        def isec(slot):
+            return ints[header[slot]:header[slot] + sizes[slot]]
 
-        fsec(K.F_DAMPING, nv)[:] = total_damping
+        fsec(K.F_DAMPING)[:] = (system.damping if system._damped else 0.0) + damping
         if ns:
             q_i, v_i, k, rest = (np.array(c) for c in zip(*rows))
-            isec(K.I_SPRING_Q, ns)[:], isec(K.I_SPRING_V, ns)[:] = q_i, v_i
-            fsec(K.F_STIFFNESS, ns)[:], fsec(K.F_REST, ns)[:] = k, rest
-        fsec(K.F_EFFORT, nv)[:] = np.inf if effort is None else effort
-        fsec(K.F_VMAX, nv)[:] = np.inf if vmax is None else vmax
+            isec(K.I_SPRING_Q)[:], isec(K.I_SPRING_V)[:] = q_i, v_i
+            fsec(K.F_STIFFNESS)[:], fsec(K.F_REST)[:] = k, rest
+        fsec(K.F_EFFORT)[:] = np.inf if effort is None else effort
+        fsec(K.F_VMAX)[:] = np.inf if vmax is None else vmax
         if nl:
-            isec(K.I_LIM_Q, nl)[:], isec(K.I_LIM_V, nl)[:] = limits.q_index, limits.v_index
-            fsec(K.F_LIM_SIGN, nl)[:], fsec(K.F_LIM_BOUND, nl)[:] = limits.sign, limits.bound
-        isec(K.I_MASK, nv * nv)[:] = (topo.maskT != 0).ravel()
-        isec(K.I_COORD_BODY, nv)[:] = cb
-        self.tau = fsec(K.F_TAU, nv)
-        masks = isec(K.I_MASKS, 2 * nv)
+            isec(K.I_LIM_Q)[:], isec(K.I_LIM_V)[:] = limits.q_index, limits.v_index
+            fsec(K.F_LIM_SIGN)[:], fsec(K.F_LIM_BOUND)[:] = limits.sign, limits.bound
+        isec(K.I_MASK)[:] = (topo.maskT != 0).ravel()
+        isec(K.I_COORD_BODY)[:] = cb
+        for slot, x in zip((K.I_ROW, K.I_KIND, K.I_IA, K.I_IB, K.F_PA, K.F_PB, K.F_U, K.F_W, K.F_PITCH, K.I_GEAR_ROW,
+                            K.I_GEAR_JQ, K.I_GEAR_JV, K.I_GEAR_IQ, K.I_GEAR_IV, K.F_RATIO, K.F_OFFSET), loops):
+            (isec(slot) if slot >= K.I_SPRING_Q else fsec(slot))[:] = np.ravel(x)
+        self.tau = fsec(K.F_TAU)
+        masks = isec(K.I_MASKS)
         self.eff_mask, self.vel_mask = masks[:nv], masks[nv:]
-        self.fext = fsec(K.F_FEXT, nv)
-        self.Kext = fsec(K.F_KEXT, nv * nv).reshape(nv, nv)
-        self.Dext = fsec(K.F_DEXT, nv * nv).reshape(nv, nv)
+        self.fext = fsec(K.F_FEXT)
+        self.Kext = fsec(K.F_KEXT).reshape(nv, nv)
+        self.Dext = fsec(K.F_DEXT).reshape(nv, nv)
         self.handle = int(ints.ctypes.data)
         if JIT:
             self._step = entry(K.STEPS[integrator_name], *_STEP_SIG)

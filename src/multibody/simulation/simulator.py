@@ -269,7 +269,7 @@ class Simulator:
         # else None: the integrator's Python step
         self._fused = None if self._foreign_integrator else fused_table(
             self.system, integrator.name, self.dt, self.limits, self.restitution, self.restitution_threshold,
-            self._effort, self._vmax)
+            self._effort, self._vmax, self.project)
         self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
         self.options = Options(self.dt, integrator.name, bool(gravity), bool(joint_damping), bool(joint_springs),
                                bool(clamp_effort), bool(clamp_velocity), bool(limits), self.restitution,
