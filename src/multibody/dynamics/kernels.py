@@ -18,7 +18,7 @@ index them directly (docs/architecture.md).
 import numpy as np
 from numba import njit, prange
 
-from .._compiled import BAD_SHAPE, NEEDS_MATRIX, chunk_count, diagonal_overflowed, overflowed
+from .._compiled import BAD_SHAPE, NEEDS_MATRIX, any_layout, chunk_count, diagonal_overflowed, overflowed
 from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, rotate, to_child,
                                   to_parent, world_inertia_into)
 from ..model.data import SLOT_L, SLOT_M, allocated, handle_workspace, owned
@@ -44,8 +44,22 @@ def cross_force(w0, w1, w2, u0, u1, u2, n0, n1, n2, f0, f1, f2):
             w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
 
 
-@njit(cache=True, nogil=True)
+# The large kernels below are compiled once, for state vectors (q, v, a, tau in) of any layout ('A'),
+# whoever calls them: the fast paths pass strided views ('A'), the batches, the simulator's steps and
+# the general paths contiguous vectors ('C'), and each layout was a separate compilation of several
+# seconds (a user calling ``aba`` and then simulating compiled ABA and its forward pass twice, ~10 s).
+# The public names are inline wrappers that cast those vectors (``_compiled.any_layout``) and call
+# them; the fast paths, whose vectors are 'A' already, call them directly (a cast costs a reference
+# count). Outputs and the parent arrays are contiguous for every caller and are not cast.
+
+@njit(cache=True, nogil=True, inline="always")
 def rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
+    """:func:`_rnea_kernel` with its vectors as any layout (one compilation for every caller)."""
+    _rnea_kernel(tree, any_layout(q), any_layout(v), any_layout(a), gravity_on, fext_on, poses, spatial, tau)
+
+
+@njit(cache=True, nogil=True)
+def _rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
     """Recursive Newton–Euler (Featherstone Table 5.1, body coordinates):
     ``tau = H(q) a + C(q, v) − Σ Jᵢᵀ fextᵢ`` plus the armature term
     ``diag(armature) a``. ``spatial[2]`` holds the external forces on entry
@@ -124,8 +138,14 @@ def rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
                 spatial[2, p, r] += fp[r]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def world_motion_pass(tree, q, v, poses, jac, spatial):
+    """:func:`_world_motion_pass` with its vectors as any layout (one compilation)."""
+    _world_motion_pass(tree, any_layout(q), any_layout(v), poses, jac, spatial)
+
+
+@njit(cache=True, nogil=True)
+def _world_motion_pass(tree, q, v, poses, jac, spatial):
     """Forward pass shared by CRBA and ABA (world coordinates): poses,
     world motion subspaces ``jac[1]`` (= joint Jacobian), world spatial
     velocities ``spatial[0]`` and the velocity-product accelerations
@@ -212,8 +232,14 @@ def world_compact_inertia(tree, i, poses, C):
     C[i, 9] = h2 + m * p2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def crba_kernel(tree, lam, q, poses, jac, inertia6, M):
+    """:func:`_crba_kernel` with its vectors as any layout (one compilation for every caller)."""
+    _crba_kernel(tree, lam, any_layout(q), poses, jac, inertia6, M)
+
+
+@njit(cache=True, nogil=True)
+def _crba_kernel(tree, lam, q, poses, jac, inertia6, M):
     """Joint-space inertia ``M = H(q)`` (Featherstone Table 6.2) in world
     coordinates: composite inertias ``Ic_λ += Ic_i`` without transforms,
     ``H_ij = S_iᵀ Ic_j S_j`` for i on the path from j to the root, plus the
@@ -374,8 +400,15 @@ def articulated_to_parent(i, p, iv, n, U, Dinv, inertia6, spatial, dofs, UD, Ia,
             inertia6[p, r, c] += Ia[r, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
+    """:func:`_aba_kernel` with its vectors as any layout (one compilation for every caller)."""
+    return _aba_kernel(tree, any_layout(q), any_layout(v), any_layout(tau), gravity_on, fext_on, poses, jac,
+                       spatial, inertia6, U, Dinv, dofs)
+
+
+@njit(cache=True, nogil=True)
+def _aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inertia6, U, Dinv, dofs):
     """Articulated-body algorithm (Featherstone Table 7.1) in world
     coordinates: returns 0 and writes ``q̈`` to ``dofs[1]``, or returns the
     index of the first body whose articulated inertia is singular along its
@@ -718,7 +751,7 @@ def rnea_fast(handle, q, v, a, gravity_on):
         return BAD_SHAPE
     st = state_status(w.tree, q, v, a)
     if st == 0:
-        rnea_kernel(w.tree, q, v, a, gravity_on, False, w.poses, w.spatial, w.dofs[0])
+        _rnea_kernel(w.tree, q, v, a, gravity_on, False, w.poses, w.spatial, w.dofs[0])  # q, v, a: 'A' already
         if overflowed(w.dofs[0]):  # finite inputs too large: the general path raises
             return BAD_SHAPE
     return st
@@ -735,7 +768,7 @@ def crba_fast(handle, q):
         return NEEDS_MATRIX
     st = q_status(w.tree, q)
     if st == 0:
-        crba_kernel(w.tree, w.lam, q, w.poses, w.jac, w.inertia6, w.M)
+        _crba_kernel(w.tree, w.lam, q, w.poses, w.jac, w.inertia6, w.M)  # q: 'A' already
         if diagonal_overflowed(w.M):  # the general path raises
             return BAD_SHAPE
     return st
@@ -749,8 +782,8 @@ def aba_fast(handle, q, v, tau, gravity_on):
         return BAD_SHAPE
     st = state_status(w.tree, q, v, tau)  # aba_checked written out: one call level fewer
     if st == 0:
-        b = aba_kernel(w.tree, q, v, tau, gravity_on, False, w.poses, w.jac, w.spatial, w.inertia6, w.U, w.Dinv,
-                       w.dofs)
+        b = _aba_kernel(w.tree, q, v, tau, gravity_on, False, w.poses, w.jac, w.spatial, w.inertia6, w.U, w.Dinv,
+                        w.dofs)  # q, v, tau: 'A' already
         if b:
             return -ARG - b
         if overflowed(w.dofs[1]):  # the general path raises
