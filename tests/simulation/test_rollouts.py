@@ -128,3 +128,64 @@ def test_checkpoint_restore_and_pickle_continue_bitwise(arm):
     assert cp2.t == cp.t and cp2.steps == cp.steps == 20 and np.array_equal(cp2.q, cp.q)
     with pytest.raises(mb.InputError, match="Checkpoint"):
         sim.restore((0.0, cp.q, cp.v))
+
+
+@pytest.mark.parametrize("kind", ["pd", "computed torque"])
+def test_builtin_controllers_in_the_compiled_loop_equal_python_controllers(arm, kind):
+    """PD and computed torque with tabulated targets: the compiled loop's
+    samples equal a Python controller computing the same formula with
+    model.difference and mb.rnea (to round-off), on RK4 with effort limits."""
+    n = 80
+    rng = np.random.default_rng(3)
+    target = arm.neutral() + 0.3 * np.sin(np.linspace(0, 2, n))[:, None] * rng.normal(size=arm.nv)
+    kp, kd = np.full(arm.nv, 80.0), np.full(arm.nv, 6.0)
+    if kind == "pd":
+        ctrl = mb.PD(arm, kp, kd, target=target)
+
+        def python(k, q, v):
+            return kp * arm.difference(q, target[k]) - kd * v
+    else:
+        acc = rng.normal(size=arm.nv)
+        ctrl = mb.ComputedTorque(arm, kp, kd, target=target, acceleration=acc)
+
+        def python(k, q, v):
+            return mb.rnea(arm, q, v, acc + kp * arm.difference(q, target[k]) - kd * v)
+    a = mb.Simulator(arm, 1e-3, "rk4", v0=np.ones(arm.nv))
+    b = mb.Simulator(arm, 1e-3, "rk4", v0=np.ones(arm.nv))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.SimulationWarning)
+        ta = a.rollout(steps=n, controller=ctrl)
+        tb = b.rollout(steps=n, controller=lambda t, q, v: python(int(round(t / 1e-3)), q, v))
+    np.testing.assert_allclose(ta.q, tb.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ta.tau, tb.tau, rtol=1e-12, atol=1e-10)
+
+
+def test_computed_torque_gives_the_closed_loop_error_dynamics(arm):
+    """Without damping, springs, limits or effort limits, computed torque
+    cancels the dynamics: each joint's error obeys ë + K_d ė + K_p e = 0,
+    critically damped here (K_p = ω², K_d = 2ω): e(t) = e₀(1 + ωt)e^{−ωt}
+    (closed form), up to the zero-order hold of τ over a step, O(ω h) =
+    1e-3 relative at h = 0.1 ms."""
+    w, h = 10.0, 1e-4
+    target = arm.neutral() + 0.2
+    ctrl = mb.ComputedTorque(arm, w * w, 2 * w, target=target)
+    sim = mb.Simulator(arm, h, "rk4", joint_damping=False, limits=False, clamp_effort=False)
+    tr = sim.rollout(duration=0.5, controller=ctrl, record_every=500)
+    e = target - tr.q  # revolute joints: the difference is the subtraction
+    expected = np.outer((1 + w * tr.t) * np.exp(-w * tr.t), e[0])
+    np.testing.assert_allclose(e, expected, rtol=0, atol=1e-3 * 0.2)
+    assert np.abs(e[-1]).max() < 0.2 * 0.05  # converged: the comparison is not trivially small
+
+
+def test_builtin_controller_errors(arm):
+    with pytest.raises(mb.InputError, match="kp"):
+        mb.PD(arm, -1.0, 1.0)
+    with pytest.raises(mb.InputError, match="target"):
+        mb.PD(arm, 1.0, 1.0, target=np.zeros(arm.nq + 1))
+    with pytest.raises(mb.InputError, match="1 or 5 rows"):
+        mb.Simulator(arm, 1e-3).rollout(steps=5, controller=mb.PD(arm, 1.0, 1.0, target=np.zeros((4, arm.nq))))
+    other = arm.with_params({"gravity": [0, 0, -1.0]})
+    with pytest.raises(mb.InputError, match="controls model"):
+        mb.Simulator(other, 1e-3).rollout(steps=5, controller=mb.PD(arm, 1.0, 1.0))
+    with pytest.raises(mb.InputError, match="indexed by step"):
+        mb.PD(arm, 1.0, 1.0, target=np.zeros((4, arm.nq)))(0.0, arm.neutral(), np.zeros(arm.nv))

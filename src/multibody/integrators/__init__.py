@@ -5,5 +5,5 @@ from .base import Integrator
 from .explicit import ExplicitEuler, RK4, SemiImplicitEuler, SymplecticEuler
 from .implicit import BridsonMarino, ImplicitEuler, Trapezoidal
 
-INTEGRATORS = {cls.name: cls for cls in (ExplicitEuler, SemiImplicitEuler, SymplecticEuler, RK4, ImplicitEuler, Trapezoidal,
-                                         BridsonMarino)}
+INTEGRATORS = {cls.name: cls for cls in (ExplicitEuler, SemiImplicitEuler, SymplecticEuler, RK4, ImplicitEuler,
+                                         Trapezoidal, BridsonMarino)}

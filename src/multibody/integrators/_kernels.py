@@ -41,7 +41,7 @@ from .._compiled import f64_pointer, i64_pointer, overflowed
 from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel, project_kernel
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
     rnea_kernel
-from ..model.configuration import integrate_kernel, normalize_kernel, qdot_kernel
+from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
 from ..model.data import handle_workspace
 from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 from ..simulation._kernels import end_of_step_kernel
@@ -61,9 +61,10 @@ from ..simulation._kernels import end_of_step_kernel
  HEADER) = range(54)
 N_SCALARS = 4
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
-# rows 0-10, the step and the rollout the last four
-N_WORK_VECTORS = 15
-ROW_Q1, ROW_V1, ROW_QN, ROW_VN = 14, 13, 12, 11
+# rows 0-10, the step and the rollout the others
+N_WORK_VECTORS = 17
+ROW_Q1, ROW_V1, ROW_QN, ROW_VN, ROW_ERROR, ROW_CONTROL = 14, 13, 12, 11, 15, 16
+PD, COMPUTED_TORQUE = 1, 2  # the built-in controllers of the rollout loop (simulation/control.py)
 EXTERNAL_FORCE, EXTERNAL_JACOBIANS = 1, 2  # H_EXTERNAL: Python elements give f, or f, K and D
 PROJECTION_TOLERANCE, PROJECTION_ITERATIONS = 1e-12, 20  # the simulator's post-stabilization
 
@@ -717,21 +718,53 @@ def fused_step(core, ws, T, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fused_rollout(core, ws, T, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
-    """Steps ``start + 1 .. start + n`` of a run from (q, v) (changed in
-    place) with joint forces ``taus[k]`` at step k (one row: held),
-    recording after every ``every`` steps of the run, step k into row
-    ``k // every`` of the outputs (row 0 is the caller's; ``masks[r]``: the effort and velocity clamp
-    masks, written only where ``out_flags[r]`` says something was clamped).
-    Returns (steps done, status): status < 0, the next step failed with it;
-    status > 0, the last step done clamped something in ``stop`` (its
-    flags: the caller reports the first clamp of a run and goes on); 0, all
-    done."""
+def control(ws, T, kind, gains, ref, q, v, u, out):
+    """The built-in controllers' joint forces at (q, v) into ``out``, with
+    ``u`` the feed-forward τ and ``ref`` this step's row of references
+    ``[q_ref (nq), v_ref (nv), a_ref (nv)]``; ``e = q_ref ⊖ q``
+    (``model.difference``, tangent space), ``ė = v_ref − v``:
+
+    * PD: ``τ = u + K_p ⊙ e + K_d ⊙ ė``;
+    * computed torque: ``τ = u + RNEA(q, v, a_ref + K_p ⊙ e + K_d ⊙ ė)``
+      (Featherstone Table 5.1, with gravity when the simulator has it)."""
     nq, nv = T.nq, T.nv
-    qn, vn = T.work[ROW_QN, :nq], T.work[ROW_VN, :nv]
-    held = taus.shape[0] == 1
+    e = T.work[ROW_ERROR, :nv]
+    difference_kernel(ws.tree, q, ref[:nq], e)
+    for i in range(nv):
+        e[i] = gains[0, i] * e[i] + gains[1, i] * (ref[nq + i] - v[i])
+    if kind == COMPUTED_TORQUE:
+        for i in range(nv):
+            e[i] += ref[nq + nv + i]
+        rnea_kernel(ws.tree, q, v, e, T.gravity_on, False, ws.poses, ws.spatial, out)
+        for i in range(nv):
+            out[i] += u[i]
+    else:
+        for i in range(nv):
+            out[i] = u[i] + e[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fused_rollout(core, ws, T, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                  out_flags, masks):
+    """Steps ``start + 1 .. start + n`` of a run from (q, v) (changed in
+    place) with joint forces ``taus[k]`` at step k (one row: held) — plus,
+    for ``kind`` PD or COMPUTED_TORQUE, the controller of :func:`control`
+    with the gains (K_p; K_d) and the references ``refs[k]`` (one row:
+    held) — recording after every ``every`` steps of the run, step k into
+    row ``k // every`` of the outputs (row 0 is the caller's; ``masks[r]``:
+    the effort and velocity clamp masks, written only where
+    ``out_flags[r]`` says something was clamped). Returns (steps done,
+    status): status < 0, the next step failed with it; status > 0, the
+    last step done clamped something in ``stop`` (its flags: the caller
+    reports the first clamp of a run and goes on); 0, all done."""
+    nq, nv = T.nq, T.nv
+    qn, vn, u = T.work[ROW_QN, :nq], T.work[ROW_VN, :nv], T.work[ROW_CONTROL, :nv]
     for k in range(n):
-        st = fused_step(core, ws, T, q, v, taus[0] if held else taus[start + k], qn, vn)
+        tau = taus[0] if taus.shape[0] == 1 else taus[start + k]
+        if kind != 0:
+            control(ws, T, kind, gains, refs[0] if refs.shape[0] == 1 else refs[start + k], q, v, tau, u)
+            tau = u
+        st = fused_step(core, ws, T, q, v, tau, qn, vn)
         if st < 0:
             return k, st
         q[:] = qn
@@ -759,11 +792,12 @@ def step_from_handle(core, handle, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rollout_from_handle(core, handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+def rollout_from_handle(core, handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                        out_flags, masks):
     """:func:`fused_rollout` on the table and workspace behind a step-table handle."""
     ints, floats, data = table_arrays(handle)
-    return fused_rollout(core, handle_workspace(data), table_view(ints, floats), q, v, taus, start, n, every, stop,
-                         out_q, out_v, out_tau, out_flags, masks)
+    return fused_rollout(core, handle_workspace(data), table_view(ints, floats), q, v, taus, kind, gains, refs, start,
+                         n, every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 # One step kernel (keeps the GIL: a single state, see multibody._compiled) and one rollout kernel
@@ -804,52 +838,52 @@ def bridson_marino_step(handle, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True)
-def explicit_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                           masks):
-    return rollout_from_handle(explicit_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
-                               out_tau, out_flags, masks)
+def explicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
+                           out_tau, out_flags, masks):
+    return rollout_from_handle(explicit_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def semi_implicit_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                                masks):
-    return rollout_from_handle(semi_implicit_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
-                               out_tau, out_flags, masks)
+def semi_implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
+                                out_tau, out_flags, masks):
+    return rollout_from_handle(semi_implicit_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def symplectic_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                             masks):
-    return rollout_from_handle(symplectic_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
-                               out_tau, out_flags, masks)
+def symplectic_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
+                             out_tau, out_flags, masks):
+    return rollout_from_handle(symplectic_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def rk4_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                masks):
-    return rollout_from_handle(rk4_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
-                               out_tau, out_flags, masks)
+def rk4_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
+                out_tau, out_flags, masks):
+    return rollout_from_handle(rk4_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def implicit_euler_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                           masks):
-    return rollout_from_handle(implicit_euler_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
-                               out_tau, out_flags, masks)
+def implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
+                           out_tau, out_flags, masks):
+    return rollout_from_handle(implicit_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def trapezoidal_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                        masks):
-    return rollout_from_handle(trapezoidal_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
-                               out_tau, out_flags, masks)
+def trapezoidal_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
+                        out_tau, out_flags, masks):
+    return rollout_from_handle(trapezoidal_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
-def bridson_marino_rollout(handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                           masks):
-    return rollout_from_handle(bridson_marino_core, handle, q, v, taus, start, n, every, stop, out_q, out_v,
-                               out_tau, out_flags, masks)
+def bridson_marino_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
+                           out_tau, out_flags, masks):
+    return rollout_from_handle(bridson_marino_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
 
 
 CORES = {"explicit_euler": explicit_euler_core, "semi_implicit_euler": semi_implicit_euler_core,

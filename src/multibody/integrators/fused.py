@@ -17,12 +17,13 @@ step.
 """
 import numpy as np
 
+from numba import types
+
 from .._compiled import JIT, F64_1, F64_2C, I64_1, INT, entry
 from ..forces.base import generalized_forces
 from ..forces.joint import JointDamper, JointSpring
 from ..forces._kin import topology
 from . import _kernels as K
-from numba import types
 
 _VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translational")
 # integrators whose step evaluates the force elements once, at the start of the step: they take
@@ -32,8 +33,10 @@ _WITH_JACOBIANS = ("implicit_euler", "trapezoidal")
 # integrators whose fused step takes hard loop constraints (closed-loop accelerations, the KKT velocity step)
 _CONSTRAINED = ("explicit_euler", "semi_implicit_euler", "rk4")
 
+NO_CONTROL = (0, np.zeros((2, 0)), np.zeros((1, 0)))  # the rollout's control argument without a controller
 _STEP_SIG = (INT, F64_1, F64_1, F64_1, F64_1, F64_1)
-_ROLLOUT_SIG = (INT, F64_1, F64_1, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1, types.boolean[:, :, ::1])
+_ROLLOUT_SIG = (INT, F64_1, F64_1, F64_2C, INT, F64_2C, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1,
+                types.boolean[:, :, ::1])
 
 
 def _split_elements(elements, model):
@@ -185,13 +188,16 @@ class StepTable:
         if JIT and self._rollout is None:
             self._rollout = entry(K.ROLLOUTS[self.name], *_ROLLOUT_SIG)
 
-    def rollout(self, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    def rollout(self, q, v, taus, control, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
         """Steps ``start + 1 .. start + n`` of a run in one compiled call
         (:func:`._kernels.fused_rollout`; only without Python force
-        elements); (steps done, status)."""
+        elements) with the feed-forward ``taus`` and ``control`` = (kind,
+        gains, references) of a built-in controller (kind 0: none); (steps
+        done, status)."""
         if not JIT:
             ws, T = self._view()
-            return K.fused_rollout(K.CORES[self.name], ws, T, q, v, taus, start, n, every, stop, out_q, out_v, out_tau,
-                                   out_flags, masks)
+            return K.fused_rollout(K.CORES[self.name], ws, T, q, v, taus, *control, start, n, every, stop, out_q, out_v,
+                                   out_tau, out_flags, masks)
         self.compile_rollout()
-        return self._rollout(self.handle, q, v, taus, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+        return self._rollout(self.handle, q, v, taus, *control, start, n, every, stop, out_q, out_v, out_tau,
+                             out_flags, masks)

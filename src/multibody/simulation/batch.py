@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError, MultibodyError, SimulationError
+from ..integrators.fused import NO_CONTROL
 from ..model.checks import as_float_array
 from .trajectory import Trajectory, model_fingerprint
 
@@ -123,7 +124,8 @@ def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None,
         for b in range(worker, B, threads):
             m = members[b] if params is not None else members[worker]
             q, v = Q0[b].copy(), V0[b].copy()
-            done, st = m._fused.rollout(q, v, taus[b], 0, n, every, 0, Q[b], V[b], TAU[b], flags[b], masks[b])
+            done, st = m._fused.rollout(q, v, taus[b], NO_CONTROL, 0, n, every, 0, Q[b], V[b], TAU[b], flags[b],
+                                        masks[b])
             if st < 0:
                 failures[b] = (done, q, v, st)
 

@@ -17,13 +17,14 @@ from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..integrators import _kernels as fused_kernels
-from ..integrators.fused import fused_table
+from ..integrators.fused import NO_CONTROL, fused_table
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
 from ..model.checks import as_float_array, as_vector, real_number
 from ..solvers import solve_spd_lcp
 from ._kernels import NON_FINITE, check_tau_kernel, end_of_step_kernel
 from .batch import rollout_batch
+from .control import PD
 from .trajectory import Trajectory, model_fingerprint
 
 _END = None
@@ -295,7 +296,7 @@ class Simulator:
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
         self.state = State(t, q.copy(), v.copy())
         self._steps = 0
-        self._clamps_reported = set()  # kinds of clamping already warned about in this run
+        self._set_reported(set())
 
     def checkpoint(self):
         """A :class:`Checkpoint` of everything that evolves (copies)."""
@@ -315,7 +316,7 @@ class Simulator:
         v = state_vector(checkpoint.v, "the checkpoint's v", m.nv)
         self.state = State(t, q, v)
         self._steps = _count(checkpoint.steps, "the checkpoint's steps", 0)
-        self._clamps_reported = set(checkpoint.clamps_reported)
+        self._set_reported(set(checkpoint.clamps_reported))
 
     def __reduce__(self):
         """Pickle (multiprocessing, Dask) as the arguments the simulator was
@@ -375,7 +376,8 @@ class Simulator:
         if st != 0:
             if st < 0:
                 return self._fused_failed(st, tau, name)
-            self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps + 1, s.t)
+            if st & self._unreported:
+                self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps + 1, s.t)
         self.state = State(s.t + self.dt, q1, v1)
         self._steps += 1
         return st
@@ -466,13 +468,19 @@ class Simulator:
 
     _CLAMP_BITS = (("effort", fused_kernels.EFFORT_CLAMPED), ("velocity", fused_kernels.VELOCITY_CLAMPED))
 
+    def _set_reported(self, kinds):
+        """Record the kinds of clamping already warned about in this run,
+        and the status bits of those not yet (checked after every step)."""
+        self._clamps_reported = kinds
+        self._unreported = sum(bit for kind, bit in self._CLAMP_BITS if kind not in kinds)
+
     def _report_first_clamp(self, eff_mask, vel_mask, k, t0):
         """Warn (:class:`SimulationWarning`) the first time in a run that
         joint forces or velocities were clamped; the trajectory records
         every clamp."""
         for kind, what, mask in (("effort", "joint forces", eff_mask), ("velocity", "velocities", vel_mask)):
             if kind not in self._clamps_reported and mask.any():
-                self._clamps_reported.add(kind)
+                self._set_reported(self._clamps_reported | {kind})
                 names = [self.model.joints[self._joint_of_dof[i]].name for i in np.flatnonzero(mask)]
                 warnings.warn(f"{what} clamped to the model's {kind} limits {self._at(k, t0)} (joints "
                               f"{', '.join(dict.fromkeys(names))}); reported once per run: every clamp is "
@@ -652,9 +660,11 @@ class Simulator:
         forces and clamp masks while running; the energies, the power of
         each force (:meth:`power`) and the constraint residual (largest
         constraint or position-limit violation) are computed from them in
-        one batch when first read. Without a controller the whole run is one
-        compiled loop where the integrator has a fused step
-        (docs/simulation.md), with or without a ``tau`` table. With ``progress`` (default) runs of 1000 steps
+        one batch when first read. Without a controller, with a ``tau`` table
+        or with a built-in controller (:class:`~multibody.simulation.control.PD`,
+        :class:`~multibody.simulation.control.ComputedTorque`) the whole run
+        is one compiled loop where the integrator has a fused step
+        (docs/simulation.md). With ``progress`` (default) runs of 1000 steps
         or more show a tqdm progress bar when stderr is a terminal (never in
         tests or logs).
 
@@ -680,6 +690,11 @@ class Simulator:
         if controller is not None and not callable(controller):
             raise InputError(f"controller must be a function (t, q, v) -> tau or None, got {controller!r}")
         taus = self._zero[None, :] if tau is None else self._tau_table(tau, n, controller)
+        builtin = isinstance(controller, PD)  # PD and computed torque run in the compiled loop
+        control = NO_CONTROL
+        if builtin:
+            kind, gains, refs, taus = controller.arrays(self.model, n)
+            control = (kind, gains, refs)
         model, s0 = self.model, self.state
         rows = 1 + n // every
         Q, V = np.empty((rows, model.nq)), np.empty((rows, model.nv))
@@ -694,14 +709,14 @@ class Simulator:
         k = 0
         try:
             while k < n:
-                if controller is None and f is not None and not f.external:
+                if (controller is None or builtin) and f is not None and not f.external:
                     # compiled: up to the end (or the next progress update), stopping after a step
                     # that clamps for the first time in the run (reported once), or before a step it
                     # cannot take
                     m = n - k if bar is None else min(n - k, 1000)
-                    stop = sum(bit for kind, bit in self._CLAMP_BITS if kind not in self._clamps_reported)
+                    stop = self._unreported
                     q, v = self.state.q.copy(), self.state.v.copy()
-                    done, st = f.rollout(q, v, taus, k, m, every, stop, Q, V, tau, flags, masks)
+                    done, st = f.rollout(q, v, taus, control, k, m, every, stop, Q, V, tau, flags, masks)
                     if done:
                         self.state = State(t[k + done], q, v)
                         self._steps += done
@@ -714,10 +729,16 @@ class Simulator:
                     if st >= 0:
                         continue
                     # the step it could not take, on the checked path: raises, or finishes it
-                    fl = self._fused_failed(st, taus[0 if len(taus) == 1 else k], "tau")
+                    s = self.state
+                    u = controller.torque(k, s.q, s.v, self.system.gravity) if builtin else \
+                        taus[0 if len(taus) == 1 else k]
+                    fl = self._fused_failed(st, u, "the controller's tau" if builtin else "tau")
                 else:
                     if controller is None:
                         u = taus[0 if len(taus) == 1 else k]
+                    elif builtin:
+                        s = self.state
+                        u = controller.torque(k, s.q, s.v, self.system.gravity)
                     else:  # copies: a controller writing into its arguments must not change the state
                         s = self.state
                         u = controller(s.t, s.q.copy(), s.v.copy())
@@ -725,9 +746,15 @@ class Simulator:
                 k += 1
                 if k % every == 0:
                     r = k // every
-                    Q[r], V[r], tau[r], flags[r] = self.state.q, self.state.v, self.last_tau, fl
-                    if fl:
-                        masks[r] = self.last_clamped
+                    Q[r], V[r], flags[r] = self.state.q, self.state.v, fl
+                    if f is not None:
+                        tau[r] = f.tau
+                        if fl:
+                            masks[r, 0], masks[r, 1] = f.eff_mask, f.vel_mask
+                    else:
+                        tau[r] = self._last_tau
+                        if fl:
+                            masks[r] = self._last_clamped
                 if bar is not None:
                     bar.update(1)
         finally:

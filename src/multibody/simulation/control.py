@@ -1,0 +1,112 @@
+"""Built-in controllers: PD to a target and computed torque, with held or
+tabulated references. :meth:`Simulator.rollout` runs them inside its
+compiled loop (:func:`multibody.integrators._kernels.control`); they are
+also plain controllers ``(t, q, v) -> τ`` for a step-by-step loop when
+their references are held.
+
+With ``e = q_ref ⊖ q`` (:meth:`Model.difference`: the tangent-space error,
+so free and spherical joints are controlled on SO(3)/SE(3)) and
+``ė = v_ref − v``:
+
+* :class:`PD`: ``τ = τ_ff + K_p ⊙ e + K_d ⊙ ė``;
+* :class:`ComputedTorque`: ``τ = τ_ff + M(q)(a_ref + K_p ⊙ e + K_d ⊙ ė) +
+  C(q, v)``, the inverse dynamics by RNEA (Featherstone Table 5.1) with
+  gravity when the simulator has it — exact tracking for the model without
+  damping, springs or limits.
+
+References are held (one row) or tables with one row per step of the
+rollout (row k is used for step k + 1, i.e. at time t_k)."""
+import numpy as np
+
+from ..dynamics import rnea
+from ..errors import InputError
+from ..integrators._kernels import COMPUTED_TORQUE, PD as _PD
+from ..model import Model
+from ..model.checks import as_float_array
+
+
+class PD:
+    """PD control of every velocity coordinate of ``model``: gains ``kp``
+    (N/m or N·m/rad) and ``kd`` (N·s/m or N·m·s/rad), scalars or (nv,)
+    (zero: that coordinate is not controlled); ``target`` (nq,) or
+    (steps, nq), default the neutral configuration; ``velocity_target``
+    and ``feedforward`` (nv,) or (steps, nv), default zero."""
+    kind = _PD
+
+    def __init__(self, model, kp, kd, target=None, velocity_target=None, feedforward=None):
+        if not isinstance(model, Model):
+            raise InputError(f"{type(self).__name__} needs the multibody Model it controls, got {model!r}")
+        self.model = model
+        nq, nv = model.nq, model.nv
+        self.gains = np.empty((2, nv))
+        for row, (x, what) in enumerate(((kp, "kp"), (kd, "kd"))):
+            g = as_float_array(x, what)
+            if g.shape not in ((), (nv,)) or not np.all(np.isfinite(g)) or np.any(g < 0):
+                raise InputError(f"{what} must be a finite number >= 0 or {nv} of them, got {x!r}")
+            self.gains[row] = g
+        q_ref = model.neutral() if target is None else self._table(target, nq, "target")
+        if target is not None:
+            for k, q in enumerate(np.atleast_2d(q_ref)):
+                model.check_configuration(q, f"target[{k}]" if q_ref.ndim == 2 else "target")
+        self.target = np.atleast_2d(q_ref)
+        self.velocity_target = np.zeros((1, nv)) if velocity_target is None else \
+            np.atleast_2d(self._table(velocity_target, nv, "velocity_target"))
+        self.feedforward = np.zeros((1, nv)) if feedforward is None else \
+            np.atleast_2d(self._table(feedforward, nv, "feedforward"))
+        self.acceleration = np.zeros((1, nv))
+
+    @staticmethod
+    def _table(x, size, what):
+        a = as_float_array(x, what)
+        if a.ndim not in (1, 2) or a.shape[-1] != size or a.size == 0 or not np.all(np.isfinite(a)):
+            raise InputError(f"{what} must be finite, of shape ({size},) or (steps, {size}), got shape {a.shape}")
+        return a
+
+    def arrays(self, model, n):
+        """``(kind, gains (2, nv), references (rows, nq + 2 nv), feed-forward
+        (rows, nv))`` for a rollout of ``n`` steps of ``model``: what the
+        compiled loop reads; InputError if a table has neither 1 nor n rows
+        or the controller was made for another model."""
+        if model is not self.model:
+            raise InputError(f"this {type(self).__name__} controls model '{self.model.name}', not '{model.name}'")
+        parts = (self.target, self.velocity_target, self.acceleration, self.feedforward)
+        rows = {len(p) for p in parts} - {1}
+        if rows - {n}:
+            names = ("target", "velocity_target", "acceleration", "feedforward")
+            raise InputError(f"the {type(self).__name__} tables must have 1 or {n} rows (one per step), got "
+                             + ", ".join(f"{w}: {len(p)}" for w, p in zip(names, parts)))
+        m = max(rows, default=1)
+        refs = np.empty((m, self.model.nq + 2 * self.model.nv))
+        refs[:] = np.concatenate([np.broadcast_to(p, (m, p.shape[1])) for p in parts[:3]], axis=1)
+        return self.kind, self.gains, refs, np.ascontiguousarray(np.broadcast_to(self.feedforward,
+                                                                                  (len(self.feedforward), self.model.nv)))
+
+    def torque(self, k, q, v, gravity=True):
+        """τ (nv) at step k + 1 from the state (q, v) (NumPy: the Python
+        path; the compiled loop computes the same)."""
+        def row(table):
+            return table[0 if len(table) == 1 else k]
+        e = self.model.difference(q, row(self.target))
+        a = self.gains[0] * e + self.gains[1] * (row(self.velocity_target) - v)
+        if self.kind == COMPUTED_TORQUE:
+            return row(self.feedforward) + rnea(self.model, q, v, a + row(self.acceleration), gravity=gravity)
+        return row(self.feedforward) + a
+
+    def __call__(self, t, q, v):
+        """τ with held references (a step-by-step controller)."""
+        if any(len(p) > 1 for p in (self.target, self.velocity_target, self.acceleration, self.feedforward)):
+            raise InputError(f"this {type(self).__name__} has reference tables indexed by step: run it with "
+                             "Simulator.rollout(controller=...)")
+        return self.torque(0, q, v)
+
+
+class ComputedTorque(PD):
+    """Computed-torque control: :class:`PD`'s error feedback as an
+    acceleration added to ``acceleration`` (m/s² or rad/s², (nv,) or
+    (steps, nv), default zero) and mapped through the inverse dynamics."""
+    kind = COMPUTED_TORQUE
+
+    def __init__(self, model, kp, kd, target=None, velocity_target=None, acceleration=None, feedforward=None):
+        super().__init__(model, kp, kd, target, velocity_target, feedforward)
+        if acceleration is not None:
+            self.acceleration = np.atleast_2d(self._table(acceleration, model.nv, "acceleration"))
