@@ -8,7 +8,6 @@ shared among threads, each with its own simulator (workspace and step
 table): the rollout kernels release the GIL, so the threads run in
 parallel without a parallel kernel.
 """
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -64,16 +63,8 @@ def _states(x, name, B, size, default):
 def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
                   threads=None):
     """B rollouts of ``sim`` (see :meth:`Simulator.rollout_batch`)."""
-    from .simulator import Simulator, _count, _real, _rebuild  # the simulator module imports this one
-    if (duration is None) == (steps is None):
-        raise InputError("give exactly one of duration and steps")
-    if steps is None:
-        duration = _real(duration, "duration (s)")
-        if not (0.0 <= duration < math.inf):
-            raise InputError(f"duration must be a finite number of seconds >= 0, got {duration}")
-        n = int(round(duration / sim.dt))
-    else:
-        n = _count(steps, "steps", 0)
+    from .simulator import Simulator, _count, _rebuild, _step_count  # the simulator module imports this one
+    n = _step_count(duration, steps, sim.dt)
     every = _count(record_every, "record_every", 1)
     model = sim.model
     sizes = [np.shape(x)[0] for x in (q0, v0) if x is not None and np.ndim(x) == 2]

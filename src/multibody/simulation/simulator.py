@@ -72,6 +72,19 @@ def _count(value, what, minimum):
     return n
 
 
+def _step_count(duration, steps, dt):
+    """The number of steps of a run given by exactly one of ``duration``
+    (s, finite, >= 0; rounded to whole steps of ``dt``) and ``steps``."""
+    if (duration is None) == (steps is None):
+        raise InputError("give exactly one of duration and steps")
+    if steps is not None:
+        return _count(steps, "steps", 0)
+    duration = _real(duration, "duration (s)")
+    if not (0.0 <= duration < math.inf):
+        raise InputError(f"duration must be a finite number of seconds >= 0, got {duration}")
+    return int(round(duration / dt))
+
+
 def state_vector(x, name, size, where=""):
     """``x`` as a new C-contiguous float64 array of shape ``(size,)``, finite.
 
@@ -677,15 +690,7 @@ class Simulator:
         :class:`SimulationError` naming it (the state stays at the start of
         that step). The trajectory carries the model's fingerprint
         (:func:`~multibody.simulation.model_fingerprint`)."""
-        if (duration is None) == (steps is None):
-            raise InputError("give exactly one of duration and steps")
-        if steps is None:
-            duration = _real(duration, "duration (s)")
-            if not (0.0 <= duration < math.inf):
-                raise InputError(f"duration must be a finite number of seconds >= 0, got {duration}")
-            n = int(round(duration / self.dt))
-        else:
-            n = _count(steps, "steps", 0)
+        n = _step_count(duration, steps, self.dt)
         every = _count(record_every, "record_every", 1)
         if controller is not None and not callable(controller):
             raise InputError(f"controller must be a function (t, q, v) -> tau or None, got {controller!r}")
