@@ -236,7 +236,7 @@ def split(sim, q0, t_step):
     for _ in range(10):
         sim.step()
     q, v, tau = sim.state.q, sim.state.v, np.zeros(model.nv)
-    f = sim._fused
+    f = sim.fused
     q1, v1 = np.empty_like(q), np.empty_like(v)
     t_kernel = timeit(lambda: f._step(f.handle, q, v, tau, q1, v1))
     t_aba = timeit(lambda: mb.aba(model, q, v, tau, data=sim.system.data))

@@ -33,8 +33,8 @@ def _pair(model, name, steps, tau, **options):
     """(fused, Python) simulators stepped ``steps`` times with the same inputs."""
     a = mb.Simulator(model, 1e-3, integrator=name, **options)
     b = mb.Simulator(model, 1e-3, integrator=name, **options)
-    assert a._fused is not None
-    b._fused = None  # the integrator's Python step
+    assert a.fused is not None
+    b.fused = None  # the integrator's Python step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mb.SimulationWarning)
         for k in range(steps):
@@ -91,8 +91,8 @@ def test_python_elements_with_multi_stage_integrators_take_the_python_step(arm):
     Python element cannot be called: the simulator steps them in Python."""
     w = ExternalWrench(arm.body_names[-1], [0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
     for name in ("rk4", "bridson_marino"):
-        assert mb.Simulator(arm, 1e-3, integrator=name, forces=(w,))._fused is None
-        assert mb.Simulator(arm, 1e-3, integrator=name)._fused is not None
+        assert mb.Simulator(arm, 1e-3, integrator=name, forces=(w,)).fused is None
+        assert mb.Simulator(arm, 1e-3, integrator=name).fused is not None
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -179,6 +179,6 @@ def test_fused_constrained_steps_equal_the_python_integrator(robot, name):
 
 def test_soft_constraints_and_implicit_constrained_steps_take_the_python_step():
     model = mb.load_mjcf("src/multibody/data/robots/four_bar.xml")
-    assert mb.Simulator(model, 1e-3, "semi_implicit_euler", compliance=1e-6)._fused is None
-    assert mb.Simulator(model, 1e-3, "implicit_euler")._fused is None
-    assert mb.Simulator(model, 1e-3, "rk4", loop_method="kkt")._fused is None
+    assert mb.Simulator(model, 1e-3, "semi_implicit_euler", compliance=1e-6).fused is None
+    assert mb.Simulator(model, 1e-3, "implicit_euler").fused is None
+    assert mb.Simulator(model, 1e-3, "rk4", loop_method="kkt").fused is None
