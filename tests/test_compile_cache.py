@@ -282,3 +282,36 @@ def test_the_joint_catalog_is_compiled_once_for_fast_and_general_paths(tmp_path)
     assert p.returncode == 0, p.stderr
     line = [s for s in p.stdout.splitlines() if s.startswith("@@")][-1]
     assert line.split()[1:] == ["1", "1"]
+
+
+DYNAMICS_PROBE = textwrap.dedent("""
+    import numpy as np
+    import multibody as mb
+    from multibody.dynamics import kernels as K
+    b = mb.ModelBuilder("chain")
+    b.add_body("a", "world", "revolute", axis=(0, 0, 1), mass=1.0, com=(0.1, 0, 0), inertia=np.eye(3))
+    b.add_body("b", "a", "revolute", placement=(np.eye(3), (0.3, 0, 0)), axis=(0, 1, 0), mass=1.0,
+               com=(0.1, 0, 0), inertia=np.eye(3))
+    model = b.build()
+    q, v = np.array([0.1, 0.2]), np.array([0.3, -0.1])
+    mb.aba(model, q, v, np.zeros(2))        # fast paths: vectors as any layout
+    mb.crba(model, q)
+    mb.rnea(model, q, v, v)
+    sim = mb.Simulator(model, 1e-3, "rk4")  # the step: contiguous vectors
+    sim.step(np.zeros(2))
+    print("@@", *(len(getattr(K, n).signatures) for n in ("_aba_kernel", "_world_motion_pass", "_crba_kernel",
+                                                          "_rnea_kernel")))
+    """)
+
+
+@pytest.mark.slow
+def test_the_dynamics_kernels_are_compiled_once_for_fast_paths_batches_and_the_simulator(tmp_path):
+    """ABA, its forward pass, CRBA and RNEA: one specialization each for the fast paths (vectors
+    of any layout) and the simulator's step (contiguous vectors); ABA, its forward pass and
+    CRBA were compiled twice before (~10 s). Fresh process, empty cache."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DISABLE_JIT="0")
+    p = subprocess.run([sys.executable, "-c", DYNAMICS_PROBE], env=env, capture_output=True, text=True,
+                       timeout=1800)
+    assert p.returncode == 0, p.stderr
+    line = [s for s in p.stdout.splitlines() if s.startswith("@@")][-1]
+    assert line.split()[1:] == ["1", "1", "1", "1"]
