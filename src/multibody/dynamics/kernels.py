@@ -419,7 +419,7 @@ def _aba_kernel(tree, q, v, tau, gravity_on, fext_on, poses, jac, spatial, inert
     (body coordinates) on entry when ``fext_on``. Joint armature is added to
     ``D = Sᵀ Iᴬ S`` (rotor inertia, §9.6)."""
     nb = tree.shape[0]
-    world_motion_pass(tree, q, v, poses, jac, spatial)
+    _world_motion_pass(tree, q, v, poses, jac, spatial)  # q, v: 'A' already
     S = jac[1]
     articulated_init(tree, poses, spatial, inertia6, fext_on)
     work = np.empty((6, 6, 6))  # one allocation (~20 ns each: seven cost 14% of a 6-DoF arm's ABA)
