@@ -51,8 +51,8 @@ def cross_force(w0, w1, w2, u0, u1, u2, n0, n1, n2, f0, f1, f2):
 # The public names are inline wrappers that cast those vectors (``_compiled.any_layout``) and call
 # them; the fast paths, whose vectors are 'A' already, call them directly (a cast costs a reference
 # count). Outputs and the parent arrays are contiguous for every caller and are not cast. A literal
-# ``False`` for ``fext_on`` is a type of its own (the fast paths and the steps pass it, and the
-# compiler drops the external-force code); the batches and the general path pass a run-time flag, a
+# ``False`` for ``fext_on`` is a type of its own (the fast paths and the steps pass it, and LLVM
+# removes the external-force branch); the batches and the general path pass a run-time flag, a
 # second specialization that only they compile (normalizing the flag cost the fast paths 2-3%).
 
 @njit(cache=True, nogil=True, inline="always")
