@@ -149,7 +149,7 @@ def test_builtin_controllers_in_the_compiled_loop_equal_python_controllers(arm, 
         ctrl = mb.ComputedTorque(arm, kp, kd, target=target, acceleration=acc)
 
         def python(k, q, v):
-            return mb.rnea(arm, q, v, acc + kp * arm.difference(q, target[k]) - kd * v)
+            return mb.rnea(arm, q, v, acc + kp * arm.difference(q, target[k]) - kd * v) + arm.damping * v
     a = mb.Simulator(arm, 1e-3, "rk4", v0=np.ones(arm.nv))
     b = mb.Simulator(arm, 1e-3, "rk4", v0=np.ones(arm.nv))
     with warnings.catch_warnings():
@@ -161,14 +161,16 @@ def test_builtin_controllers_in_the_compiled_loop_equal_python_controllers(arm, 
 
 
 def test_computed_torque_gives_the_closed_loop_error_dynamics(arm):
-    """Without damping, springs, limits or effort limits, computed torque
-    cancels the dynamics: each joint's error obeys ë + K_d ė + K_p e = 0,
+    """Without damping, limits or effort limits, computed torque cancels the
+    dynamics: each joint's error obeys ë + K_d ė + K_p e = 0,
     critically damped here (K_p = ω², K_d = 2ω): e(t) = e₀(1 + ωt)e^{−ωt}
     (closed form), up to the zero-order hold of τ over a step, O(ω h) =
     1e-3 relative at h = 0.1 ms."""
     w, h = 10.0, 1e-4
     target = arm.neutral() + 0.2
     ctrl = mb.ComputedTorque(arm, w * w, 2 * w, target=target)
+    # (with the arm's damping on, the cancellation of b⊙v held over a step errs by O(b h / I): 3% on
+    # the light last link; the damping term is held to the Python formula in the test above)
     sim = mb.Simulator(arm, h, "rk4", joint_damping=False, limits=False, clamp_effort=False)
     tr = sim.rollout(duration=0.5, controller=ctrl, record_every=500)
     e = target - tr.q  # revolute joints: the difference is the subtraction

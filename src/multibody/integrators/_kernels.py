@@ -725,8 +725,11 @@ def control(ws, T, kind, gains, ref, q, v, u, out):
     (``model.difference``, tangent space), ``ė = v_ref − v``:
 
     * PD: ``τ = u + K_p ⊙ e + K_d ⊙ ė``;
-    * computed torque: ``τ = u + RNEA(q, v, a_ref + K_p ⊙ e + K_d ⊙ ė)``
-      (Featherstone Table 5.1, with gravity when the simulator has it)."""
+    * computed torque: ``τ = u + RNEA(q, v, a_ref + K_p ⊙ e + K_d ⊙ ė) +
+      b ⊙ v`` (Featherstone Table 5.1, with gravity when the simulator has
+      it; ``b = gains[2]``: the joint damping it cancels).
+
+    ``gains`` rows: K_p, K_d, b."""
     nq, nv = T.nq, T.nv
     e = T.work[ROW_ERROR, :nv]
     difference_kernel(ws.tree, q, ref[:nq], e)
@@ -737,7 +740,7 @@ def control(ws, T, kind, gains, ref, q, v, u, out):
             e[i] += ref[nq + nv + i]
         rnea_kernel(ws.tree, q, v, e, T.gravity_on, False, ws.poses, ws.spatial, out)
         for i in range(nv):
-            out[i] += u[i]
+            out[i] += u[i] + gains[2, i] * v[i]
     else:
         for i in range(nv):
             out[i] = u[i] + e[i]

@@ -33,7 +33,7 @@ _WITH_JACOBIANS = ("implicit_euler", "trapezoidal")
 # integrators whose fused step takes hard loop constraints (closed-loop accelerations, the KKT velocity step)
 _CONSTRAINED = ("explicit_euler", "semi_implicit_euler", "rk4")
 
-NO_CONTROL = (0, np.zeros((2, 0)), np.zeros((1, 0)))  # the rollout's control argument without a controller
+NO_CONTROL = (0, np.zeros((3, 0)), np.zeros((1, 0)))  # the rollout's control argument without a controller
 _STEP_SIG = (INT, F64_1, F64_1, F64_1, F64_1, F64_1)
 _ROLLOUT_SIG = (INT, F64_1, F64_1, F64_2C, INT, F64_2C, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1,
                 types.boolean[:, :, ::1])

@@ -10,9 +10,11 @@ so free and spherical joints are controlled on SO(3)/SE(3)) and
 
 * :class:`PD`: ``τ = τ_ff + K_p ⊙ e + K_d ⊙ ė``;
 * :class:`ComputedTorque`: ``τ = τ_ff + M(q)(a_ref + K_p ⊙ e + K_d ⊙ ė) +
-  C(q, v)``, the inverse dynamics by RNEA (Featherstone Table 5.1) with
-  gravity when the simulator has it — exact tracking for the model without
-  damping, springs or limits.
+  C(q, v) + b ⊙ v``, the inverse dynamics by RNEA (Featherstone Table 5.1)
+  with gravity when the simulator has it, plus the simulator's joint
+  damping ``b`` (``model.damping`` unless ``joint_damping=False``) — exact
+  tracking of the error dynamics ``ë + K_d ė + K_p e = 0`` without force
+  elements, limits or clamping (up to the zero-order hold of τ over a step).
 
 References are held (one row) or tables with one row per step of the
 rollout (row k is used for step k + 1, i.e. at time t_k)."""
@@ -38,7 +40,7 @@ class PD:
             raise InputError(f"{type(self).__name__} needs the multibody Model it controls, got {model!r}")
         self.model = model
         nq, nv = model.nq, model.nv
-        self.gains = np.empty((2, nv))
+        self.gains = np.zeros((3, nv))  # K_p, K_d and the damping computed torque cancels (set per rollout)
         for row, (x, what) in enumerate(((kp, "kp"), (kd, "kd"))):
             g = as_float_array(x, what)
             if g.shape not in ((), (nv,)) or not np.all(np.isfinite(g)) or np.any(g < 0):
@@ -62,11 +64,12 @@ class PD:
             raise InputError(f"{what} must be finite, of shape ({size},) or (steps, {size}), got shape {a.shape}")
         return a
 
-    def arrays(self, model, n):
-        """``(kind, gains (2, nv), references (rows, nq + 2 nv), feed-forward
-        (rows, nv))`` for a rollout of ``n`` steps of ``model``: what the
-        compiled loop reads; InputError if a table has neither 1 nor n rows
-        or the controller was made for another model."""
+    def arrays(self, model, n, damping):
+        """``(kind, gains (3, nv), references (rows, nq + 2 nv), feed-forward
+        (rows, nv))`` for a rollout of ``n`` steps of ``model`` whose joint
+        damping is ``damping`` (nv): what the compiled loop reads; InputError
+        if a table has neither 1 nor n rows or the controller was made for
+        another model."""
         if model is not self.model:
             raise InputError(f"this {type(self).__name__} controls model '{self.model.name}', not '{model.name}'")
         parts = (self.target, self.velocity_target, self.acceleration, self.feedforward)
@@ -76,20 +79,24 @@ class PD:
             raise InputError(f"the {type(self).__name__} tables must have 1 or {n} rows (one per step), got "
                              + ", ".join(f"{w}: {len(p)}" for w, p in zip(names, parts)))
         m = max(rows, default=1)
-        refs = np.empty((m, self.model.nq + 2 * self.model.nv))
-        refs[:] = np.concatenate([np.broadcast_to(p, (m, p.shape[1])) for p in parts[:3]], axis=1)
-        return self.kind, self.gains, refs, np.ascontiguousarray(np.broadcast_to(self.feedforward,
-                                                                                  (len(self.feedforward), self.model.nv)))
+        refs = np.concatenate([np.broadcast_to(p, (m, p.shape[1])) for p in parts[:3]], axis=1)
+        gains = self.gains.copy()
+        if self.kind == COMPUTED_TORQUE:
+            gains[2] = damping
+        return self.kind, gains, refs, np.ascontiguousarray(self.feedforward)
 
-    def torque(self, k, q, v, gravity=True):
-        """τ (nv) at step k + 1 from the state (q, v) (NumPy: the Python
-        path; the compiled loop computes the same)."""
+    def torque(self, k, q, v, gravity=True, damping=None):
+        """τ (nv) at step k + 1 from the state (q, v), with or without
+        gravity, cancelling the joint ``damping`` (computed torque; default
+        ``model.damping``). NumPy: the Python path; the compiled loop
+        computes the same."""
         def row(table):
             return table[0 if len(table) == 1 else k]
         e = self.model.difference(q, row(self.target))
         a = self.gains[0] * e + self.gains[1] * (row(self.velocity_target) - v)
         if self.kind == COMPUTED_TORQUE:
-            return row(self.feedforward) + rnea(self.model, q, v, a + row(self.acceleration), gravity=gravity)
+            b = self.model.damping if damping is None else damping
+            return row(self.feedforward) + rnea(self.model, q, v, a + row(self.acceleration), gravity=gravity) + b * v
         return row(self.feedforward) + a
 
     def __call__(self, t, q, v):

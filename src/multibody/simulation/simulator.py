@@ -734,7 +734,7 @@ class Simulator:
         builtin = isinstance(controller, PD)  # PD and computed torque run in the compiled loop
         control = NO_CONTROL
         if builtin:
-            kind, gains, refs, taus = controller.arrays(self.model, n)
+            kind, gains, refs, taus = controller.arrays(self.model, n, self.system.damping)
             control = (kind, gains, refs)
         model, s0 = self.model, self.state
         rows = 1 + n // every
@@ -771,7 +771,7 @@ class Simulator:
                         continue
                     # the step it could not take, on the checked path: raises, or finishes it
                     s = self.state
-                    u = controller.torque(k, s.q, s.v, self.system.gravity) if builtin else \
+                    u = controller.torque(k, s.q, s.v, self.system.gravity, self.system.damping) if builtin else \
                         taus[0 if len(taus) == 1 else k]
                     fl = self._fused_failed(st, u, "the controller's tau" if builtin else "tau")
                 else:
@@ -779,7 +779,7 @@ class Simulator:
                         u = taus[0 if len(taus) == 1 else k]
                     elif builtin:
                         s = self.state
-                        u = controller.torque(k, s.q, s.v, self.system.gravity)
+                        u = controller.torque(k, s.q, s.v, self.system.gravity, self.system.damping)
                     else:  # copies: a controller writing into its arguments must not change the state
                         s = self.state
                         u = controller(s.t, s.q.copy(), s.v.copy())
