@@ -184,7 +184,7 @@ def joint_forces(T, q, v, tau, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def acceleration(ws, T, q, v, tau, force):
+def acceleration(ws, T, loops, q, v, tau, force):
     """Free acceleration ``v̇`` at (q, v) under τ + joint forces into
     ``ws.dofs[1]`` (``force``: scratch, nv): ABA (Featherstone Table 7.1),
     or with hard loop constraints the closed-loop forward dynamics with
@@ -192,8 +192,8 @@ def acceleration(ws, T, q, v, tau, force):
     :func:`~multibody.constraints._kernels.constrained_acceleration_kernel`).
     Returns 0 when done."""
     joint_forces(T, q, v, tau, force)
-    if T.nc > 0:
-        L = T.loops
+    if loops is not None:  # None for the kernels of systems without loops: this branch is not compiled
+        L = loops
         return constrained_acceleration_kernel(
             ws.tree, ws.lam, q, v, force, T.gravity_on, T.baumgarte, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb,
             L.u, L.w, L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset, ws.poses,
@@ -492,9 +492,9 @@ def matvec(A, x, out):
 # explicit.py and implicit.py written over the table; the tests hold them to each other.
 
 @njit(cache=True, nogil=True, inline="always")
-def explicit_euler_core(ws, T, q, v, tau, q_out, v_out):
+def explicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     """``q⁺ = q ⊕ h v``, ``v⁺ = v + h v̇(q, v)``."""
-    st = acceleration(ws, T, q, v, tau, T.work[0, :T.nv])
+    st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
     integrate_kernel(ws.tree, q, v, T.dt, q_out)
@@ -504,18 +504,18 @@ def explicit_euler_core(ws, T, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def semi_implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
+def semi_implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1); with
     hard loop constraints the velocity-level KKT step (§0.10:
     :func:`~multibody.constraints._kernels.constrained_sie_kernel`)."""
-    if T.nc > 0:
-        force, L = T.work[0, :T.nv], T.loops
+    if loops is not None:
+        force, L = T.work[0, :T.nv], loops
         joint_forces(T, q, v, tau, force)
         return constrained_sie_kernel(
             ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u,
             L.w, L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset, ws.poses, ws.jac,
             ws.spatial, ws.inertia6, ws.M, q_out, v_out)
-    st = acceleration(ws, T, q, v, tau, T.work[0, :T.nv])
+    st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
     for k in range(T.nv):
@@ -525,7 +525,7 @@ def semi_implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rk4_core(ws, T, q, v, tau, q_out, v_out):
+def rk4_core(ws, T, loops, q, v, tau, q_out, v_out):
     """Classical RK4 on ``q̇ = Q(q) v``, ``v̇ = FD(q, v)`` with the stage
     configurations normalized (:class:`multibody.integrators.RK4`)."""
     nq, nv, h, W = T.nq, T.nv, T.dt, T.work
@@ -543,7 +543,7 @@ def rk4_core(ws, T, q, v, tau, q_out, v_out):
             for i in range(nv):
                 vs[i] = v[i] + c * kv[s - 1, i]
         qdot_kernel(ws.tree, qs, vs, kq[s])
-        st = acceleration(ws, T, qs, vs, tau, force)
+        st = acceleration(ws, T, loops, qs, vs, tau, force)
         if st != 0:
             return st
         kv[s, :] = ws.dofs[1]
@@ -575,7 +575,7 @@ def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
+def implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     """``(M − hD − h²K) v⁺ = (M − hD) v + h f``, ``q⁺ = q ⊕ h v⁺``
     (ArtiSynth §0.9.2, :class:`multibody.integrators.ImplicitEuler`)."""
     st = _velocity_equation(ws, T, q, v, tau, 1.0, 1.0, 0.0, v_out)
@@ -586,7 +586,7 @@ def implicit_euler_core(ws, T, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def trapezoidal_core(ws, T, q, v, tau, q_out, v_out):
+def trapezoidal_core(ws, T, loops, q, v, tau, q_out, v_out):
     """``(M − (h/2)D − (h²/4)K) v⁺ = (M − (h/2)D + (h²/4)K) v + h f``,
     ``q⁺ = q ⊕ (h/2)(v + v⁺)`` (ArtiSynth §0.9.3 with the erratum of
     notes/seed-000.md, :class:`multibody.integrators.Trapezoidal`)."""
@@ -601,7 +601,7 @@ def trapezoidal_core(ws, T, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def bridson_marino_core(ws, T, q, v, tau, q_out, v_out):
+def bridson_marino_core(ws, T, loops, q, v, tau, q_out, v_out):
     """Bridson–Marino (ArtiSynth §0.9.4, :class:`multibody.integrators.BridsonMarino`):
     ``A = M − (h/2)D``; ``A v½ = A v + (h/2) f(q, v)``; ``q⁺ = q ⊕ h v½``;
     ``A v⁺ = A v + (h/2)(f(q, v) + f(q⁺, v))``."""
@@ -627,7 +627,7 @@ def bridson_marino_core(ws, T, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def symplectic_euler_core(ws, T, q, v, tau, q_out, v_out):
+def symplectic_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     """Symplectic Euler in canonical coordinates
     (:class:`multibody.integrators.SymplecticEuler`): ``p = M(q)v``,
     ``p⁺ = p + h(f(q, v) + ∂T/∂q(q, u))`` with ``u = M(q)⁻¹p⁺`` solved by
@@ -682,7 +682,7 @@ def symplectic_euler_core(ws, T, q, v, tau, q_out, v_out):
 
 # ------------------------------------------------------------------ one step, a rollout
 @njit(cache=True, nogil=True, inline="always")
-def fused_step(core, ws, T, q, v, tau, q_out, v_out):
+def fused_step(core, ws, T, loops, q, v, tau, q_out, v_out):
     """One step: check and clamp τ, the integrator's ``core``, then the
     end of step (finiteness, position limits, velocity clamping)."""
     flags = applied(T, tau)
@@ -690,7 +690,7 @@ def fused_step(core, ws, T, q, v, tau, q_out, v_out):
         return flags
     W = T.work
     q1, v1 = W[ROW_Q1, :T.nq], W[ROW_V1, :T.nv]
-    st = core(ws, T, q, v, T.tau, q1, v1)
+    st = core(ws, T, loops, q, v, T.tau, q1, v1)
     if st != 0:
         return st if st < 0 else -st
     st = end_of_step_kernel(ws.tree, ws.lam, q1, v1, T.vmax, T.clamp_velocity, T.lim_q, T.lim_v, T.lim_sign,
@@ -698,8 +698,8 @@ def fused_step(core, ws, T, q, v, tau, q_out, v_out):
                             v_out, T.vel_mask)
     if st < 0:
         return st
-    if T.project:  # post-stabilization onto φ = 0 and G v = 0 (ArtiSynth §0.5)
-        L = T.loops
+    if loops is not None and T.project:  # post-stabilization onto φ = 0 and G v = 0 (ArtiSynth §0.5)
+        L = loops
         it = project_kernel(ws.tree, ws.lam, q_out, v_out, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w,
                             L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset,
                             ws.poses, ws.jac, ws.spatial, ws.inertia6, ws.M, PROJECTION_TOLERANCE,
@@ -747,7 +747,7 @@ def control(ws, T, kind, gains, ref, q, v, u, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fused_rollout(core, ws, T, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+def fused_rollout(core, ws, T, loops, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
                   out_flags, masks):
     """Steps ``start + 1 .. start + n`` of a run from (q, v) (changed in
     place) with joint forces ``taus[k]`` at step k (one row: held) — plus,
@@ -767,7 +767,7 @@ def fused_rollout(core, ws, T, q, v, taus, kind, gains, refs, start, n, every, s
         if kind != 0:
             control(ws, T, kind, gains, refs[0] if refs.shape[0] == 1 else refs[start + k], q, v, tau, u)
             tau = u
-        st = fused_step(core, ws, T, q, v, tau, qn, vn)
+        st = fused_step(core, ws, T, loops, q, v, tau, qn, vn)
         if st < 0:
             return k, st
         q[:] = qn
@@ -788,105 +788,146 @@ def fused_rollout(core, ws, T, q, v, taus, kind, gains, refs, start, n, every, s
 
 
 @njit(cache=True, nogil=True, inline="always")
-def step_from_handle(core, handle, q, v, tau, q_out, v_out):
-    """:func:`fused_step` on the table and workspace behind a step-table handle."""
+def step_from_handle(core, with_loops, handle, q, v, tau, q_out, v_out):
+    """:func:`fused_step` on the table and workspace behind a step-table
+    handle; ``with_loops`` None for a system without loop constraints (the
+    loop stages are then not compiled: Numba prunes a branch on None)."""
     ints, floats, data = table_arrays(handle)
-    return fused_step(core, handle_workspace(data), table_view(ints, floats), q, v, tau, q_out, v_out)
+    T = table_view(ints, floats)
+    return fused_step(core, handle_workspace(data), T, None if with_loops is None else T.loops, q, v, tau, q_out,
+                      v_out)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rollout_from_handle(core, handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                        out_flags, masks):
+def rollout_from_handle(core, with_loops, handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
+                        out_v, out_tau, out_flags, masks):
     """:func:`fused_rollout` on the table and workspace behind a step-table handle."""
     ints, floats, data = table_arrays(handle)
-    return fused_rollout(core, handle_workspace(data), table_view(ints, floats), q, v, taus, kind, gains, refs, start,
-                         n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+    T = table_view(ints, floats)
+    return fused_rollout(core, handle_workspace(data), T, None if with_loops is None else T.loops, q, v, taus, kind,
+                         gains, refs, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 # One step kernel (keeps the GIL: a single state, see multibody._compiled) and one rollout kernel
 # (releases it) per integrator: a run compiles only what it uses.
 @njit(cache=True)
 def explicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(explicit_euler_core, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(explicit_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def semi_implicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(semi_implicit_euler_core, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(semi_implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def symplectic_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(symplectic_euler_core, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(symplectic_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def rk4_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(rk4_core, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(rk4_core, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def implicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(implicit_euler_core, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def trapezoidal_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(trapezoidal_core, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(trapezoidal_core, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def bridson_marino_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(bridson_marino_core, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(bridson_marino_core, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True, nogil=True)
 def explicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                            out_tau, out_flags, masks):
-    return rollout_from_handle(explicit_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+    return rollout_from_handle(explicit_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def semi_implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                                 out_tau, out_flags, masks):
-    return rollout_from_handle(semi_implicit_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+    return rollout_from_handle(semi_implicit_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def symplectic_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                              out_tau, out_flags, masks):
-    return rollout_from_handle(symplectic_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+    return rollout_from_handle(symplectic_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def rk4_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                 out_tau, out_flags, masks):
-    return rollout_from_handle(rk4_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+    return rollout_from_handle(rk4_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                            out_tau, out_flags, masks):
-    return rollout_from_handle(implicit_euler_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+    return rollout_from_handle(implicit_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def trapezoidal_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                         out_tau, out_flags, masks):
-    return rollout_from_handle(trapezoidal_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+    return rollout_from_handle(trapezoidal_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def bridson_marino_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                            out_tau, out_flags, masks):
-    return rollout_from_handle(bridson_marino_core, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+    return rollout_from_handle(bridson_marino_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def explicit_euler_step_loops(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(explicit_euler_core, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def explicit_euler_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
+                                 out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(explicit_euler_core, True, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def semi_implicit_euler_step_loops(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(semi_implicit_euler_core, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def semi_implicit_euler_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
+                                      out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(semi_implicit_euler_core, True, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def rk4_step_loops(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(rk4_core, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def rk4_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
+                      out_v, out_tau, out_flags, masks):
+    return rollout_from_handle(rk4_core, True, handle, q, v, taus, kind, gains, refs, start, n,
+                               every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 CORES = {"explicit_euler": explicit_euler_core, "semi_implicit_euler": semi_implicit_euler_core,
@@ -899,3 +940,8 @@ ROLLOUTS = {"explicit_euler": explicit_euler_rollout, "semi_implicit_euler": sem
             "symplectic_euler": symplectic_euler_rollout, "rk4": rk4_rollout,
             "implicit_euler": implicit_euler_rollout, "trapezoidal": trapezoidal_rollout,
             "bridson_marino": bridson_marino_rollout}
+# with loop constraints (the stages compiled only for systems that have them)
+STEPS_LOOPS = {"explicit_euler": explicit_euler_step_loops, "semi_implicit_euler": semi_implicit_euler_step_loops,
+               "rk4": rk4_step_loops}
+ROLLOUTS_LOOPS = {"explicit_euler": explicit_euler_rollout_loops,
+                  "semi_implicit_euler": semi_implicit_euler_rollout_loops, "rk4": rk4_rollout_loops}

@@ -152,8 +152,9 @@ class StepTable:
         self.Kext = fsec(K.F_KEXT).reshape(nv, nv)
         self.Dext = fsec(K.F_DEXT).reshape(nv, nv)
         self.handle = int(ints.ctypes.data)
+        self.loops = C is not None  # the kernels with the loop stages
         if JIT:
-            self._step = entry(K.STEPS[integrator_name], *_STEP_SIG)
+            self._step = entry((K.STEPS_LOOPS if self.loops else K.STEPS)[integrator_name], *_STEP_SIG)
             self._rollout = None
         else:  # no handles without compiled code: the same cores over the arrays
             self._step = self._step_arrays
@@ -164,7 +165,7 @@ class StepTable:
 
     def _step_arrays(self, handle, q, v, tau, q_out, v_out):
         ws, T = self._view()
-        return K.fused_step(K.CORES[self.name], ws, T, q, v, tau, q_out, v_out)
+        return K.fused_step(K.CORES[self.name], ws, T, T.loops if self.loops else None, q, v, tau, q_out, v_out)
 
     def evaluate_elements(self, t, q, v):
         """Write the forces (and, for the implicit integrators, the
@@ -186,7 +187,7 @@ class StepTable:
     def compile_rollout(self):
         """Compile (or load from the cache) the rollout kernel now."""
         if JIT and self._rollout is None:
-            self._rollout = entry(K.ROLLOUTS[self.name], *_ROLLOUT_SIG)
+            self._rollout = entry((K.ROLLOUTS_LOOPS if self.loops else K.ROLLOUTS)[self.name], *_ROLLOUT_SIG)
 
     def rollout(self, q, v, taus, control, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
         """Steps ``start + 1 .. start + n`` of a run in one compiled call
@@ -196,8 +197,8 @@ class StepTable:
         done, status)."""
         if not JIT:
             ws, T = self._view()
-            return K.fused_rollout(K.CORES[self.name], ws, T, q, v, taus, *control, start, n, every, stop, out_q, out_v,
-                                   out_tau, out_flags, masks)
+            return K.fused_rollout(K.CORES[self.name], ws, T, T.loops if self.loops else None, q, v, taus, *control,
+                                   start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
         self.compile_rollout()
         return self._rollout(self.handle, q, v, taus, *control, start, n, every, stop, out_q, out_v, out_tau,
                              out_flags, masks)
