@@ -15,7 +15,7 @@ A step has the stages of DESIGN.md: joint forces checked and clamped to
 the effort limits (:func:`applied`), the integrator's free motion
 (``*_core``: accelerations by ABA or the linearized velocity equation by
 CRBA, RNEA and the force Jacobians), the position limits solved at the end
-(:func:`~multibody.simulation._kernels.end_of_step_kernel`), and the
+(:func:`~multibody.constraints._kernels.end_of_step_kernel`), and the
 finiteness check. Contact will join between the free velocity and the
 position update.
 
@@ -38,13 +38,13 @@ from numba import carray, njit
 from collections import namedtuple
 
 from .._compiled import f64_pointer, i64_pointer, overflowed
-from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel, project_kernel
+from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel, end_of_step_kernel, \
+    project_kernel
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
     rnea_kernel
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
 from ..model.data import handle_workspace
 from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
-from ..simulation._kernels import end_of_step_kernel
 
 # ------------------------------------------------------------------ the table layout
 # The int64 array starts with this header: sizes and flags, then the offset of each section of the
