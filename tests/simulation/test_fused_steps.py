@@ -11,6 +11,7 @@ import pytest
 import multibody as mb
 from multibody.forces import ExternalWrench, JointCoulombFriction, JointDamper, JointSpring
 from oracles import robot_path
+from multibody.integrators import _kernels as K
 
 ALL = ["explicit_euler", "semi_implicit_euler", "symplectic_euler", "rk4", "implicit_euler", "trapezoidal",
        "bridson_marino"]
@@ -88,6 +89,27 @@ def test_fused_step_equals_the_python_integrator_on_talos(talos, name):
     assert a.state.t == b.state.t
     np.testing.assert_array_equal(a.last_tau, b.last_tau)
     np.testing.assert_array_equal(a.last_clamped[0], b.last_clamped[0])
+
+
+@pytest.mark.parametrize("name", ["implicit_euler", "trapezoidal"])
+def test_fused_implicit_step_with_a_ball_joint_below_the_root(name):
+    """A ball joint that is not the root joint makes gravity's K
+    non-symmetric inside the tree: the velocity matrix is then factored by
+    the non-symmetric tree LU (integrators/_kernels.py), not the block
+    LᵀDL; the states still equal the Python integrator's."""
+    b = mb.ModelBuilder()
+    b.add_body("a", joint="revolute", axis=(1.0, 0.0, 0.0), mass=1.0, com=(0.0, 0.1, -0.2),
+               inertia=np.diag([0.1, 0.2, 0.3]))
+    b.add_body("b", parent="a", joint="spherical", placement=np.array([[1, 0, 0, 0], [0, 1, 0, 0.1], [0, 0, 1, -0.4],
+                                                                       [0, 0, 0, 1.0]]),
+               mass=2.0, com=(0.05, 0.0, -0.3), inertia=np.diag([0.2, 0.1, 0.15]))
+    model = b.build()
+    rng = np.random.default_rng(8)
+    tau = rng.normal(scale=2.0, size=(3, model.nv))
+    a, c = _pair(model, name, 200, tau, q0=model.random_configuration(seed=3), v0=rng.normal(size=model.nv))
+    assert a.fused.ints[K.H_BLOCK] == -1
+    np.testing.assert_allclose(a.state.q, c.state.q, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(a.state.v, c.state.v, rtol=0, atol=1e-10)
 
 
 def test_python_elements_with_multi_stage_integrators_take_the_python_step(arm):

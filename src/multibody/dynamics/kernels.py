@@ -70,6 +70,13 @@ def _rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
     reaction forces ``f_i`` on exit; ``spatial[0]``/``[1]`` receive the body
     velocities and accelerations (offset by gravity, notes P5)."""
     fk_kernel(tree, q, poses)
+    rnea_posed(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rnea_posed(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
+    """:func:`_rnea_kernel` after the forward kinematics: ``poses`` already
+    holds the poses at q (for a caller that just ran CRBA at q)."""
     nb = tree.shape[0]
     g = 1.0 if gravity_on else 0.0
     for r in range(3):

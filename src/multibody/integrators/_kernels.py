@@ -41,7 +41,7 @@ from .._compiled import f64_pointer, i64_pointer, overflowed
 from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel, end_of_step_kernel, \
     project_kernel
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
-    rnea_kernel
+    rnea_kernel, rnea_posed
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
 from ..model.data import handle_workspace
 from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
@@ -52,7 +52,7 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # N_SCALARS scalars dt (s), restitution, its threshold (m/s or rad/s) and the constraints'
 # Baumgarte ω (rad/s). section_sizes gives each section's length. Everything the compiled code
 # and StepTable agree on is here.
-(H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_GRAVITY, H_CLAMP_EFFORT,
+(H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_BLOCK, H_GRAVITY, H_CLAMP_EFFORT,
  H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
  F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_WORK,
@@ -89,7 +89,7 @@ SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular
 NOT_PROJECTED = -(1 << 42)   # the post-stabilization did not converge (the checked path decides)
 
 Table = namedtuple("Table", (
-    "nq", "nv", "nb", "nc", "dt", "restitution", "threshold", "baumgarte", "gravity_on", "clamp_effort",
+    "nq", "nv", "nb", "block", "dt", "restitution", "threshold", "baumgarte", "gravity_on", "clamp_effort",
     "clamp_velocity", "external", "project",
     "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext", "tau", "work",
     "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask", "vel_mask",
@@ -124,7 +124,7 @@ def table_view(ints, floats):
                   _fsec(ints, floats, F_PITCH, nr), _isec(ints, I_GEAR_ROW, ng), _isec(ints, I_GEAR_JQ, ng),
                   _isec(ints, I_GEAR_JV, ng), _isec(ints, I_GEAR_IQ, ng), _isec(ints, I_GEAR_IV, ng),
                   _fsec(ints, floats, F_RATIO, ng), _fsec(ints, floats, F_OFFSET, ng))
-    return Table(nq, nv, nb, ints[H_NC], floats[0], floats[1], floats[2], floats[3], ints[H_GRAVITY] != 0,
+    return Table(nq, nv, nb, ints[H_BLOCK], floats[0], floats[1], floats[2], floats[3], ints[H_GRAVITY] != 0,
                  ints[H_CLAMP_EFFORT] != 0, ints[H_CLAMP_VELOCITY] != 0, ints[H_EXTERNAL], ints[H_PROJECT] != 0,
                  _fsec(ints, floats, F_DAMPING, nv), _fsec(ints, floats, F_STIFFNESS, ns),
                  _fsec(ints, floats, F_REST, ns), _fsec(ints, floats, F_EFFORT, nv), _fsec(ints, floats, F_VMAX, nv),
@@ -203,13 +203,17 @@ def acceleration(ws, T, loops, q, v, tau, force):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def net_force(ws, T, q, v, tau, f):
+def net_force(ws, T, q, v, tau, f, posed=False):
     """``f = τ + joint forces − g(q) − c(q, v)`` (RNEA at v̇ = 0 with
-    gravity, Featherstone Table 5.1)."""
+    gravity, Featherstone Table 5.1); ``posed``: ``ws.poses`` already holds
+    the poses at q (CRBA just ran), so the forward kinematics is skipped."""
     zero = ws.dofs[2]
     for k in range(T.nv):
         zero[k] = 0.0
-    rnea_kernel(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
+    if posed:
+        rnea_posed(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
+    else:
+        rnea_kernel(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
     joint_forces(T, q, v, tau, f)
     for k in range(T.nv):
         f[k] -= ws.dofs[3, k]
@@ -219,87 +223,108 @@ def net_force(ws, T, q, v, tau, f):
 def gravity_stiffness(ws, T, K):
     """``K += ∂τ_g/∂q`` (tangent space) of the gravity force ``τ_g = −g(q)``:
     the compiled form of :class:`multibody.forces.Gravity`'s exact K
-    (docs/forces.md): the geometric term of the subtree wrenches
-    ``W_k = [H_k × g; M_k g]`` plus the motion of the centres of mass,
-    summed over the bodies moved by both k and l — the subtree of the
-    deeper body when one coordinate supports the other, none otherwise, so
-    K has the branch pattern of M and only the pairs on λ chains are
-    visited. Needs the world poses ``ws.poses[0]`` and the world joint
-    Jacobian ``ws.jac[1]`` at q (CRBA leaves both)."""
-    tree, poses, J, lam, nv, nb = ws.tree, ws.poses, ws.jac[1], ws.lam, T.nv, T.nb
-    cb = T.coord_body
+    (docs/forces.md). Entry (a, c) is the geometric term
+    ``[∂s_a/∂δ_c = s_c ×ₘ s_a] z_a·s_c`` with ``z_a = s_a ×* W_a`` and the
+    subtree wrench ``W_a = [H_a × g; M_a g]`` (Featherstone Eq. 2.32), plus
+    the motion of the centres of mass of the bodies moved by both a and c:
+    ``(ω_a·C)(g·ω_c) − (ω_a·ω_c)(g·C) − C_m ω_a·(g × v_c)`` with (C, C_m)
+    the first moment and mass of the subtree of the deeper body (s = (ω, v),
+    world coordinates at the world origin). K has the branch pattern of M:
+    for l supporting k the bodies moved by both are the subtree of k's
+    body, so that term is ``P_k·s_l`` for the entry (k, l) and ``ω_l·R_k``
+    for (l, k), with ``P_k = ((ω_k·C) g − (g·C) ω_k, C_m g × ω_k)`` and
+    ``R_k = (g·ω_k) C − (g·C) ω_k − C_m g × v_k`` computed once per k: one
+    short dot product per entry. Needs the world poses ``ws.poses[0]`` and
+    the world joint Jacobian ``ws.jac[1]`` at q (CRBA leaves both)."""
+    tree, poses, J, nv, nb = ws.tree, ws.poses, ws.jac[1], T.nv, T.nb
+    cb, lam, maskT = T.coord_body, ws.lam, T.maskT
     g0, g1, g2 = tree[0, C_GRAVITY], tree[0, C_GRAVITY + 1], tree[0, C_GRAVITY + 2]
-    Hs = np.zeros((nb, 4))  # first moment (world) and mass of the subtree of each body
+    buf = np.empty(4 * nb + 21 * nv)
+    Hs = buf[:4 * nb].reshape((nb, 4))  # first moment (world) and mass of the subtree of each body
+    Js = buf[4 * nb:4 * nb + 6 * nv].reshape((nv, 6))  # s_k, one row each: the pair loop reads rows
+    Z = buf[4 * nb + 6 * nv:4 * nb + 12 * nv].reshape((nv, 6))
+    P = buf[4 * nb + 12 * nv:4 * nb + 18 * nv].reshape((nv, 6))
+    R = buf[4 * nb + 18 * nv:].reshape((nv, 3))
     for b in range(1, nb):
         m = tree[b, C_MASS]
-        R = poses[0, b]
+        X = poses[0, b]
         h0, h1, h2 = tree[b, C_H], tree[b, C_H + 1], tree[b, C_H + 2]
-        Hs[b, 0] = R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2 + m * R[0, 3]
-        Hs[b, 1] = R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2 + m * R[1, 3]
-        Hs[b, 2] = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2 + m * R[2, 3]
+        Hs[b, 0] = X[0, 0] * h0 + X[0, 1] * h1 + X[0, 2] * h2 + m * X[0, 3]
+        Hs[b, 1] = X[1, 0] * h0 + X[1, 1] * h1 + X[1, 2] * h2 + m * X[1, 3]
+        Hs[b, 2] = X[2, 0] * h0 + X[2, 1] * h1 + X[2, 2] * h2 + m * X[2, 3]
         Hs[b, 3] = m
     for b in range(nb - 1, 1, -1):  # parents precede children
         p = int(tree[b, C_PARENT])
         for r in range(4):
             Hs[p, r] += Hs[b, r]
-    Z = np.empty((6, nv))  # z_k = s_k ×* W_k (Featherstone Eq. 2.32)
     for k in range(nv):
         b = cb[k]
-        H0, H1, H2, Mk = Hs[b, 0], Hs[b, 1], Hs[b, 2], Hs[b, 3]
-        n0, n1, n2 = H1 * g2 - H2 * g1, H2 * g0 - H0 * g2, H0 * g1 - H1 * g0
-        f0, f1, f2 = Mk * g0, Mk * g1, Mk * g2
-        w0, w1, w2, u0, u1, u2 = J[0, k], J[1, k], J[2, k], J[3, k], J[4, k], J[5, k]
-        Z[0, k] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-        Z[1, k] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-        Z[2, k] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-        Z[3, k] = w1 * f2 - w2 * f1
-        Z[4, k] = w2 * f0 - w0 * f2
-        Z[5, k] = w0 * f1 - w1 * f0
-    for k in range(nv):
-        b = cb[k]  # l on the λ chain of k: the bodies moved by both are the subtree of b
         C0, C1, C2, Cm = Hs[b, 0], Hs[b, 1], Hs[b, 2], Hs[b, 3]
+        n0, n1, n2 = C1 * g2 - C2 * g1, C2 * g0 - C0 * g2, C0 * g1 - C1 * g0
+        f0, f1, f2 = Cm * g0, Cm * g1, Cm * g2
+        w0, w1, w2, u0, u1, u2 = J[0, k], J[1, k], J[2, k], J[3, k], J[4, k], J[5, k]
+        Js[k, 0], Js[k, 1], Js[k, 2], Js[k, 3], Js[k, 4], Js[k, 5] = w0, w1, w2, u0, u1, u2
+        Z[k, 0] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+        Z[k, 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+        Z[k, 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+        Z[k, 3] = w1 * f2 - w2 * f1
+        Z[k, 4] = w2 * f0 - w0 * f2
+        Z[k, 5] = w0 * f1 - w1 * f0
         gC = g0 * C0 + g1 * C1 + g2 * C2
+        wC = w0 * C0 + w1 * C1 + w2 * C2
+        gw = g0 * w0 + g1 * w1 + g2 * w2
+        P[k, 0], P[k, 1], P[k, 2] = wC * g0 - gC * w0, wC * g1 - gC * w1, wC * g2 - gC * w2
+        P[k, 3], P[k, 4], P[k, 5] = Cm * (g1 * w2 - g2 * w1), Cm * (g2 * w0 - g0 * w2), Cm * (g0 * w1 - g1 * w0)
+        R[k, 0] = gw * C0 - gC * w0 - Cm * (g1 * u2 - g2 * u1)
+        R[k, 1] = gw * C1 - gC * w1 - Cm * (g2 * u0 - g0 * u2)
+        R[k, 2] = gw * C2 - gC * w2 - Cm * (g0 * u1 - g1 * u0)
+    for k in range(nv):
         l = k
-        while l >= 0:
-            K[k, l] += _gravity_pair(T, J, Z, k, l, C0, C1, C2, Cm, gC, g0, g1, g2)
+        while l >= 0:  # k, then the coordinates supporting it
+            s = 0.0
+            for r in range(6):
+                s += P[k, r] * Js[l, r]
+            if maskT[k, l] != 0:
+                for r in range(6):
+                    s += Z[k, r] * Js[l, r]
+            K[k, l] += s
             if l != k:
-                K[l, k] += _gravity_pair(T, J, Z, l, k, C0, C1, C2, Cm, gC, g0, g1, g2)
+                s = Js[l, 0] * R[k, 0] + Js[l, 1] * R[k, 1] + Js[l, 2] * R[k, 2]
+                if maskT[l, k] != 0:  # l and k coordinates of one joint
+                    for r in range(6):
+                        s += Z[l, r] * Js[k, r]
+                K[l, k] += s
             l = lam[l]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _gravity_pair(T, J, Z, a, c, C0, C1, C2, Cm, gC, g0, g1, g2):
-    """Entry (a, c) of gravity's K, with (C, Cm) the first moment and mass
-    of the bodies moved by both: the geometric term where
-    ``∂s_a/∂δ_c = s_c ×ₘ s_a``, then the motion of the centres of mass."""
-    s = 0.0
-    if T.maskT[a, c] != 0:
-        for r in range(6):
-            s += Z[r, a] * J[r, c]
-    w0, w1, w2 = J[0, a], J[1, a], J[2, a]
-    o0, o1, o2, p0, p1, p2 = J[0, c], J[1, c], J[2, c], J[3, c], J[4, c], J[5, c]
-    s += (w0 * C0 + w1 * C1 + w2 * C2) * (g0 * o0 + g1 * o1 + g2 * o2)
-    s -= (w0 * o0 + w1 * o1 + w2 * o2) * gC
-    s -= Cm * (w0 * (g1 * p2 - g2 * p1) + w1 * (g2 * p0 - g0 * p2) + w2 * (g0 * p1 - g1 * p0))
-    return s
-
-
-@njit(cache=True, nogil=True, inline="always")
-def linearization(ws, T, q, v, tau, f, K, D):
+def linearization(ws, T, q, v, tau, f, K, D, stiffness=True):
     """What the implicit integrators need at (q, v): ``M`` in ``ws.M``
     (CRBA), ``f = τ + joint forces − g − c``, ``K = ∂f/∂q`` (gravity, joint
     springs, Python elements) and ``D = ∂f/∂v`` (joint damping, Python
     elements): :meth:`multibody.formulations.ReducedSystem.linearization`
-    compiled. The Coriolis terms stay explicit, as there."""
+    compiled. The Coriolis terms stay explicit, as there. Without Python
+    elements only M's branch pattern of K and D is written (the rest is
+    never read); K not at all if not ``stiffness`` (Bridson–Marino does not
+    use it)."""
     nv = T.nv
     crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
-    net_force(ws, T, q, v, tau, f)
-    ext = T.external == EXTERNAL_JACOBIANS
+    net_force(ws, T, q, v, tau, f, True)
+    if T.external == EXTERNAL_JACOBIANS:
+        for k in range(nv):
+            for l in range(nv):
+                K[k, l] = T.Kext[k, l]
+                D[k, l] = T.Dext[k, l]
+    else:
+        for k in range(nv):
+            l = k
+            while l >= 0:
+                K[k, l] = K[l, k] = D[k, l] = D[l, k] = 0.0
+                l = ws.lam[l]
     for k in range(nv):
-        for l in range(nv):
-            K[k, l] = T.Kext[k, l] if ext else 0.0
-            D[k, l] = T.Dext[k, l] if ext else 0.0
         D[k, k] -= T.damping[k]
+    if not stiffness:
+        return
     for r in range(T.spring_q.shape[0]):
         K[T.spring_v[r], T.spring_v[r]] -= T.stiffness[r]
     if T.gravity_on:
@@ -431,37 +456,110 @@ def combine(ws, T, M, D, K, cd, ck, A, zero_first):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def combined_times(ws, T, M, D, K, cd, ck, x, out):
-    """``out += (M − c_d D − c_k K) x`` over the entries :func:`combine` uses."""
+def add_times(ws, T, K, c, x, out):
+    """``out += c K x`` over the entries :func:`combine` uses (all with
+    Python elements' Jacobians, else M's branch pattern)."""
     nv = T.nv
     if T.external == EXTERNAL_JACOBIANS:
         for r in range(nv):
             s = 0.0
             for k in range(nv):
-                s += (M[r, k] - cd * D[r, k] - ck * K[r, k]) * x[k]
-            out[r] += s
+                s += K[r, k] * x[k]
+            out[r] += c * s
         return
     lam = ws.lam
     for r in range(nv):
-        out[r] += (M[r, r] - cd * D[r, r] - ck * K[r, r]) * x[r]
+        s = K[r, r] * x[r]
+        xr = x[r]
         k = lam[r]
         while k >= 0:
-            out[r] += (M[r, k] - cd * D[r, k] - ck * K[r, k]) * x[k]
-            out[k] += (M[k, r] - cd * D[k, r] - ck * K[k, r]) * x[r]
+            s += K[r, k] * x[k]
+            out[k] += c * K[k, r] * xr
             k = lam[k]
+        out[r] += c * s
+
+
+@njit(cache=True, nogil=True)
+def block_ldl_factor(lam, A, nb, piv):
+    """In place, for a matrix with the branch-induced sparsity of the
+    joint-space inertia that is symmetric outside its leading ``nb × nb``
+    block (the root joint's coordinates): Featherstone's sparse LᵀDL
+    (Table 6.3) eliminates coordinates n−1 … nb from the leaves — L's rows
+    below the diagonal, D on it, reading and updating the lower triangle
+    only, and both triangles of the root block — leaving in that block
+    the Schur complement, which is factored by dense LU with partial
+    pivoting (``piv``). This is the velocity matrix ``M − hD − h²K`` of a
+    model whose only Lie-group joint (free, spherical, planar) is the root
+    joint: K is the Hessian of a potential in coordinates except within
+    such a joint, where the tangent directions do not commute. Half the
+    work of :func:`tree_lu_factor`. Returns False at a pivot that is not
+    positive (outside the block) or zero (in it)."""
+    n = A.shape[0]
+    for k in range(n - 1, nb - 1, -1):
+        d = A[k, k]
+        if not (d > 0.0) or not np.isfinite(d):
+            return False
+        i = lam[k]
+        while i >= 0:
+            a = A[k, i] / d
+            j = i
+            if i < nb:  # the root block: its upper triangle too
+                while j >= 0:
+                    A[i, j] -= a * A[k, j]
+                    if j != i:
+                        A[j, i] -= a * A[k, j]
+                    j = lam[j]
+            else:
+                while j >= 0:
+                    A[i, j] -= a * A[k, j]
+                    j = lam[j]
+            A[k, i] = a
+            i = lam[i]
+    return nb == 0 or lu_factor(A[:nb, :nb], piv[:nb])
+
+
+@njit(cache=True, nogil=True)
+def block_ldl_solve(lam, A, nb, piv, x):
+    """``x ← A⁻¹ x`` from :func:`block_ldl_factor`: ``L⁻ᵀ`` from the
+    leaves, the root block's LU solve and ``D⁻¹``, then ``L⁻¹`` from the
+    root (Table 6.5 with the block)."""
+    n = A.shape[0]
+    for i in range(n - 1, nb - 1, -1):
+        xi = x[i]
+        j = lam[i]
+        while j >= 0:
+            x[j] -= A[i, j] * xi
+            j = lam[j]
+    if nb > 0:
+        lu_solve(A[:nb, :nb], piv[:nb], x[:nb])
+    for i in range(nb, n):
+        x[i] /= A[i, i]
+    for i in range(nb, n):
+        s = x[i]
+        j = lam[i]
+        while j >= 0:
+            s -= A[i, j] * x[j]
+            j = lam[j]
+        x[i] = s
 
 
 @njit(cache=True, nogil=True, inline="always")
 def factor_combined(ws, T, M, D, K, cd, ck, A):
     """Factor ``A = M − c_d D − c_k K`` (:func:`combine`) in place: by
-    :func:`tree_lu_factor` on M's branch pattern when its pivots are
-    positive (the velocity matrices of stable elements are close to the
-    positive definite M), else — Python elements' Jacobians, or a pivot
-    that is not positive — by dense LU with pivoting. Returns 1 (tree), 2
-    (dense) or 0 (singular)."""
+    :func:`block_ldl_factor` when A is symmetric outside the root joint's
+    block (``T.block >= 0``: every model whose only Lie-group joint is the
+    root joint), else by :func:`tree_lu_factor` on M's branch pattern —
+    when their pivots are positive (the velocity matrices of stable
+    elements are close to the positive definite M) — and otherwise (Python
+    elements' Jacobians, or a pivot that is not positive) by dense LU with
+    pivoting. Returns 3 (block LᵀDL), 1 (tree LU), 2 (dense) or 0
+    (singular)."""
     combine(ws, T, M, D, K, cd, ck, A, False)
     if T.external != EXTERNAL_JACOBIANS:
-        if tree_lu_factor(ws.lam, A):
+        if T.block >= 0:
+            if block_ldl_factor(ws.lam, A, T.block, T.pivots):
+                return 3
+        elif tree_lu_factor(ws.lam, A):
             return 1
         combine(ws, T, M, D, K, cd, ck, A, True)
     return 2 if lu_factor(A, T.pivots) else 0
@@ -470,7 +568,9 @@ def factor_combined(ws, T, M, D, K, cd, ck, A):
 @njit(cache=True, nogil=True, inline="always")
 def solve(ws, T, A, kind, x):
     """``x ← A⁻¹ x`` with the factors of :func:`factor_combined` of the given kind."""
-    if kind == 1:
+    if kind == 3:
+        block_ldl_solve(ws.lam, A, T.block, T.pivots, x)
+    elif kind == 1:
         tree_lu_solve(ws.lam, A, x)
     else:
         lu_solve(A, T.pivots, x)
@@ -559,18 +659,24 @@ def rk4_core(ws, T, loops, q, v, tau, q_out, v_out):
 @njit(cache=True, nogil=True, inline="always")
 def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
     """Solve ``(M − c_d h D − c_k h² K) v⁺ = (M − c_d h D + c_r h² K) v + h f``
-    (the linearized implicit steps) into ``v_out``; returns 0 or SINGULAR."""
+    (the linearized implicit steps) into ``v_out``, as the increment
+    ``A (v⁺ − v) = h f + (c_k + c_r) h² K v`` with A the matrix on the left
+    (no product with M or D); returns 0 or SINGULAR."""
     nv, h = T.nv, T.dt
     f = T.work[0, :nv]
     A, K, D = T.A, T.B, T.C
+    dv = T.work[1, :nv]
     linearization(ws, T, q, v, tau, f, K, D)
     for r in range(nv):
-        v_out[r] = h * f[r]
-    combined_times(ws, T, ws.M, D, K, cd * h, -cr * h * h, v, v_out)
+        dv[r] = h * f[r]
+    if ck + cr != 0.0:
+        add_times(ws, T, K, (ck + cr) * h * h, v, dv)
     kind = factor_combined(ws, T, ws.M, D, K, cd * h, ck * h * h, A)
     if kind == 0:
         return SINGULAR
-    solve(ws, T, A, kind, v_out)
+    solve(ws, T, A, kind, dv)
+    for r in range(nv):
+        v_out[r] = v[r] + dv[r]
     return 0
 
 
@@ -593,7 +699,7 @@ def trapezoidal_core(ws, T, loops, q, v, tau, q_out, v_out):
     st = _velocity_equation(ws, T, q, v, tau, 0.5, 0.25, 0.25, v_out)
     if st != 0:
         return st
-    mid = T.work[1, :T.nv]
+    mid = T.work[2, :T.nv]
     for k in range(T.nv):
         mid[k] = 0.5 * (v[k] + v_out[k])
     integrate_kernel(ws.tree, q, mid, T.dt, q_out)
@@ -604,25 +710,27 @@ def trapezoidal_core(ws, T, loops, q, v, tau, q_out, v_out):
 def bridson_marino_core(ws, T, loops, q, v, tau, q_out, v_out):
     """Bridson–Marino (ArtiSynth §0.9.4, :class:`multibody.integrators.BridsonMarino`):
     ``A = M − (h/2)D``; ``A v½ = A v + (h/2) f(q, v)``; ``q⁺ = q ⊕ h v½``;
-    ``A v⁺ = A v + (h/2)(f(q, v) + f(q⁺, v))``."""
+    ``A v⁺ = A v + (h/2)(f(q, v) + f(q⁺, v))``, each solved for the
+    increment from v (no product with A)."""
     nv, h = T.nv, T.dt
-    f, f1, rhs = T.work[0, :nv], T.work[1, :nv], T.work[2, :nv]
+    f, f1, dv = T.work[0, :nv], T.work[1, :nv], T.work[2, :nv]
     A, K, D = T.A, T.B, T.C
-    linearization(ws, T, q, v, tau, f, K, D)
-    for k in range(nv):
-        rhs[k] = 0.0
-    combined_times(ws, T, ws.M, D, K, 0.5 * h, 0.0, v, rhs)
+    linearization(ws, T, q, v, tau, f, K, D, False)
     kind = factor_combined(ws, T, ws.M, D, K, 0.5 * h, 0.0, A)
     if kind == 0:
         return SINGULAR
     for k in range(nv):
-        v_out[k] = rhs[k] + 0.5 * h * f[k]
-    solve(ws, T, A, kind, v_out)
+        dv[k] = 0.5 * h * f[k]
+    solve(ws, T, A, kind, dv)
+    for k in range(nv):
+        v_out[k] = v[k] + dv[k]
     integrate_kernel(ws.tree, q, v_out, h, q_out)
     net_force(ws, T, q_out, v, tau, f1)
     for k in range(nv):
-        v_out[k] = rhs[k] + 0.5 * h * (f[k] + f1[k])
-    solve(ws, T, A, kind, v_out)
+        dv[k] = 0.5 * h * (f[k] + f1[k])
+    solve(ws, T, A, kind, dv)
+    for k in range(nv):
+        v_out[k] = v[k] + dv[k]
     return 0
 
 
@@ -641,9 +749,9 @@ def symplectic_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     # applied forces without the velocity products: τ + joint forces − g(q)
     for k in range(nv):
         zero[k] = 0.0
-    rnea_kernel(ws.tree, q, zero, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
-    joint_forces(T, q, v, tau, f)
     crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, M)
+    rnea_posed(ws.tree, q, zero, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
+    joint_forces(T, q, v, tau, f)
     for r in range(nv):
         s = 0.0
         for k in range(nv):

@@ -26,6 +26,7 @@ from ..forces._kin import topology
 from . import _kernels as K
 
 _VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translational")
+_LIE_JOINTS = ("free", "spherical", "planar")
 # integrators whose step evaluates the force elements once, at the start of the step: they take
 # Python force elements as forces computed before the compiled call
 _SINGLE_EVALUATION = ("explicit_euler", "semi_implicit_euler", "implicit_euler", "trapezoidal", "symplectic_euler")
@@ -74,6 +75,22 @@ def fused_table(system, integrator_name, dt, limits, restitution, threshold, eff
                      project)
 
 
+def _root_block(model):
+    """The number of coordinates of the root joint when it is the model's
+    only Lie-group joint (free, spherical, planar: their tangent directions
+    do not commute, so the stiffness K of a potential is not symmetric
+    within their block, and only there), 0 when there is none, −1
+    otherwise: the implicit steps' velocity matrix is then factored as
+    symmetric outside that block (:func:`._kernels.block_ldl_factor`)."""
+    lie = [j for j in model.joints[1:] if j.type in _LIE_JOINTS]
+    if not lie:
+        return 0
+    j = lie[0]
+    if len(lie) == 1 and j.v_slice.start == 0 and model.dof_parent[0] < 0:
+        return j.nv
+    return -1
+
+
 class StepTable:
     """The packed step table of one simulator (see the module docstring).
 
@@ -115,8 +132,8 @@ class StepTable:
         self.ints = ints = np.zeros(off, np.int64)
         ints[:K.HEADER] = header
         ints[[K.H_LEN, K.H_FLOATS, K.H_NFLOATS, K.H_DATA, K.H_NQ, K.H_NV, K.H_NB, K.H_NS, K.H_NL, K.H_NR, K.H_NG,
-              K.H_NC]] = (off, floats.ctypes.data, floats.size, self.data.handle, nq, nv, nb, ns, nl, nr, ng,
-                          0 if C is None else C.size)
+              K.H_BLOCK]] = (off, floats.ctypes.data, floats.size, self.data.handle, nq, nv, nb, ns, nl, nr, ng,
+                             _root_block(model))
         ints[K.H_GRAVITY] = system.gravity
         ints[K.H_CLAMP_EFFORT] = effort is not None
         ints[K.H_CLAMP_VELOCITY] = vmax is not None
