@@ -4,6 +4,7 @@ whole end of a step (finiteness, limits, velocity clamping)."""
 import numpy as np
 from numba import njit
 
+from .._status import NON_FINITE, NON_FINITE_AFTER_LIMITS
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
 from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
 from ..model.joints import C_NV, C_PARENT, C_V
@@ -91,10 +92,6 @@ def enforce_limits_kernel(tree, lam, q1, v1, q_index, v_index, sign, bound, rest
                     for k in range(nv):
                         v_out[k] += X[rows[a], k] * x
             return m
-
-
-NON_FINITE = -3             # the integrator's (q1, v1) has a NaN or an inf (or its sum overflows)
-NON_FINITE_AFTER_LIMITS = -4  # (q1, v1) is finite but the limit impulses made it non-finite
 
 
 @njit(cache=True, nogil=True, inline="always")  # inlined into the fused steps (integrators/_kernels.py)

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._compiled import BAD_SHAPE, NEEDS_MATRIX, any_layout, chunk_count, diagonal_overflowed, overflowed
+from .._status import ARG  # state statuses: ARG * argument + index + 1 (argument 0: q, 1: v, 2: a or tau)
 from ..kinematics.kernels import fk_kernel, inertia_times, q_status, world_inertia_into
 from ..model.data import SLOT_L, SLOT_M, allocated, handle_workspace, owned
 from ..model.joints import (C_ARMATURE, C_AX1, C_GRAVITY, C_H, C_I, C_MASS, C_NV, C_PARENT, C_TYPE, C_V, REVOLUTE,
@@ -689,7 +690,6 @@ def ltdl_multiply(lam, H, x, y):
 
 
 # ------------------------------------------------------------ checked entries
-ARG = 1 << 32  # status = ARG * argument + index + 1 (argument 0: q, 1: v, 2: a or tau)
 
 
 @njit(cache=True, nogil=True, inline="always")
