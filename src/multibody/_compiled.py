@@ -45,6 +45,8 @@ from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
+from ._status import BAD_SHAPE, NEEDS_MATRIX  # noqa: F401 (the fast paths' statuses, imported from here too)
+
 F64_1 = types.float64[:]            # any layout: strided views are fine
 F64_2C = types.float64[:, ::1]
 F64_3C = types.float64[:, :, ::1]
@@ -54,12 +56,6 @@ I64_1 = types.int64[:]
 B_1 = types.boolean[:]
 
 JIT = not config.DISABLE_JIT
-# status of a fast-path kernel whose vectors have the wrong length: the
-# caller takes the general path, which raises the error naming the argument
-BAD_SHAPE = 1 << 62
-# status of a fast-path kernel whose Data has not allocated an nv x nv matrix it needs yet
-# (model.data: allocated on first use): the caller allocates it and calls again
-NEEDS_MATRIX = BAD_SHAPE + 1
 
 _cache = {}
 

@@ -22,6 +22,15 @@ class InputError(MultibodyError, ValueError):
     """An argument of the wrong shape, type or value (e.g. a non-finite state)."""
 
 
+class NonFiniteError(InputError):
+    """An array holds a NaN or an infinity where finite numbers are needed:
+    a non-finite input, or a result that overflowed although its inputs were
+    finite. Raised by the checks that find one (the message names the array
+    and the index). Inside a simulation step, whose inputs were checked,
+    it means that the state diverged: the simulator reports it as a
+    :class:`SimulationError`."""
+
+
 class SimulationError(MultibodyError, RuntimeError):
     """A simulation that cannot go on (non-finite state, failed solve)."""
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.errors import InputError, ModelError, SimulationError
+from multibody.errors import InputError, ModelError, NonFiniteError, SimulationError
 from multibody.forces import ExternalWrench, ForceElement, JointSpring, PointToPointSpring
 from multibody.integrators import INTEGRATORS, Integrator
 
@@ -352,6 +352,37 @@ def test_an_element_callable_failing_mid_run_keeps_its_class_and_gets_the_step()
     tr = fresh(forces=[wrench]).rollout(steps=2)
     with pytest.raises(InputError, match=r"sample 2 \(t = 0\.002 s\).*returned shape"):
         tr.power
+
+
+class _Raising(ForceElement):
+    """Raises ``error`` when evaluated at t >= 2 ms."""
+
+    def __init__(self, error):
+        super().__init__("raising")
+        self._error = error
+
+    def _evaluate(self, st, b, jacobians):
+        nv = st.model.nv
+        if st.t >= 2e-3 - 1e-12:
+            raise self._error
+        return np.zeros(nv), (np.zeros((nv, nv)) if jacobians else None), (np.zeros((nv, nv)) if jacobians else None)
+
+
+@pytest.mark.parametrize("integrator", ["semi_implicit_euler", "rk4"])
+def test_the_simulator_classifies_errors_by_type_not_by_words(integrator):
+    """A NonFiniteError raised inside a step is the state diverging (a
+    SimulationError naming the step); an InputError whose message merely
+    contains "singular" or "non-finite" keeps its class (the old rule,
+    matching words, called it divergence)."""
+    sim = fresh(integrator, forces=[_Raising(NonFiniteError("x has a NaN"))])
+    step = {"semi_implicit_euler": 3, "rk4": 2}[integrator]  # RK4 samples the forces at t + dt too
+    with pytest.raises(SimulationError, match=rf"the integration diverged at step {step} .*x has a NaN"):
+        sim.rollout(steps=5, progress=False)
+    for words in ("a singular choice", "a non-finite mood"):
+        sim = fresh(integrator, forces=[_Raising(InputError(words))])
+        with pytest.raises(InputError, match=words) as err:
+            sim.rollout(steps=5, progress=False)
+        assert not isinstance(err.value, SimulationError) and "diverged" not in str(err.value)
 
 
 # --------------------------------------------------------------------- non-finite results

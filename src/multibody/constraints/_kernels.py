@@ -4,11 +4,13 @@ whole end of a step (finiteness, limits, velocity clamping)."""
 import numpy as np
 from numba import njit
 
+from .._status import NON_FINITE, NON_FINITE_AFTER_LIMITS
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
-from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into, to_parent
+from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
 from ..model.joints import C_NV, C_PARENT, C_V
 from ..model.configuration import integrate_kernel
 from ..solvers.lcp import principal_pivoting_lcp
+from ..spatial.kernel_algebra import cross as _cross, rotate_by as _rotate, to_parent
 
 
 @njit(cache=True, nogil=True)
@@ -92,10 +94,6 @@ def enforce_limits_kernel(tree, lam, q1, v1, q_index, v_index, sign, bound, rest
             return m
 
 
-NON_FINITE = -3             # the integrator's (q1, v1) has a NaN or an inf (or its sum overflows)
-NON_FINITE_AFTER_LIMITS = -4  # (q1, v1) is finite but the limit impulses made it non-finite
-
-
 @njit(cache=True, nogil=True, inline="always")  # inlined into the fused steps (integrators/_kernels.py)
 def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index, sign, bound, restitution,
                        threshold, poses, jac, inertia6, M, q_out, v_out, vel_mask):
@@ -137,11 +135,6 @@ def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index
     return 0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _cross(a0, a1, a2, b0, b1, b2):
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-
-
 @njit(cache=True, nogil=True)
 def _frame(poses, i, P, r, out):
     """World pose of the frame ``P[r]`` on body i into out (4x4)."""
@@ -154,13 +147,6 @@ def _frame(poses, i, P, r, out):
                 for m in range(3):
                     s += poses[0, i, a, m] * P[r, m, c]
                 out[a, c] = s
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _rotate(R, x0, x1, x2):
-    """``R x`` (3 scalars) for the rotation block of the 4x4 pose R."""
-    return (R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2,
-            R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2)
 
 
 @njit(cache=True, nogil=True)

@@ -2,7 +2,7 @@
 forces, workspaces and kernel statuses turned into clear errors."""
 import numpy as np
 
-from ..errors import InputError, SimulationError
+from ..errors import InputError, NonFiniteError, SimulationError
 from ..kinematics._common import config, raise_status, velocity  # noqa: F401  (re-exported)
 from ..model.checks import as_float_array
 from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
@@ -21,7 +21,7 @@ def external_forces(model, f_ext, batch=None):
                          + (f" or ({batch}, {model.nbodies}, 6)" if batch else "")
                          + " (one [n; f] per body, body frame)")
     if not np.isfinite(f).all():
-        raise InputError(f"f_ext has a non-finite entry at index {tuple(np.argwhere(~np.isfinite(f))[0])}")
+        raise NonFiniteError(f"f_ext has a non-finite entry at index {tuple(np.argwhere(~np.isfinite(f))[0])}")
     return f
 
 

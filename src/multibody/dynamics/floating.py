@@ -18,7 +18,7 @@ run in floating-base coordinates (see
 """
 import numpy as np
 
-from ..errors import InputError, ModelError, SimulationError
+from ..errors import InputError, ModelError, NonFiniteError, SimulationError
 from ..model.joints import C_TYPE, FREE
 from ..model.checks import as_float_array, finite_result
 from . import floating_kernels as FK
@@ -52,7 +52,7 @@ def _vector(x, name, sizes, q):
         raise InputError(f"{name} has shape {a.shape}, expected {opts}")
     if not np.isfinite(a).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
-        raise InputError(f"{name} has a non-finite entry at index {bad[0] if a.ndim == 1 else bad}")
+        raise NonFiniteError(f"{name} has a non-finite entry at index {bad[0] if a.ndim == 1 else bad}")
     return np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]))
 
 

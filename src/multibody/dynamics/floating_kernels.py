@@ -20,12 +20,13 @@ the body frames to the base frame.
 import numpy as np
 from numba import njit, prange
 
-from ..kinematics.kernels import force_to_parent, set_world_pose, to_parent, world_inertia_into
+from .._status import ARG, NOT_FLOATING
+from ..kinematics.kernels import set_world_pose, world_inertia_into
 from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, REVOLUTE, UNIVERSAL,
                             joint_bias, joint_transform, set_local_pose, set_revolute_pose, subspace_column)
+from ..spatial.kernel_algebra import cross_force, cross_motion, force_to_parent, to_parent
 from .hybrid_kernels import workspace
-from .kernels import (ARG, articulated_init, articulated_to_parent, cross_force, cross_motion, invert_spd_block,
-                      state_status)
+from .kernels import articulated_init, articulated_to_parent, invert_spd_block, state_status
 
 
 @njit(cache=True, nogil=True)
@@ -331,9 +332,6 @@ def is_floating(tree):
         if int(tree[i, C_PARENT]) == 0:
             return False
     return True
-
-
-NOT_FLOATING = -(1 << 62)
 
 
 @njit(cache=True, nogil=True)

@@ -5,7 +5,7 @@ accelerations. Solved in O(n) by the articulated-body hybrid algorithm
 :mod:`multibody.dynamics.hybrid_kernels`)."""
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NonFiniteError
 from ..model.checks import as_float_array, finite_result
 from . import hybrid_kernels as HK
 from ._common import config, data_for, external_forces, singular_body, velocity
@@ -43,7 +43,7 @@ def _given(model, x, name, used, q):
     bad = used & ~np.isfinite(a)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise InputError(f"{name} has a non-finite entry at index {idx[0] if len(idx) == 1 else idx} "
+        raise NonFiniteError(f"{name} has a non-finite entry at index {idx[0] if len(idx) == 1 else idx} "
                          "(an entry that is used)")
     return np.ascontiguousarray(np.where(used, a, 0.0))
 

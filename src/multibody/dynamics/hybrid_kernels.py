@@ -32,8 +32,9 @@ Workspaces are those of :class:`~multibody.model.data.Data` (``dofs[0]`` =
 import numpy as np
 from numba import njit, prange
 
+from .._status import ARG
 from ..model.joints import C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_V
-from .kernels import ARG, articulated_init, invert_spd_block, state_status, world_motion_pass
+from .kernels import articulated_init, invert_spd_block, state_status, world_motion_pass
 
 
 @njit(cache=True, nogil=True)

@@ -5,7 +5,7 @@ fill-in (§6.5), its inverse, and the operational-space inverse inertia
 import numpy as np
 
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, NEEDS_MATRIX, entry
-from ..errors import InputError, SimulationError
+from ..errors import InputError, NonFiniteError, SimulationError
 from ..model.checks import as_float_array, finite_result
 from . import kernels as K
 from . import minv_kernels as MK
@@ -283,7 +283,7 @@ def operational_space_inverse_inertia(model, q, J):
     if J.ndim != 2 or J.shape[1] != model.nv or J.shape[0] == 0:
         raise InputError(f"J has shape {J.shape}, expected (m, {model.nv}) with m >= 1")
     if not np.isfinite(J).all():
-        raise InputError(f"J has a non-finite entry at index {tuple(int(i) for i in np.argwhere(~np.isfinite(J))[0])}")
+        raise NonFiniteError(f"J has a non-finite entry at index {tuple(int(i) for i in np.argwhere(~np.isfinite(J))[0])}")
     fac = InertiaFactor(model, crba(model, q))
     X = fac.solve(J.T)
     return finite_result("operational_space_inverse_inertia", J @ X)

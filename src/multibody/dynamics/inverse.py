@@ -5,7 +5,8 @@ accelerations, and the bias and gravity terms of the equation of motion
 import numpy as np
 
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
-from ..errors import InputError
+from .._status import decode_state
+from ..errors import NonFiniteError
 from ..model.checks import finite_result
 from . import kernels as K
 from ._common import (Data, batch_output, config, data_for, external_forces, raise_status, single_state_out,
@@ -24,10 +25,10 @@ def _rnea_entry():
 
 def raise_state_status(model, q, st, names=("q", "v", "a")):
     """Turn a nonzero :func:`kernels.state_status` into the error it stands for."""
-    if abs(st) < K.ARG:
+    _, which, index = decode_state(st)
+    if which == 0:  # q: non-finite, or a quaternion not unit norm
         raise_status(model, q, st, names[0])
-    which, index = divmod(st - 1, K.ARG)
-    raise InputError(f"{names[which]} has a non-finite entry at index {index}")
+    raise NonFiniteError(f"{names[which]} has a non-finite entry at index {index}")
 
 
 def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):

@@ -19,29 +19,12 @@ import numpy as np
 from numba import njit, prange
 
 from .._compiled import BAD_SHAPE, NEEDS_MATRIX, any_layout, chunk_count, diagonal_overflowed, overflowed
-from ..kinematics.kernels import (fk_kernel, force_to_parent, inertia_times, q_status, rotate, to_child,
-                                  to_parent, world_inertia_into)
+from .._status import ARG  # state statuses: ARG * argument + index + 1 (argument 0: q, 1: v, 2: a or tau)
+from ..kinematics.kernels import fk_kernel, inertia_times, q_status, world_inertia_into
 from ..model.data import SLOT_L, SLOT_M, allocated, handle_workspace, owned
 from ..model.joints import (C_ARMATURE, C_AX1, C_GRAVITY, C_H, C_I, C_MASS, C_NV, C_PARENT, C_TYPE, C_V, REVOLUTE,
                             UNIVERSAL, joint_bias, subspace_column)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def cross_motion(w0, w1, w2, u0, u1, u2, m0, m1, m2, m3, m4, m5):
-    """``[ω; v] × [m; m_O] = [ω × m; ω × m_O + v × m]`` (Featherstone Eq. 2.31)."""
-    return (w1 * m2 - w2 * m1, w2 * m0 - w0 * m2, w0 * m1 - w1 * m0,
-            w1 * m5 - w2 * m4 + u1 * m2 - u2 * m1,
-            w2 * m3 - w0 * m5 + u2 * m0 - u0 * m2,
-            w0 * m4 - w1 * m3 + u0 * m1 - u1 * m0)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def cross_force(w0, w1, w2, u0, u1, u2, n0, n1, n2, f0, f1, f2):
-    """``[ω; v] ×* [n; f] = [ω × n + v × f; ω × f]`` (Featherstone Eq. 2.32)."""
-    return (w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1,
-            w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2,
-            w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0,
-            w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
+from ..spatial.kernel_algebra import cross_force, cross_motion, force_to_parent, rotate, to_child, to_parent
 
 
 # The large kernels below are compiled once, for state vectors (q, v, a, tau in) of any layout ('A'),
@@ -714,7 +697,6 @@ def ltdl_multiply(lam, H, x, y):
 
 
 # ------------------------------------------------------------ checked entries
-ARG = 1 << 32  # status = ARG * argument + index + 1 (argument 0: q, 1: v, 2: a or tau)
 
 
 @njit(cache=True, nogil=True, inline="always")

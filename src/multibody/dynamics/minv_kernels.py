@@ -42,10 +42,12 @@ import numpy as np
 from numba import njit, prange
 
 from .._compiled import BAD_SHAPE, NEEDS_MATRIX, diagonal_overflowed
-from ..kinematics.kernels import fk_kernel, q_status, to_parent, world_inertia_into
+from .._status import ARG
+from ..kinematics.kernels import fk_kernel, q_status, world_inertia_into
 from ..model.data import SLOT_MINV, allocated, handle_workspace, owned
 from ..model.joints import C_ARMATURE, C_NV, C_PARENT, C_V, subspace_column
-from .kernels import ARG, _ws, invert_spd_block
+from ..spatial.kernel_algebra import to_parent
+from .kernels import _ws, invert_spd_block
 
 # Column loops run over unsigned indices: Numba then skips the negative-index
 # wraparound, and LLVM vectorizes the loops (2x on a 100-link chain).

@@ -21,8 +21,9 @@ the path to the root: O(n·d) 6x10 products for depth d.
 import numpy as np
 from numba import njit, prange
 
-from ..kinematics.kernels import force_to_parent, motion_kernel, to_parent, workspace
+from ..kinematics.kernels import motion_kernel, workspace
 from ..model.joints import C_GRAVITY, C_NV, C_PARENT, C_V
+from ..spatial.kernel_algebra import force_to_parent, to_parent
 from .kernels import state_status
 
 # index pairs (row, col) of the rotational-inertia parameters Ixx, Ixy, Iyy, Ixz, Iyz, Izz

@@ -45,16 +45,12 @@ from ..errors import InputError
 from ..kinematics import joint_jacobians
 from ..model.checks import as_vector
 from ..model.data import data_for
+from ..spatial._small import cross3  # noqa: F401 (re-exported: a × b of two 3-vectors, compiled)
 from ._kernels import (crf_cols, crf_vec, crm_cols, crm_vec, cross_vm, point_jacobian,  # noqa: F401 (re-exported)
                        point_velocity_derivative as _pvd, velocity_derivative as _vd)
 from ._kernels import geometric as _geometric
 
 # ----------------------------------------------------------------- algebra
-
-
-def cross3(a, b):
-    """Cross product of two 3-vectors (cheaper than np.cross for one pair)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def hat(a):

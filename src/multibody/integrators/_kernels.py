@@ -38,6 +38,7 @@ from numba import carray, njit
 from collections import namedtuple
 
 from .._compiled import f64_pointer, i64_pointer, overflowed
+from .._status import EFFORT_CLAMPED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, VELOCITY_CLAMPED  # step statuses
 from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel, end_of_step_kernel, \
     project_kernel
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
@@ -81,12 +82,6 @@ def section_sizes(nq, nv, nb, ns, nl, nr, ng):
             I_MASKS: 2 * nv, I_PIVOTS: nv, I_ROW: nr, I_KIND: nr, I_IA: nr, I_IB: nr, I_GEAR_ROW: ng, I_GEAR_JQ: ng,
             I_GEAR_JV: ng, I_GEAR_IQ: ng, I_GEAR_IV: ng}
 
-
-EFFORT_CLAMPED = 1
-VELOCITY_CLAMPED = 2
-TAU_NOT_FINITE = -(1 << 40)  # - k: τ[k] is not finite
-SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular
-NOT_PROJECTED = -(1 << 42)   # the post-stabilization did not converge (the checked path decides)
 
 Table = namedtuple("Table", (
     "nq", "nv", "nb", "block", "dt", "restitution", "threshold", "baumgarte", "gravity_on", "clamp_effort",

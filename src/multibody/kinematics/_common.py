@@ -1,6 +1,6 @@
 """Shared plumbing of the kinematics API: argument checks that turn a
 kernel status into a clear error, reference-frame names, frame lookup."""
-from ..errors import InputError
+from ..errors import InputError, NonFiniteError
 from ..model.checks import as_vector, check_quaternions
 from ..model.configuration import q_status, q_status_rows
 from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
@@ -29,7 +29,7 @@ def reference_code(reference):
 def raise_status(model, q, status, name="q"):
     """Raise the error a nonzero :func:`kernels.q_status` stands for."""
     if status > 0:
-        raise InputError(f"{name} has a non-finite entry at index {status - 1}")
+        raise NonFiniteError(f"{name} has a non-finite entry at index {status - 1}")
     check_quaternions(model, q, name)
     raise InputError(f"{name}: a quaternion is not unit norm (joint of body '{model.body_names[-status]}')")
 

@@ -21,6 +21,7 @@ from ..model.configuration import q_status  # noqa: F401  (re-exported for the d
 from ..model.joints import (C_H, C_I, C_MASS, C_NV, C_PARENT, C_Q, C_TYPE, C_V, REVOLUTE,
                             joint_bias, joint_transform, motion_subspace_into, set_local_pose,
                             set_revolute_pose, set_revolute_poses, subspace_column)
+from ..spatial.kernel_algebra import force_to_parent, rotate, to_child, to_parent
 
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
@@ -112,53 +113,6 @@ def frames_kernel(fbody, fplace, oMi, oMf):
     """World pose of every frame from the body poses."""
     for f in range(fbody.shape[0]):
         compose_into(oMi[fbody[f]], fplace[f], oMf[f])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def to_child(P, k, i, m0, m1, m2, m3, m4, m5):
-    """``Ad(T⁻¹) m`` as 6 scalars, T = ``P[k, i]``: the motion vector m,
-    given in the parent, expressed in the child frame whose pose in the
-    parent is T (Featherstone ``X m``, Table A.4). Poses are addressed by
-    index rather than passed as views (docs/architecture.md, rule 1)."""
-    px, py, pz = P[k, i, 0, 3], P[k, i, 1, 3], P[k, i, 2, 3]
-    u0 = m3 + m1 * pz - m2 * py
-    u1 = m4 + m2 * px - m0 * pz
-    u2 = m5 + m0 * py - m1 * px
-    return (P[k, i, 0, 0] * m0 + P[k, i, 1, 0] * m1 + P[k, i, 2, 0] * m2,
-            P[k, i, 0, 1] * m0 + P[k, i, 1, 1] * m1 + P[k, i, 2, 1] * m2,
-            P[k, i, 0, 2] * m0 + P[k, i, 1, 2] * m1 + P[k, i, 2, 2] * m2,
-            P[k, i, 0, 0] * u0 + P[k, i, 1, 0] * u1 + P[k, i, 2, 0] * u2,
-            P[k, i, 0, 1] * u0 + P[k, i, 1, 1] * u1 + P[k, i, 2, 1] * u2,
-            P[k, i, 0, 2] * u0 + P[k, i, 1, 2] * u1 + P[k, i, 2, 2] * u2)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def rotate(P, k, i, x0, x1, x2):
-    """``R x`` for the rotation R of the pose ``P[k, i]``."""
-    return (P[k, i, 0, 0] * x0 + P[k, i, 0, 1] * x1 + P[k, i, 0, 2] * x2,
-            P[k, i, 1, 0] * x0 + P[k, i, 1, 1] * x1 + P[k, i, 1, 2] * x2,
-            P[k, i, 2, 0] * x0 + P[k, i, 2, 1] * x1 + P[k, i, 2, 2] * x2)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def to_parent(P, k, i, m0, m1, m2, m3, m4, m5):
-    """``Ad(T) m`` as 6 scalars, T = ``P[k, i]``: the motion vector m of the
-    child frame expressed in the parent (Featherstone ``X⁻¹ m``)."""
-    w0, w1, w2 = rotate(P, k, i, m0, m1, m2)
-    l0, l1, l2 = rotate(P, k, i, m3, m4, m5)
-    px, py, pz = P[k, i, 0, 3], P[k, i, 1, 3], P[k, i, 2, 3]
-    return (w0, w1, w2, l0 + py * w2 - pz * w1, l1 + pz * w0 - px * w2, l2 + px * w1 - py * w0)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def force_to_parent(P, k, i, n0, n1, n2, f0, f1, f2):
-    """A force ``[n; f]`` in the child frame (pose ``P[k, i]`` in the parent)
-    expressed in the parent: ``^λX_i* f = [R n + p × R f; R f]``
-    (Featherstone Eq. 2.27)."""
-    a0, a1, a2 = rotate(P, k, i, f0, f1, f2)
-    b0, b1, b2 = rotate(P, k, i, n0, n1, n2)
-    px, py, pz = P[k, i, 0, 3], P[k, i, 1, 3], P[k, i, 2, 3]
-    return (b0 + py * a2 - pz * a1, b1 + pz * a0 - px * a2, b2 + px * a1 - py * a0, a0, a1, a2)
 
 
 @njit(cache=True, nogil=True)

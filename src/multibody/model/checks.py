@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NonFiniteError
 from .data import Data
 
 
@@ -48,7 +48,7 @@ def as_vector(x, name, size, batch=True, finite=True):
         raise InputError(f"{name} has shape {np.shape(x)}, expected {expected}")
     if finite and not np.isfinite(a).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
-        raise InputError(f"{name} has a non-finite entry at index {bad[0] if a.ndim == 1 else bad}")
+        raise NonFiniteError(f"{name} has a non-finite entry at index {bad[0] if a.ndim == 1 else bad}")
     return a
 
 
@@ -73,7 +73,7 @@ def finite_result(what, *results):
     v² is inf). Raises :class:`InputError` naming ``what``."""
     for x in results:
         if not np.isfinite(x).all():
-            raise InputError(f"{what}: the result is not finite although the inputs are: they are too large "
+            raise NonFiniteError(f"{what}: the result is not finite although the inputs are: they are too large "
                              "for float64 (the computation overflowed)")
     return results[0] if len(results) == 1 else results
 

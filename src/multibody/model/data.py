@@ -33,13 +33,38 @@ from .._compiled import f64_pointer, i64_pointer, thread_id
 from ..errors import InputError
 from .joints import N_COL
 
-# The handle table: sizes, array addresses, owner. One list, read by
-# Data._publish (Python) and handle_workspace (compiled).
-_ARRAYS = ("tree", "lam", "poses", "spatial", "jac", "dofs", "M", "L", "inertia6", "U", "Dinv", "Minv")
+# The handle table (int64): slots 0-2 hold nb, nq, nv; then the address of each array of _LAYOUT, in
+# its order; then the owner's thread id. _LAYOUT is the one description of the workspace: Data
+# allocates and publishes its arrays from it, the slot constants, the Workspace tuple and
+# Data.arrays derive from it. handle_workspace (compiled) must give the shapes as compile-time
+# expressions, so it writes them once more, by slot constant: a name missing there does not compile
+# (Workspace takes every name) and tests/model/test_data_layout.py checks every shape and address.
+# Shapes in nb (bodies), nv (coordinates) and N_COL (table columns); every array is C-contiguous,
+# float64 unless said.
+_LAYOUT = (
+    ("tree", lambda nb, nv: (nb, N_COL)),         # the model table (Model._tree), not Data's
+    ("lam", lambda nb, nv: (nv,)),                # int64: parent coordinate of each coordinate (Model.dof_parent)
+    ("poses", lambda nb, nv: (2, nb, 4, 4)),      # oMi, liMi
+    ("spatial", lambda nb, nv: (4, nb, 6)),       # per body v, a, f and a scratch row (angular first)
+    ("jac", lambda nb, nv: (3, 6, nv)),           # S, J, frame_J
+    ("dofs", lambda nb, nv: (4, nv)),             # per coordinate tau, ddq and two scratch rows
+    ("M", lambda nb, nv: (nv, nv)),               # joint-space inertia (lazy)
+    ("L", lambda nb, nv: (nv, nv)),               # its sparse LᵀDL factor (lazy)
+    ("inertia6", lambda nb, nv: (nb, 6, 6)),      # composite or articulated body inertias
+    ("U", lambda nb, nv: (6, nv)),                # ABA's U = Iᴬ S
+    ("Dinv", lambda nb, nv: (nv, 6)),             # ABA's D⁻¹ blocks
+    ("Minv", lambda nb, nv: (nv, nv)),            # inverse inertia (lazy)
+)
+_MODEL_ARRAYS = ("tree", "lam")   # the model's, published by every Data
+_LAZY = ("M", "L", "Minv")        # nv x nv: allocated on first use (a handle slot stays 0 until then)
+_ARRAYS = tuple(name for name, _ in _LAYOUT)
+_SHAPE = dict(_LAYOUT)
 _SLOT = {name: 3 + k for k, name in enumerate(_ARRAYS)}
-OWNER = 3 + len(_ARRAYS)       # thread id of the owner; 0: none yet; -1: never checked
+SLOT_TREE, SLOT_LAM, SLOT_POSES, SLOT_SPATIAL = _SLOT["tree"], _SLOT["lam"], _SLOT["poses"], _SLOT["spatial"]
+SLOT_JAC, SLOT_DOFS, SLOT_M, SLOT_L = _SLOT["jac"], _SLOT["dofs"], _SLOT["M"], _SLOT["L"]
+SLOT_INERTIA6, SLOT_U, SLOT_DINV, SLOT_MINV = _SLOT["inertia6"], _SLOT["U"], _SLOT["Dinv"], _SLOT["Minv"]
+OWNER = 3 + len(_ARRAYS)          # thread id of the owner; 0: none yet; -1: never checked
 N_SLOTS = OWNER + 1
-_LAZY = ("M", "L", "Minv")     # nv x nv: allocated on first use
 
 
 class _Lazy:
@@ -80,27 +105,24 @@ class Data:
             raise InputError(f"Data(model) needs a multibody Model, got {type(model).__name__}")
         nb, nv, nf = model.nbodies, model.nv, len(model.frames)
         self.model = model  # fast paths check ``data.model is model``: a foreign Data would overflow
-        self.poses = np.tile(np.eye(4), (2, nb, 1, 1))
-        self.oMi, self.liMi = self.poses[0], self.poses[1]
-        self.oMf = np.tile(np.eye(4), (nf, 1, 1))
-        self.spatial = np.zeros((4, nb, 6))
-        self.v, self.a, self.f = self.spatial[0], self.spatial[1], self.spatial[2]
-        self.jac = np.zeros((3, 6, nv))
-        self.S, self.J, self.frame_J = self.jac[0], self.jac[1], self.jac[2]
-        self.dofs = np.zeros((4, nv))
-        self.tau, self.ddq = self.dofs[0], self.dofs[1]
-        self._M = self._L = self._Minv = None
-        self.inertia6 = np.zeros((nb, 6, 6))
-        self.U = np.zeros((6, nv))
-        self.Dinv = np.zeros((nv, 6))
-        self.dof_parent = model.dof_parent
         self._slots = np.zeros(N_SLOTS, dtype=np.int64)
         self._slots[:3] = nb, model.nq, nv
         self._slots[OWNER] = 0 if thread_checked else -1
-        for name in _ARRAYS:
-            if name not in _LAZY:
-                self._publish(name, model._tree if name == "tree" else model.dof_parent if name == "lam"
-                              else getattr(self, name))
+        self._publish("tree", model._tree)
+        self._publish("lam", model.dof_parent)
+        for name in _ARRAYS:  # Data's own arrays (_LAYOUT), zeros
+            if name in _LAZY:
+                setattr(self, "_" + name, None)
+            elif name not in _MODEL_ARRAYS:
+                setattr(self, name, np.zeros(_SHAPE[name](nb, nv)))
+                self._publish(name, getattr(self, name))
+        self.poses[...] = np.eye(4)
+        self.oMi, self.liMi = self.poses[0], self.poses[1]
+        self.oMf = np.tile(np.eye(4), (nf, 1, 1))
+        self.v, self.a, self.f = self.spatial[0], self.spatial[1], self.spatial[2]
+        self.S, self.J, self.frame_J = self.jac[0], self.jac[1], self.jac[2]
+        self.tau, self.ddq = self.dofs[0], self.dofs[1]
+        self.dof_parent = model.dof_parent
         self.handle = int(self._slots.ctypes.data)
 
     def _publish(self, name, x):
@@ -115,8 +137,7 @@ class Data:
         descriptor), so reading ``data.M`` in a hot loop costs nothing more."""
         x = getattr(self, "_" + name)
         if x is None:
-            n = self._slots[2]
-            x = np.zeros((n, n))
+            x = np.zeros(_SHAPE[name](self._slots[0], self._slots[2]))
             setattr(self, "_" + name, x)
             self.__dict__[name] = x
             self._publish(name, x)
@@ -132,9 +153,10 @@ class Data:
         allocated matrices only once allocated; empty before): kernels
         written over a Workspace run on it without JIT too."""
         m, empty = self.model, np.zeros((0, 0))
-        return Workspace(m.nbodies, m.nq, m.nv, m._tree, m.dof_parent, self.poses, self.spatial, self.jac, self.dofs,
-                         *(empty if getattr(self, "_" + k) is None else getattr(self, "_" + k) for k in ("M", "L")),
-                         self.inertia6, self.U, self.Dinv, empty if self._Minv is None else self._Minv)
+        own = {"tree": m._tree, "lam": m.dof_parent}
+        return Workspace(m.nbodies, m.nq, m.nv, *(
+            own[name] if name in own else getattr(self, name) if name not in _LAZY
+            else empty if getattr(self, "_" + name) is None else getattr(self, "_" + name) for name in _ARRAYS))
 
     def check_thread(self):
         """Raise :class:`InputError` if another thread owns this workspace;
@@ -163,7 +185,7 @@ class Data:
         would point at this Data's arrays), holding the same values and no
         owner."""
         new = Data(self.model, thread_checked=self._slots[OWNER] >= 0)
-        for name in ("poses", "oMf", "spatial", "jac", "dofs", "inertia6", "U", "Dinv"):
+        for name in ("oMf",) + tuple(n for n in _ARRAYS if n not in _MODEL_ARRAYS and n not in _LAZY):
             getattr(new, name)[...] = getattr(self, name)
         for name in _LAZY:
             if getattr(self, "_" + name) is not None:
@@ -227,12 +249,20 @@ def handle_workspace(handle):
     ``L`` and ``Minv`` only once allocated, see :func:`allocated`)."""
     t = carray(i64_pointer(handle), (N_SLOTS,))
     nb, nq, nv = t[0], t[1], t[2]
-    return Workspace(nb, nq, nv, carray(f64_pointer(t[3]), (nb, N_COL)), carray(i64_pointer(t[4]), (nv,)),
-                     carray(f64_pointer(t[5]), (2, nb, 4, 4)), carray(f64_pointer(t[6]), (4, nb, 6)),
-                     carray(f64_pointer(t[7]), (3, 6, nv)), carray(f64_pointer(t[8]), (4, nv)),
-                     carray(f64_pointer(t[9]), (nv, nv)), carray(f64_pointer(t[10]), (nv, nv)),
-                     carray(f64_pointer(t[11]), (nb, 6, 6)), carray(f64_pointer(t[12]), (6, nv)),
-                     carray(f64_pointer(t[13]), (nv, 6)), carray(f64_pointer(t[14]), (nv, nv)))
+    # the shapes of _LAYOUT again: carray takes its shape (and so its rank) as compiled code
+    return Workspace(nb, nq, nv,
+                     carray(f64_pointer(t[SLOT_TREE]), (nb, N_COL)),
+                     carray(i64_pointer(t[SLOT_LAM]), (nv,)),
+                     carray(f64_pointer(t[SLOT_POSES]), (2, nb, 4, 4)),
+                     carray(f64_pointer(t[SLOT_SPATIAL]), (4, nb, 6)),
+                     carray(f64_pointer(t[SLOT_JAC]), (3, 6, nv)),
+                     carray(f64_pointer(t[SLOT_DOFS]), (4, nv)),
+                     carray(f64_pointer(t[SLOT_M]), (nv, nv)),
+                     carray(f64_pointer(t[SLOT_L]), (nv, nv)),
+                     carray(f64_pointer(t[SLOT_INERTIA6]), (nb, 6, 6)),
+                     carray(f64_pointer(t[SLOT_U]), (6, nv)),
+                     carray(f64_pointer(t[SLOT_DINV]), (nv, 6)),
+                     carray(f64_pointer(t[SLOT_MINV]), (nv, nv)))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -260,4 +290,3 @@ def allocated(handle, slot):
     return carray(i64_pointer(handle), (N_SLOTS,))[slot] != 0
 
 
-SLOT_M, SLOT_L, SLOT_MINV = _SLOT["M"], _SLOT["L"], _SLOT["Minv"]

@@ -9,20 +9,21 @@ import numpy as np
 from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
+from .._status import (EFFORT_CLAMPED, MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED,
+                       describe)
 from ..constraints import Constraints, JointLimits, project, project_positions
-from ..errors import InputError, MultibodyError, SimulationError, SimulationWarning
+from ..errors import InputError, MultibodyError, NonFiniteError, SimulationError, SimulationWarning
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
-from ..integrators import _kernels as fused_kernels
 from ..integrators.fused import NO_CONTROL, fused_table
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
 from ..model.checks import as_float_array, as_vector, real_number
 from ..solvers import solve_spd_lcp
-from ._kernels import NON_FINITE, check_tau_kernel, end_of_step_kernel
+from ._kernels import check_tau_kernel, end_of_step_kernel
 from .batch import rollout_batch
 from .control import PD
 from .trajectory import Trajectory, model_fingerprint
@@ -99,7 +100,6 @@ def state_vector(x, name, size, where=""):
 
 
 _QUANTITY = {"q": "configuration", "v": "velocity"}
-_DIVERGENCE_WORDS = ("non-finite", "not finite", "overflow", "singular", "positive definite")
 
 
 @dataclass
@@ -387,7 +387,7 @@ class Simulator:
     def _advance(self, tau, name):
         """One step with the joint forces ``tau`` (unchecked; ``name`` says
         where they came from in errors); returns the clamp flags
-        (``EFFORT_CLAMPED | VELOCITY_CLAMPED`` of integrators/_kernels.py)."""
+        (``EFFORT_CLAMPED | VELOCITY_CLAMPED`` of :mod:`multibody._status`)."""
         fast = self._fast
         if fast is not None and type(tau) is np.ndarray and tau.dtype is _F64 and tau.ndim == 1 \
                 and tau.shape[0] == fast[3]:
@@ -436,7 +436,7 @@ class Simulator:
         InputError for a non-finite τ, or the step again on the checked
         Python path (which raises the precise error, or finishes the step
         by the NumPy fallback of the limit solve)."""
-        bad = fused_kernels.TAU_NOT_FINITE - st
+        bad = TAU_NOT_FINITE - st
         if 0 <= bad < self.model.nv:
             raise InputError(f"{name} {self._at(self._steps + 1, self.state.t)} has a non-finite entry at index "
                              f"{bad} ({tau[bad]})")
@@ -512,10 +512,10 @@ class Simulator:
             self._last_tau, self._last_clamped = tau, (eff_mask, vel_mask)
         self.state = State(t, q, v)
         self._steps = k
-        return (fused_kernels.EFFORT_CLAMPED if eff_mask.any() else 0) | \
-            (fused_kernels.VELOCITY_CLAMPED if vel_mask.any() else 0)
+        return (EFFORT_CLAMPED if eff_mask.any() else 0) | \
+            (VELOCITY_CLAMPED if vel_mask.any() else 0)
 
-    _CLAMP_BITS = (("effort", fused_kernels.EFFORT_CLAMPED), ("velocity", fused_kernels.VELOCITY_CLAMPED))
+    _CLAMP_BITS = (("effort", EFFORT_CLAMPED), ("velocity", VELOCITY_CLAMPED))
 
     def _set_reported(self, kinds):
         """Record the kinds of clamping already warned about in this run,
@@ -568,10 +568,10 @@ class Simulator:
         non-finite if one did; others (a force element's callable returning
         a bad shape) keep their class."""
         msg = str(e)
-        # the step's inputs were checked finite: an error about non-finite or singular values
-        # raised inside the step is the state diverging (e.g. aba's "not finite although the
-        # inputs are" on overflow), not a user's mistake
-        if isinstance(e, SimulationError) or any(w in msg for w in _DIVERGENCE_WORDS):
+        # the step's inputs were checked finite: a non-finite value found inside the step
+        # (NonFiniteError, e.g. aba's "not finite although the inputs are" on overflow) or a
+        # singular or indefinite matrix (SimulationError) is the state diverging, not a user's mistake
+        if isinstance(e, (SimulationError, NonFiniteError)):
             self._diagnose_non_finite(k, s)
             return SimulationError(f"the integration diverged at {self._where(k, s.t)}: within the step, {msg}")
         return _with_context(e, f"at {self._where(k, s.t)}: {msg}")
@@ -594,8 +594,8 @@ class Simulator:
             self._check_finite(q1, v1, k, s.t, f"after the {self.integrator.name} update (from a finite state: "
                                                 f"max |v| = {np.abs(s.v).max(initial=0.0):.3g}, max |tau| = "
                                                 f"{np.abs(tau).max(initial=0.0):.3g})")
-        if st == -1:
-            raise SimulationError(f"the mass matrix is not positive definite at {self._where(k, s.t)}")
+        if st == MASS_NOT_POSITIVE_DEFINITE:
+            raise SimulationError(f"{describe(st)} at {self._where(k, s.t)}")
         if self.limits is None:  # NON_FINITE from a sum that overflowed, with finite entries
             q, v = q1.copy(), v1.copy()
         else:

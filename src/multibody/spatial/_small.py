@@ -7,6 +7,8 @@ that these kernels routinely receive.
 import numpy as np
 from numba import njit
 
+from .kernel_algebra import cross
+
 
 @njit(cache=True, nogil=True)
 def mm3(A, B):
@@ -50,9 +52,7 @@ def mtv3(A, x):
 def cross3(a, b):
     """``a × b``."""
     c = np.empty(3)
-    c[0] = a[1] * b[2] - a[2] * b[1]
-    c[1] = a[2] * b[0] - a[0] * b[2]
-    c[2] = a[0] * b[1] - a[1] * b[0]
+    c[0], c[1], c[2] = cross(a[0], a[1], a[2], b[0], b[1], b[2])
     return c
 
 

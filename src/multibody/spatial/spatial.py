@@ -39,6 +39,7 @@ from numba import njit
 from ..errors import ModelError
 from . import so3
 from ._small import mm3, mtm3, mv3, mtv3
+from .kernel_algebra import cross_force as _crf6, cross_motion as _crm6
 
 
 # --------------------------------------------------------------------------
@@ -345,14 +346,8 @@ def crf(v):
 @njit(cache=True, nogil=True)
 def cross_motion_into(v, m, out):
     """``out = v × m = [ω × m_ω; ω × m_v + v_O × m_ω]`` (Eq. 2.33)."""
-    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    a0, a1, a2, b0, b1, b2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    out[0] = w1 * a2 - w2 * a1
-    out[1] = w2 * a0 - w0 * a2
-    out[2] = w0 * a1 - w1 * a0
-    out[3] = w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
-    out[4] = w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
-    out[5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
+    out[0], out[1], out[2], out[3], out[4], out[5] = _crm6(v[0], v[1], v[2], v[3], v[4], v[5],
+                                                          m[0], m[1], m[2], m[3], m[4], m[5])
 
 
 @njit(cache=True, nogil=True)
@@ -366,14 +361,8 @@ def cross_motion(v, m):
 @njit(cache=True, nogil=True)
 def cross_force_into(v, f, out):
     """``out = v ×* f = [ω × n + v_O × f; ω × f]`` (Eq. 2.34)."""
-    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    n0, n1, n2, f0, f1, f2 = f[0], f[1], f[2], f[3], f[4], f[5]
-    out[0] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-    out[1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-    out[2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-    out[3] = w1 * f2 - w2 * f1
-    out[4] = w2 * f0 - w0 * f2
-    out[5] = w0 * f1 - w1 * f0
+    out[0], out[1], out[2], out[3], out[4], out[5] = _crf6(v[0], v[1], v[2], v[3], v[4], v[5],
+                                                          f[0], f[1], f[2], f[3], f[4], f[5])
 
 
 @njit(cache=True, nogil=True)
