@@ -264,39 +264,79 @@ def _angle_row(tree, jac, ia, ib, TA, TB, u, w, with_v, MA, MB, Grow):
 
 
 @njit(cache=True, nogil=True)
-def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
-                           gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k):
-    """φ, G and (with_v) k of the loop rows and gear rows described in
-    :mod:`multibody.constraints.loops` (``kind`` 0: point row, 1: angle
-    row, 2: helical row ``φ = (R_A u)·(p_B − p_A) − pitch·θ`` with θ the
-    angle of B's w about the axis u from A's w; ``row[i]`` is the output
-    row of entry i), with G's columns filled only on the paths from the two
-    bodies to the root."""
+def entry_frames(poses, body_a, body_b, Pa, Pb, F):
+    """``F[e, 0]``, ``F[e, 1]``: world poses (rows 0-2 of 4x4) of the two
+    frames of every loop entry e, from the world poses ``poses[0]``. The
+    rows of one loop joint share their frames: an entry whose bodies and
+    placements equal the previous entry's copies its frames (12 loads
+    instead of 36 multiply-adds per frame)."""
+    for e in range(body_a.shape[0]):
+        same = e > 0 and body_a[e] == body_a[e - 1] and body_b[e] == body_b[e - 1]
+        if same:
+            for a in range(3):
+                for c in range(4):
+                    if Pa[e, a, c] != Pa[e - 1, a, c] or Pb[e, a, c] != Pb[e - 1, a, c]:
+                        same = False
+        if same:
+            for s in range(2):
+                for a in range(3):
+                    for c in range(4):
+                        F[e, s, a, c] = F[e - 1, s, a, c]
+        else:
+            _frame(poses, body_a[e], Pa, e, F[e, 0])
+            _frame(poses, body_b[e], Pb, e, F[e, 1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dot_rot(T, x0, x1, x2, S, y0, y1, y2):
+    """``(R_T x)·(R_S y)`` for the rotation blocks of the poses T and S."""
+    a = _rotate(T, x0, x1, x2)
+    b = _rotate(S, y0, y1, y2)
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, nogil=True)
+def phi_from_frames(q, row, kind, u, w, pitch, gear_row, gear_jq, gear_iq, ratio, offset, F, phi):
+    """φ of every loop and gear row from the entries' frames ``F``
+    (:func:`entry_frames`), without G: the residual a Newton iteration of
+    the projection checks. The same arithmetic as the rows of
+    :func:`constraint_rows_kernel`."""
+    for e in range(kind.shape[0]):
+        TA, TB = F[e, 0], F[e, 1]
+        ue = u[e]
+        if kind[e] == 1:
+            phi[row[e]] = _dot_rot(TA, ue[0], ue[1], ue[2], TB, w[e, 0], w[e, 1], w[e, 2])
+            continue
+        a = _rotate(TA, ue[0], ue[1], ue[2])
+        ph = a[0] * (TB[0, 3] - TA[0, 3]) + a[1] * (TB[1, 3] - TA[1, 3]) + a[2] * (TB[2, 3] - TA[2, 3])
+        if kind[e] == 2:
+            e0, e1, e2 = _cross(ue[0], ue[1], ue[2], w[e, 0], w[e, 1], w[e, 2])
+            cc = _dot_rot(TA, w[e, 0], w[e, 1], w[e, 2], TB, w[e, 0], w[e, 1], w[e, 2])
+            ss = _dot_rot(TA, e0, e1, e2, TB, w[e, 0], w[e, 1], w[e, 2])
+            ph = ph - pitch[e] * np.arctan2(ss, cc)
+        phi[row[e]] = ph
+    for g in range(gear_row.shape[0]):
+        phi[gear_row[g]] = q[gear_jq[g]] - ratio[g] * q[gear_iq[g]] - offset[g]
+
+
+@njit(cache=True, nogil=True)
+def rows_from_frames(tree, q, v, with_v, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, k):
+    """φ, G and (with_v) k of the rows (:func:`constraint_rows_kernel`)
+    from the world poses, the world joint axes ``jac[1]`` (and, with_v,
+    the body velocities and bias accelerations ``spatial``) and the
+    entries' frames ``F``."""
     nv = G.shape[1]
-    if with_v:
-        motion_kernel(tree, q, v, np.zeros(nv), poses, jac, spatial)
-    else:
-        fk_kernel(tree, q, poses)
-        for i in range(1, tree.shape[0]):
-            motion_subspace_into(tree, i, q, jac[0], int(tree[i, C_V]))
-    S = jac[0]
-    for i in range(1, tree.shape[0]):
-        for c in range(int(tree[i, C_V]), int(tree[i, C_V]) + int(tree[i, C_NV])):
-            m = to_parent(poses, 0, i, S[0, c], S[1, c], S[2, c], S[3, c], S[4, c], S[5, c])
-            for r in range(6):
-                jac[1, r, c] = m[r]
-    TA = np.empty((4, 4))
-    TB = np.empty((4, 4))
-    MA = np.zeros((4, 3))
-    MB = np.zeros((4, 3))
-    Gc = np.empty(nv)
-    Gs = np.empty(nv)
-    e2 = np.empty(3)
+    sc = np.empty(27 + 2 * nv)  # one block: MA, MB (read only with_v), Gc, Gs, e2 (helical rows)
+    MA = sc[:12].reshape((4, 3))
+    MB = sc[12:24].reshape((4, 3))
+    Gc = sc[24:24 + nv]
+    Gs = sc[24 + nv:24 + 2 * nv]
+    e2 = sc[24 + 2 * nv:27 + 2 * nv]
     for e in range(kind.shape[0]):
         r = row[e]
         ia, ib = body_a[e], body_b[e]
-        _frame(poses, ia, Pa, e, TA)
-        _frame(poses, ib, Pb, e, TB)
+        TA, TB = F[e, 0], F[e, 1]
         if with_v:
             _frame_motion(poses, spatial, ia, TA[0, 3], TA[1, 3], TA[2, 3], MA)
             _frame_motion(poses, spatial, ib, TB[0, 3], TB[1, 3], TB[2, 3], MB)
@@ -332,18 +372,49 @@ def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb
         k[r] = 0.0
 
 
-# ---------------------------------------------------------------- constrained steps
 @njit(cache=True, nogil=True)
-def psd_solve(A, b, x, rtol):
-    """``x = A⁺ b`` for a symmetric positive semidefinite A whose dependent
-    rows are consistent (a constraint Jacobian's ``G M⁻¹Gᵀ`` with redundant
-    rows): LDLᵀ without pivoting, dropping every row whose pivot falls below
-    ``rtol`` times the largest diagonal entry (its multiplier is 0, as for a
-    row removed from the system). Returns the rank."""
-    m = b.shape[0]
-    L = np.zeros((m, m))
-    D = np.zeros(m)
-    keep = np.zeros(m, np.bool_)
+def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
+                           gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k):
+    """φ, G and (with_v) k of the loop rows and gear rows described in
+    :mod:`multibody.constraints.loops` (``kind`` 0: point row, 1: angle
+    row, 2: helical row ``φ = (R_A u)·(p_B − p_A) − pitch·θ`` with θ the
+    angle of B's w about the axis u from A's w; ``row[i]`` is the output
+    row of entry i), with G's columns filled only on the paths from the two
+    bodies to the root."""
+    nv = G.shape[1]
+    if with_v:
+        motion_kernel(tree, q, v, np.zeros(nv), poses, jac, spatial)
+    else:
+        fk_kernel(tree, q, poses)
+        for i in range(1, tree.shape[0]):
+            motion_subspace_into(tree, i, q, jac[0], int(tree[i, C_V]))
+    S = jac[0]
+    for i in range(1, tree.shape[0]):
+        for c in range(int(tree[i, C_V]), int(tree[i, C_V]) + int(tree[i, C_NV])):
+            m = to_parent(poses, 0, i, S[0, c], S[1, c], S[2, c], S[3, c], S[4, c], S[5, c])
+            for r in range(6):
+                jac[1, r, c] = m[r]
+    F = np.empty((kind.shape[0], 2, 4, 4))
+    entry_frames(poses, body_a, body_b, Pa, Pb, F)
+    rows_from_frames(tree, q, v, with_v, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, k)
+
+
+# ---------------------------------------------------------------- constrained steps
+PSD_RTOL = 1e-12  # a row of GM⁻¹Gᵀ whose pivot is below PSD_RTOL x its largest diagonal entry is dependent
+
+
+@njit(cache=True, nogil=True)
+def psd_factor(A, D, rtol):
+    """In place, for a symmetric positive semidefinite A (m x m; its lower
+    triangle is read) whose dependent rows are consistent (a constraint
+    Jacobian's ``G M⁻¹Gᵀ`` with redundant rows): ``A = L D Lᵀ`` without
+    pivoting, the unit lower-triangular L written strictly below A's
+    diagonal, dropping every row whose pivot falls below ``rtol`` times the
+    largest diagonal entry (``D[j] = 0``: its multiplier is 0, as for a row
+    removed from the system; any other D[j] is kept, a NaN too, so that a
+    non-finite input shows in the result). Returns the rank."""
+    m = D.shape[0]
     scale = 0.0
     for i in range(m):
         scale = max(scale, A[i, i])
@@ -352,37 +423,53 @@ def psd_solve(A, b, x, rtol):
     for j in range(m):
         d = A[j, j]
         for k in range(j):
-            if keep[k]:
-                d -= L[j, k] * L[j, k] * D[k]
+            if D[k] != 0.0:
+                d -= A[j, k] * A[j, k] * D[k]
         if d <= tol:
+            D[j] = 0.0
             continue
-        keep[j] = True
         rank += 1
         D[j] = d
-        L[j, j] = 1.0
         for i in range(j + 1, m):
             s = A[i, j]
             for k in range(j):
-                if keep[k]:
-                    s -= L[i, k] * L[j, k] * D[k]
-            L[i, j] = s / d
-    y = np.zeros(m)
+                if D[k] != 0.0:
+                    s -= A[i, k] * A[j, k] * D[k]
+            A[i, j] = s / d
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def psd_apply(L, D, b, x, y):
+    """``x = A⁺ b`` from the factor (L, D) of :func:`psd_factor` (y: scratch, m)."""
+    m = D.shape[0]
     for i in range(m):  # L y = b on the kept rows
-        if keep[i]:
+        if D[i] != 0.0:
             s = b[i]
             for k in range(i):
-                if keep[k]:
+                if D[k] != 0.0:
                     s -= L[i, k] * y[k]
             y[i] = s
     for i in range(m - 1, -1, -1):  # D Lᵀ x = y
-        if keep[i]:
+        if D[i] != 0.0:
             s = y[i] / D[i]
             for k in range(i + 1, m):
-                if keep[k]:
+                if D[k] != 0.0:
                     s -= L[k, i] * x[k]
             x[i] = s
         else:
             x[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def psd_solve(A, b, x, rtol):
+    """``x = A⁺ b`` (:func:`psd_factor` on a copy of A, then
+    :func:`psd_apply`); returns the rank."""
+    m = b.shape[0]
+    L = A.copy()
+    D = np.empty(m)
+    rank = psd_factor(L, D, rtol)
+    psd_apply(L, D, b, x, np.empty(m))
     return rank
 
 
@@ -396,48 +483,225 @@ def _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf):
 
 
 @njit(cache=True, nogil=True)
-def _correction(lam, Lf, G, r, X, out):
-    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r`` with X (nc, nv) receiving the rows of
-    (M⁻¹Gᵀ)ᵀ: the M-metric least-squares correction that changes ``G x`` by
-    r (ArtiSynth §0.5–0.6). Returns the rank of GM⁻¹Gᵀ."""
+def _solve_rows(lam, Lf, G, X):
+    """Rows of ``X = (M⁻¹Gᵀ)ᵀ`` from the LᵀDL factor Lf of M."""
     nc, nv = G.shape
     for i in range(nc):
         for c in range(nv):
             X[i, c] = G[i, c]
         ltdl_solve(lam, Lf, X[i])
-    A = np.empty((nc, nc))
+
+
+@njit(cache=True, nogil=True)
+def _schur(G, X, AL, AD):
+    """``A = G M⁻¹Gᵀ = G Xᵀ`` (lower triangle) into AL, then its
+    :func:`psd_factor` in place (AL, AD); returns the rank."""
+    nc, nv = G.shape
     for i in range(nc):
-        for j in range(nc):
+        for j in range(i + 1):
             s = 0.0
             for c in range(nv):
                 s += G[i, c] * X[j, c]
-            A[i, j] = s
-    mu = np.empty(nc)
-    rank = psd_solve(A, r, mu, 1e-12)
+            AL[i, j] = s
+    return psd_factor(AL, AD, PSD_RTOL)
+
+
+@njit(cache=True, nogil=True)
+def _apply(X, AL, AD, r, mu, y, out):
+    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r = Xᵀ A⁺ r`` from X and the factor of A
+    (:func:`_schur`); mu, y: scratch (nc)."""
+    psd_apply(AL, AD, r, mu, y)
+    nc, nv = X.shape
     for c in range(nv):
         s = 0.0
         for i in range(nc):
             s += X[i, c] * mu[i]
         out[c] = s
+
+
+@njit(cache=True, nogil=True)
+def _correction(lam, Lf, G, r, X, out):
+    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r`` with X (nc, nv) receiving the rows of
+    (M⁻¹Gᵀ)ᵀ: the M-metric least-squares correction that changes ``G x`` by
+    r (ArtiSynth §0.5–0.6). Returns the rank of GM⁻¹Gᵀ."""
+    nc = G.shape[0]
+    _solve_rows(lam, Lf, G, X)
+    AL, AD = np.empty((nc, nc)), np.empty(nc)
+    rank = _schur(G, X, AL, AD)
+    _apply(X, AL, AD, r, np.empty(nc), np.empty(nc), out)
     return rank
 
 
 @njit(cache=True, nogil=True)
-def _admissible_velocity(lam, Lf, G, v, X, out):
-    """``out = v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺ G v``: the velocity nearest to v in the
-    M metric with ``G out = 0`` (ArtiSynth §0.5's velocity projector, also
-    the KKT step ``[M −Gᵀ; G 0]`` from the free velocity v)."""
-    nc, nv = G.shape
-    Gv = np.empty(nc)
+def prepare_kernel(tree, lam, q, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                   gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, frames_done, F, phi, G, Lf, X, AL, AD,
+                   scratch):
+    """Everything the velocity-level KKT solves need at q: M(q) by CRBA
+    (which leaves the world poses and joint axes the rows read), φ and G
+    of the rows (the entries' frames ``F`` already at q if
+    ``frames_done``), the LᵀDL factor ``Lf`` of M, ``X = (M⁻¹Gᵀ)ᵀ`` and
+    the factor (AL, AD) of ``A = GM⁻¹Gᵀ``. Returns 0, or −2 if M is not
+    positive definite. ``scratch``: nc floats."""
+    nv = M.shape[0]
+    crba_kernel(tree, lam, q, poses, jac, inertia6, M)
+    if not frames_done:
+        entry_frames(poses, body_a, body_b, Pa, Pb, F)
+    # q stands in for the velocity, which the rows read only with_v
+    rows_from_frames(tree, q, q, False, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, scratch)
+    for r in range(nv):
+        for c in range(nv):
+            Lf[r, c] = M[r, c]
+    if ltdl_kernel(lam, Lf) != 0:
+        return -2
+    _solve_rows(lam, Lf, G, X)
+    _schur(G, X, AL, AD)
+    return 0
+
+
+# The state the KKT solves keep at one configuration (the "set"): a flat float array ``meta`` =
+# [valid flag, the configuration (nq), A's factor L (nc x nc), A's D (nc)] and the matrices Lf
+# (nv x nv), G and X (nc x nv). The post-stabilization leaves the set at the final configuration of a
+# step, which the next semi-implicit Euler step starts from: when the flag is set and the key equals
+# its q bit for bit, the step reuses it (the same numbers it would compute).
+@njit(cache=True, nogil=True, inline="always")
+def set_views(meta, nq, nc):
+    """(key, AL, AD): the views of a set's flat part ``meta``."""
+    return meta[1:1 + nq], meta[1 + nq:1 + nq + nc * nc].reshape((nc, nc)), meta[1 + nq + nc * nc:1 + nq + nc * nc + nc]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fresh_set(nq, nv, nc):
+    """A new, empty set: (meta, Lf, G, X)."""
+    meta = np.empty(1 + nq + nc * nc + nc)
+    meta[0] = 0.0
+    return meta, np.empty((nv, nv)), np.empty((nc, nv)), np.empty((nc, nv))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_set(store, A, B, C, nq, nv, nc):
+    """The set kept in a step table: the flat part in ``store`` and Lf, G,
+    X in the nv x nv matrices A, B, C (which the semi-implicit Euler step
+    does not otherwise use), when they fit; else a :func:`fresh_set`."""
+    if nc <= nv and 1 + nq + nc * nc + nc <= store.shape[0]:
+        return store, A, B[:nc], C[:nc]
+    return fresh_set(nq, nv, nc)
+
+
+@njit(cache=True, nogil=True)
+def sie_step(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
+             gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, meta, Lf, G, X,
+             q_out, v_out):
+    """:func:`constrained_sie_kernel` with the set (meta, Lf, G, X): reused
+    when it holds q, else computed at q (:func:`prepare_kernel`) and kept."""
+    nq, nv, nc = q.shape[0], v.shape[0], G.shape[0]
+    key, AL, AD = set_views(meta, nq, nc)
+    hit = meta[0] == 1.0
+    if hit:
+        for i in range(nq):
+            if key[i] != q[i]:
+                hit = False
+                break
+    nr = kind.shape[0]
+    b = np.empty(32 * nr + 3 * nc + 2 * nv)
+    F = b[:32 * nr].reshape((nr, 2, 4, 4))
+    o = 32 * nr
+    phi, mu, y = b[o:o + nc], b[o + nc:o + 2 * nc], b[o + 2 * nc:o + 3 * nc]
+    a, c = b[o + 3 * nc:o + 3 * nc + nv], b[o + 3 * nc + nv:o + 3 * nc + 2 * nv]
+    if not hit:
+        meta[0] = 0.0
+        if prepare_kernel(tree, lam, q, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
+                          gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, False, F, phi, G, Lf,
+                          X, AL, AD, mu) != 0:
+            return -2
+        for i in range(nq):
+            key[i] = q[i]
+        meta[0] = 1.0
+    for i in range(nv):
+        a[i] = 0.0
+    rnea_kernel(tree, q, v, a, gravity_on, False, poses, spatial, c)
+    for i in range(nv):  # the free velocity v* = v + h M⁻¹(τ − C)
+        a[i] = tau[i] - c[i]
+    ltdl_solve(lam, Lf, a)
+    for i in range(nv):
+        a[i] = v[i] + dt * a[i]
+    for i in range(nc):
+        s = 0.0
+        for k in range(nv):
+            s += G[i, k] * a[k]
+        phi[i] = s
+    _apply(X, AL, AD, phi, mu, y, c)
+    for i in range(nv):
+        v_out[i] = a[i] - c[i]
+    integrate_kernel(tree, q, v_out, dt, q_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def project_step(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
+                 gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, tol, max_iterations, meta, Lf, G,
+                 X, q_out, v_out):
+    """:func:`project_kernel` in the set (meta, Lf, G, X), which it leaves
+    at the final configuration."""
+    nq, nv, nc = q.shape[0], v.shape[0], G.shape[0]
+    key, AL, AD = set_views(meta, nq, nc)
+    nr = kind.shape[0]
+    b = np.empty(32 * nr + 3 * nc + nv + nq)
+    F = b[:32 * nr].reshape((nr, 2, 4, 4))
+    o = 32 * nr
+    phi, mu, y = b[o:o + nc], b[o + nc:o + 2 * nc], b[o + 2 * nc:o + 3 * nc]
+    dq, qt = b[o + 3 * nc:o + 3 * nc + nv], b[o + 3 * nc + nv:o + 3 * nc + nv + nq]
+    meta[0] = 0.0
+    for i in range(nq):
+        q_out[i] = q[i]
+    if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
+                      gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, False, F, phi, G, Lf, X, AL,
+                      AD, mu) != 0:
+        return -2
+    here = True  # the set is at the current iterate
+    it = 0
+    while True:
+        err = 0.0
+        for i in range(nc):
+            err = max(err, abs(phi[i]))
+        if err <= tol:
+            break
+        if it == max_iterations:
+            return -1
+        if not here:
+            if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
+                              gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, True, F,
+                              phi, G, Lf, X, AL, AD, mu) != 0:
+                return -2
+        _apply(X, AL, AD, phi, mu, y, dq)
+        for c in range(nv):
+            dq[c] = -dq[c]
+        for i in range(nq):
+            qt[i] = q_out[i]
+        integrate_kernel(tree, qt, dq, 1.0, q_out)
+        it += 1
+        # the residual alone (forward kinematics and the frames) decides whether G and M are needed here
+        fk_kernel(tree, q_out, poses)
+        entry_frames(poses, body_a, body_b, Pa, Pb, F)
+        phi_from_frames(q_out, row, kind, u, w, pitch, gear_row, gear_jq, gear_iq, ratio, offset, F, phi)
+        here = False
+    if not here:
+        if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
+                          gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, True, F, phi, G,
+                          Lf, X, AL, AD, mu) != 0:
+            return -2
     for i in range(nc):
         s = 0.0
         for c in range(nv):
             s += G[i, c] * v[c]
-        Gv[i] = s
-    dv = np.empty(nv)
-    _correction(lam, Lf, G, Gv, X, dv)
+        phi[i] = s
+    _apply(X, AL, AD, phi, mu, y, dq)
     for c in range(nv):
-        out[c] = v[c] - dv[c]
+        v_out[c] = v[c] - dq[c]
+    for i in range(nq):
+        key[i] = q_out[i]
+    meta[0] = 1.0
+    return it
 
 
 @njit(cache=True, nogil=True)
@@ -448,35 +712,10 @@ def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pit
     projection ``v ← v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv`` at the final q. Returns the
     number of Newton iterations, or −1 if they did not converge, −2 if M is
     not positive definite."""
-    nv = v.shape[0]
-    nc = phi_size(row, gear_row)
-    phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
-    Lf = np.empty((nv, nv))
-    X = np.empty((nc, nv))
-    dq = np.empty(nv)
-    q_out[:] = q
-    qt = q.copy()
-    it = 0
-    while True:
-        constraint_rows_kernel(tree, q_out, v, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
-                               gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
-        err = 0.0
-        for i in range(nc):
-            err = max(err, abs(phi[i]))
-        if _mass_factor(tree, lam, q_out, poses, jac, inertia6, M, Lf) != 0:
-            return -2
-        if err <= tol:
-            break
-        if it == max_iterations:
-            return -1
-        _correction(lam, Lf, G, phi, X, dq)
-        for c in range(nv):
-            dq[c] = -dq[c]
-        qt[:] = q_out
-        integrate_kernel(tree, qt, dq, 1.0, q_out)
-        it += 1
-    _admissible_velocity(lam, Lf, G, v, X, v_out)
-    return it
+    meta, Lf, G, X = fresh_set(q.shape[0], v.shape[0], phi_size(row, gear_row))
+    return project_step(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
+                        gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, tol, max_iterations, meta,
+                        Lf, G, X, q_out, v_out)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -550,16 +789,7 @@ def constrained_sie_kernel(tree, lam, q, v, tau, dt, gravity_on, row, kind, body
     corrected to ``v⁺ = v* − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv*`` (the KKT step
     ``[M −Gᵀ; G 0]`` solved by its Schur complement), then
     ``q⁺ = q ⊕ h v⁺``. Returns 0, or −2 if M is not positive definite."""
-    nv = v.shape[0]
-    nc = phi_size(row, gear_row)
-    phi, G, k, Lf = np.empty(nc), np.empty((nc, nv)), np.empty(nc), np.empty((nv, nv))
-    a = np.empty(nv)
-    if _free_acceleration(tree, lam, q, v, tau, gravity_on, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
-                          gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, G,
-                          k, Lf, a) != 0:
-        return -2
-    for i in range(nv):
-        a[i] = v[i] + dt * a[i]
-    _admissible_velocity(lam, Lf, G, a, np.empty((nc, nv)), v_out)
-    integrate_kernel(tree, q, v_out, dt, q_out)
-    return 0
+    meta, Lf, G, X = fresh_set(q.shape[0], v.shape[0], phi_size(row, gear_row))
+    return sie_step(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
+                    gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, meta, Lf, G, X,
+                    q_out, v_out)
