@@ -518,7 +518,7 @@ def semi_implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
         return sie_step(
             ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u,
             L.w, L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset, ws.poses, ws.jac,
-            ws.spatial, ws.inertia6, ws.M, meta, Lf, G, X, q_out, v_out)
+            ws.spatial, ws.inertia6, meta, Lf, G, X, q_out, v_out)
     st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
@@ -708,8 +708,8 @@ def fused_step(core, ws, T, loops, q, v, tau, q_out, v_out):
         meta, Lf, G, X = table_set(T.work[1:11].reshape(10 * T.work.shape[1]), T.A, T.B, T.C, T.nq, T.nv, T.nc)
         it = project_step(ws.tree, ws.lam, q_out, v_out, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w,
                           L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset,
-                          ws.poses, ws.jac, ws.spatial, ws.inertia6, ws.M, PROJECTION_TOLERANCE,
-                          PROJECTION_ITERATIONS, meta, Lf, G, X, q1, v1)
+                          ws.poses, ws.jac, ws.spatial, ws.inertia6, PROJECTION_TOLERANCE, PROJECTION_ITERATIONS,
+                          meta, Lf, G, X, q1, v1)
         if it < 0:
             return NOT_PROJECTED if it == -1 else SINGULAR
         if overflowed(q1) or overflowed(v1):
