@@ -713,25 +713,27 @@ def project_step(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch
     meta[0] = 0.0
     for i in range(nq):
         q_out[i] = q[i]
-    if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
-                      gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, False, F, phi, G, Lf, X, AL,
-                      AD, mu) != 0:
-        return -2
-    here = True  # the set is at the current iterate
-    it = 0
+    # one call of prepare_kernel: at the first iterate, and at a later one when it is the last
+    # (G and M for the velocity projection) or the Newton step needs them
+    prepare, frames_done, here, it = True, False, False, 0
     while True:
+        if prepare:
+            if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
+                              gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, frames_done, F,
+                              phi, G, Lf, X, AL, AD, mu) != 0:
+                return -2
+            prepare, here = False, True  # the set is at the current iterate
         err = 0.0
         for i in range(nc):
             err = max(err, abs(phi[i]))
-        if err <= tol:
-            break
-        if it == max_iterations:
+        if err <= tol or it < max_iterations:
+            if not here:
+                prepare = True
+                continue
+            if err <= tol:
+                break
+        else:
             return -1
-        if not here:
-            if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
-                              gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, True, F,
-                              phi, G, Lf, X, AL, AD, mu) != 0:
-                return -2
         _apply(X, AL, AD, phi, mu, y, dq)
         for c in range(nv):
             dq[c] = -dq[c]
@@ -743,12 +745,7 @@ def project_step(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch
         fk_kernel(tree, q_out, poses)
         entry_frames(poses, body_a, body_b, Pa, Pb, F)
         phi_from_frames(q_out, row, kind, u, w, pitch, gear_row, gear_jq, gear_iq, ratio, offset, F, phi)
-        here = False
-    if not here:
-        if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
-                          gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, True, F, phi, G,
-                          Lf, X, AL, AD, mu) != 0:
-            return -2
+        here, frames_done = False, True
     for i in range(nc):
         s = 0.0
         for c in range(nv):
