@@ -597,14 +597,15 @@ def _correction(lam, Lf, G, r, X, out):
 
 
 @njit(cache=True, nogil=True)
-def prepare_kernel(tree, lam, q, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
-                   gear_iv, ratio, offset, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, AL, AD, scratch):
+def prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, AL, AD, scratch):
     """Everything the velocity-level KKT solves need at q: M(q) by CRBA
     into Lf (which leaves the world poses and joint axes the rows read), φ
     and G of the rows (the entries' frames ``F`` already at q if
     ``frames_done``), M's in-place LᵀDL factor ``Lf``, ``X = (M⁻¹Gᵀ)ᵀ``
     and the factor (AL, AD) of ``A = GM⁻¹Gᵀ``. Returns 0, or −2 if M is
-    not positive definite. ``scratch``: nc floats."""
+    not positive definite. ``L``: the rows (:func:`loop_tuple`);
+    ``scratch``: nc floats."""
+    row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset = L
     crba_kernel(tree, lam, q, poses, jac, inertia6, Lf)
     if not frames_done:
         entry_frames(poses, body_a, body_b, Pa, Pb, F)
@@ -616,6 +617,17 @@ def prepare_kernel(tree, lam, q, row, kind, body_a, body_b, Pa, Pb, u, w, pitch,
     _solve_rows(lam, Lf, G, X)
     _schur(G, X, AL, AD)
     return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def loop_tuple(row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio,
+               offset):
+    """The rows of :func:`constraint_rows_kernel` as one tuple ``L`` for the
+    step kernels: a call with more than 30 arguments is compiled by
+    CPython as a call with ``*args``, which Numba builds as a tuple copy of
+    every array and cannot inline."""
+    return (row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio,
+            offset)
 
 
 # The state the KKT solves keep at one configuration (the "set"): a flat float array ``meta`` =
@@ -648,11 +660,10 @@ def table_set(store, A, B, C, nq, nv, nc):
 
 
 @njit(cache=True, nogil=True)
-def sie_step(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
-             gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, meta, Lf, G, X, q_out,
-             v_out):
+def sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inertia6, meta, Lf, G, X, q_out, v_out):
     """:func:`constrained_sie_kernel` with the set (meta, Lf, G, X): reused
-    when it holds q, else computed at q (:func:`prepare_kernel`) and kept."""
+    when it holds q, else computed at q (:func:`prepare_kernel`) and kept.
+    ``L``: the rows (:func:`loop_tuple`)."""
     nq, nv, nc = q.shape[0], v.shape[0], G.shape[0]
     key, AL, AD = set_views(meta, nq, nc)
     hit = meta[0] == 1.0
@@ -661,7 +672,7 @@ def sie_step(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa
             if key[i] != q[i]:
                 hit = False
                 break
-    nr = kind.shape[0]
+    nr = L[1].shape[0]
     b = np.empty(32 * nr + 3 * nc + 2 * nv)
     F = b[:32 * nr].reshape((nr, 2, 4, 4))
     o = 32 * nr
@@ -669,9 +680,7 @@ def sie_step(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa
     a, c = b[o + 3 * nc:o + 3 * nc + nv], b[o + 3 * nc + nv:o + 3 * nc + 2 * nv]
     if not hit:
         meta[0] = 0.0
-        if prepare_kernel(tree, lam, q, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
-                          gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, False, F, phi, G, Lf,
-                          X, AL, AD, mu) != 0:
+        if prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, False, F, phi, G, Lf, X, AL, AD, mu) != 0:
             return -2
         for i in range(nq):
             key[i] = q[i]
@@ -697,11 +706,10 @@ def sie_step(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa
 
 
 @njit(cache=True, nogil=True)
-def project_step(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
-                 gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, tol, max_iterations, meta, Lf, G, X,
-                 q_out, v_out):
+def project_step(tree, lam, q, v, L, poses, jac, spatial, inertia6, tol, max_iterations, meta, Lf, G, X, q_out, v_out):
     """:func:`project_kernel` in the set (meta, Lf, G, X), which it leaves
-    at the final configuration."""
+    at the final configuration. ``L``: the rows (:func:`loop_tuple`)."""
+    row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset = L
     nq, nv, nc = q.shape[0], v.shape[0], G.shape[0]
     key, AL, AD = set_views(meta, nq, nc)
     nr = kind.shape[0]
@@ -718,9 +726,8 @@ def project_step(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch
     prepare, frames_done, here, it = True, False, False, 0
     while True:
         if prepare:
-            if prepare_kernel(tree, lam, q_out, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
-                              gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, frames_done, F,
-                              phi, G, Lf, X, AL, AD, mu) != 0:
+            if prepare_kernel(tree, lam, q_out, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, AL,
+                              AD, mu) != 0:
                 return -2
             prepare, here = False, True  # the set is at the current iterate
         err = 0.0
@@ -770,9 +777,10 @@ def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pit
     not positive definite. (``M`` is not used: the factors are computed in
     a set of their own, :func:`project_step`.)"""
     meta, Lf, G, X = fresh_set(q.shape[0], v.shape[0], phi_size(row, gear_row))
-    return project_step(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
-                        gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, tol, max_iterations, meta, Lf,
-                        G, X, q_out, v_out)
+    L = loop_tuple(row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv,
+                   ratio, offset)
+    return project_step(tree, lam, q, v, L, poses, jac, spatial, inertia6, tol, max_iterations, meta, Lf, G, X, q_out,
+                        v_out)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -849,6 +857,7 @@ def constrained_sie_kernel(tree, lam, q, v, tau, dt, gravity_on, row, kind, body
     (``M`` is not used: the factors are computed in a set of their own,
     :func:`sie_step`.)"""
     meta, Lf, G, X = fresh_set(q.shape[0], v.shape[0], phi_size(row, gear_row))
-    return sie_step(tree, lam, q, v, tau, dt, gravity_on, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
-                    gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, meta, Lf, G, X,
-                    q_out, v_out)
+    L = loop_tuple(row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv,
+                   ratio, offset)
+    return sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inertia6, meta, Lf, G, X, q_out,
+                    v_out)

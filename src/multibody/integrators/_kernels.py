@@ -38,8 +38,8 @@ from numba import carray, njit
 from collections import namedtuple
 
 from .._compiled import f64_pointer, i64_pointer, overflowed
-from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, project_step, sie_step, \
-    table_set
+from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_tuple, project_step, \
+    sie_step, table_set
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
     rnea_kernel
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
@@ -515,10 +515,10 @@ def semi_implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
         force, L = T.work[0, :T.nv], loops
         joint_forces(T, q, v, tau, force)
         meta, Lf, G, X = table_set(T.work[1:11].reshape(10 * T.work.shape[1]), T.A, T.B, T.C, T.nq, T.nv, T.nc)
-        return sie_step(
-            ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u,
-            L.w, L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset, ws.poses, ws.jac,
-            ws.spatial, ws.inertia6, meta, Lf, G, X, q_out, v_out)
+        rows = loop_tuple(L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w, L.pitch, L.gear_row, L.gear_jq,
+                          L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset)
+        return sie_step(ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, rows, ws.poses, ws.jac, ws.spatial,
+                        ws.inertia6, meta, Lf, G, X, q_out, v_out)
     st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
@@ -706,10 +706,10 @@ def fused_step(core, ws, T, loops, q, v, tau, q_out, v_out):
         # in the table's set: it leaves M's and A's factors at the final q for the next semi-implicit Euler step
         L = loops
         meta, Lf, G, X = table_set(T.work[1:11].reshape(10 * T.work.shape[1]), T.A, T.B, T.C, T.nq, T.nv, T.nc)
-        it = project_step(ws.tree, ws.lam, q_out, v_out, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w,
-                          L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset,
-                          ws.poses, ws.jac, ws.spatial, ws.inertia6, PROJECTION_TOLERANCE, PROJECTION_ITERATIONS,
-                          meta, Lf, G, X, q1, v1)
+        rows = loop_tuple(L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w, L.pitch, L.gear_row, L.gear_jq,
+                          L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset)
+        it = project_step(ws.tree, ws.lam, q_out, v_out, rows, ws.poses, ws.jac, ws.spatial, ws.inertia6,
+                          PROJECTION_TOLERANCE, PROJECTION_ITERATIONS, meta, Lf, G, X, q1, v1)
         if it < 0:
             return NOT_PROJECTED if it == -1 else SINGULAR
         if overflowed(q1) or overflowed(v1):
