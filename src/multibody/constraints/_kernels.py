@@ -10,7 +10,7 @@ from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
 from ..model.joints import C_NV, C_PARENT, C_V
 from ..model.configuration import integrate_kernel
 from ..solvers.lcp import principal_pivoting_lcp
-from ..spatial.kernel_algebra import cross as _cross, rotate_by as _rotate, to_parent
+from ..spatial.kernel_algebra import cross as _cross, rotate, to_parent
 
 
 @njit(cache=True, nogil=True)
@@ -135,118 +135,271 @@ def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index
     return 0
 
 
-@njit(cache=True, nogil=True)
-def _frame(poses, i, P, r, out):
-    """World pose of the frame ``P[r]`` on body i into out (4x4)."""
+# The row kernels index the arrays they get (F[e, s, a, c], u[e, i], G[r, c]) and pass arrays with
+# indices, never views: here a view costs ~15 ns (the reference count of its parent array goes up
+# and down, atomically), as much as the arithmetic of a whole row of a small mechanism; and the small
+# helpers are inlined (a call passing 4-D arrays cost ~15 ns, more than the 36 multiply-adds of a
+# frame).
+@njit(cache=True, nogil=True, inline="always")
+def _frame(poses, i, P, r, F, e, s):
+    """``F[e, s]`` (rows 0-2 of a 4x4) = world pose of the frame ``P[r]``
+    on body i."""
     for a in range(3):
         for c in range(4):
             if i == 0:
-                out[a, c] = P[r, a, c]
+                F[e, s, a, c] = P[r, a, c]
             else:
-                s = poses[0, i, a, 3] if c == 3 else 0.0
+                x = poses[0, i, a, 3] if c == 3 else 0.0
                 for m in range(3):
-                    s += poses[0, i, a, m] * P[r, m, c]
-                out[a, c] = s
+                    x += poses[0, i, a, m] * P[r, m, c]
+                F[e, s, a, c] = x
 
 
-@njit(cache=True, nogil=True)
-def _frame_motion(poses, spatial, i, x0, x1, x2, out):
+@njit(cache=True, nogil=True, inline="always")
+def _rot(F, e, s, x0, x1, x2):
+    """``R x`` (3 scalars) for the rotation block of the frame ``F[e, s]``."""
+    return (F[e, s, 0, 0] * x0 + F[e, s, 0, 1] * x1 + F[e, s, 0, 2] * x2,
+            F[e, s, 1, 0] * x0 + F[e, s, 1, 1] * x1 + F[e, s, 1, 2] * x2,
+            F[e, s, 2, 0] * x0 + F[e, s, 2, 1] * x1 + F[e, s, 2, 2] * x2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _frame_motion(poses, spatial, i, x0, x1, x2, out, o):
     """World angular velocity, origin velocity, angular acceleration and
     classical origin acceleration at v̇ = 0 of the point x of body i (from
     the body-coordinate velocity ``spatial[0]`` and bias acceleration
-    ``spatial[1]``), into out (4, 3)."""
+    ``spatial[1]``), into rows o .. o+3 of out (., 3)."""
     if i == 0:
         for a in range(4):
             for c in range(3):
-                out[a, c] = 0.0
+                out[o + a, c] = 0.0
         return
-    R = poses[0, i]
-    w = _rotate(R, spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2])
-    v0 = _rotate(R, spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5])
-    al = _rotate(R, spatial[1, i, 0], spatial[1, i, 1], spatial[1, i, 2])
-    a0 = _rotate(R, spatial[1, i, 3], spatial[1, i, 4], spatial[1, i, 5])
+    w = rotate(poses, 0, i, spatial[0, i, 0], spatial[0, i, 1], spatial[0, i, 2])
+    v0 = rotate(poses, 0, i, spatial[0, i, 3], spatial[0, i, 4], spatial[0, i, 5])
+    al = rotate(poses, 0, i, spatial[1, i, 0], spatial[1, i, 1], spatial[1, i, 2])
+    a0 = rotate(poses, 0, i, spatial[1, i, 3], spatial[1, i, 4], spatial[1, i, 5])
     # spatial vectors at the body origin p → velocity and acceleration at the point x
-    d0, d1, d2 = x0 - R[0, 3], x1 - R[1, 3], x2 - R[2, 3]
+    d0, d1, d2 = x0 - poses[0, i, 0, 3], x1 - poses[0, i, 1, 3], x2 - poses[0, i, 2, 3]
     c = _cross(w[0], w[1], w[2], d0, d1, d2)
     pd = (v0[0] + c[0], v0[1] + c[1], v0[2] + c[2])
     c1 = _cross(al[0], al[1], al[2], d0, d1, d2)
     c2 = _cross(w[0], w[1], w[2], pd[0], pd[1], pd[2])
     for a in range(3):
-        out[0, a] = w[a]
-        out[1, a] = pd[a]
-        out[2, a] = al[a]
+        out[o, a] = w[a]
+        out[o + 1, a] = pd[a]
+        out[o + 2, a] = al[a]
         # classical acceleration of the point: the spatial acceleration at the point (a0 + α × d)
         # plus ω × (velocity of the point)
-        out[3, a] = a0[a] + c1[a] + c2[a]
+        out[o + 3, a] = a0[a] + c1[a] + c2[a]
 
 
-@njit(cache=True, nogil=True)
-def _point_row(tree, jac, ia, ib, TA, TB, u, with_v, MA, MB, Grow):
-    """Point row ``φ = (R_A u)·(p_B − p_A)``: writes its G row into Grow and
-    returns (φ, k) (see :mod:`multibody.constraints.loops`)."""
-    a0 = TA[0, 0] * u[0] + TA[0, 1] * u[1] + TA[0, 2] * u[2]
-    a1 = TA[1, 0] * u[0] + TA[1, 1] * u[1] + TA[1, 2] * u[2]
-    a2 = TA[2, 0] * u[0] + TA[2, 1] * u[1] + TA[2, 2] * u[2]
-    d0, d1, d2 = TB[0, 3] - TA[0, 3], TB[1, 3] - TA[1, 3], TB[2, 3] - TA[2, 3]
-    x0, x1, x2 = _cross(a0, a1, a2, d0, d1, d2)       # a × d
-    for c in range(Grow.shape[0]):
-        Grow[c] = 0.0
+@njit(cache=True, nogil=True, inline="always")
+def _point_k(a0, a1, a2, d0, d1, d2, MM):
+    """k of the point row with direction a = R_A u and offset d = p_B − p_A
+    (:mod:`multibody.constraints.loops`), from the frames' motions in rows
+    0-3 (A) and 4-7 (B) of MM (:func:`_frame_motion`)."""
+    x0, x1, x2 = _cross(a0, a1, a2, d0, d1, d2)
+    wA0, wA1, wA2 = MM[0, 0], MM[0, 1], MM[0, 2]
+    wa = _cross(wA0, wA1, wA2, a0, a1, a2)
+    dd0, dd1, dd2 = MM[5, 0] - MM[1, 0], MM[5, 1] - MM[1, 1], MM[5, 2] - MM[1, 2]
+    t1 = _cross(wa[0], wa[1], wa[2], d0, d1, d2)
+    t2 = _cross(a0, a1, a2, dd0, dd1, dd2)
+    return -(x0 * MM[2, 0] + x1 * MM[2, 1] + x2 * MM[2, 2]
+             + wA0 * (t1[0] + t2[0]) + wA1 * (t1[1] + t2[1]) + wA2 * (t1[2] + t2[2])
+             + wa[0] * dd0 + wa[1] * dd1 + wa[2] * dd2
+             + a0 * (MM[7, 0] - MM[3, 0]) + a1 * (MM[7, 1] - MM[3, 1]) + a2 * (MM[7, 2] - MM[3, 2]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _point_rows(tree, jac, ia, ib, F, e0, e1, u, row, with_v, MM, phi, G, k):
+    """The point rows ``φ = (R_A u)·(p_B − p_A)`` of entries e0 .. e1−1,
+    which share the frames ``F[e0]`` (a spherical or welded loop joint's
+    three): φ, their G rows and (with_v) k. A row's G is ``a·z`` with
+    ``a = R_A u`` and, per column of the two paths,
+    ``z = d × ω − (v + ω × p_A)`` on A's and ``z = v + ω × p_B`` on B's
+    (d = p_B − p_A; ω, v the world joint axis ``jac[1]``): z is computed
+    once per column for all the rows. ``MM``: the frames' motions (rows
+    0-7, with_v) and scratch (rows 8 .. 8 + e1 − e0)."""
+    d0 = F[e0, 1, 0, 3] - F[e0, 0, 0, 3]
+    d1 = F[e0, 1, 1, 3] - F[e0, 0, 1, 3]
+    d2 = F[e0, 1, 2, 3] - F[e0, 0, 2, 3]
+    nv = G.shape[1]
+    for e in range(e0, e1):
+        a = _rot(F, e0, 0, u[e, 0], u[e, 1], u[e, 2])
+        m = 8 + e - e0
+        MM[m, 0], MM[m, 1], MM[m, 2] = a[0], a[1], a[2]
+        r = row[e]
+        phi[r] = a[0] * d0 + a[1] * d1 + a[2] * d2
+        k[r] = _point_k(a[0], a[1], a[2], d0, d1, d2, MM) if with_v else 0.0
+        for c in range(nv):
+            G[r, c] = 0.0
     for side in range(2):
         j = ia if side == 0 else ib
-        T = TA if side == 0 else TB
-        px, py, pz = T[0, 3], T[1, 3], T[2, 3]
+        px, py, pz = F[e0, side, 0, 3], F[e0, side, 1, 3], F[e0, side, 2, 3]
         while j > 0:
             for c in range(int(tree[j, C_V]), int(tree[j, C_V]) + int(tree[j, C_NV])):
                 o0, o1, o2 = jac[1, 0, c], jac[1, 1, c], jac[1, 2, c]
                 t = _cross(o0, o1, o2, px, py, pz)
-                vp = a0 * (jac[1, 3, c] + t[0]) + a1 * (jac[1, 4, c] + t[1]) + a2 * (jac[1, 5, c] + t[2])
-                Grow[c] += (x0 * o0 + x1 * o1 + x2 * o2 - vp) if side == 0 else vp
+                z0, z1, z2 = jac[1, 3, c] + t[0], jac[1, 4, c] + t[1], jac[1, 5, c] + t[2]
+                if side == 0:
+                    y = _cross(d0, d1, d2, o0, o1, o2)
+                    z0, z1, z2 = y[0] - z0, y[1] - z1, y[2] - z2
+                for e in range(e0, e1):
+                    m = 8 + e - e0
+                    G[row[e], c] += MM[m, 0] * z0 + MM[m, 1] * z1 + MM[m, 2] * z2
             j = int(tree[j, C_PARENT])
-    k = 0.0
-    if with_v:
-        wA0, wA1, wA2 = MA[0, 0], MA[0, 1], MA[0, 2]
-        wa = _cross(wA0, wA1, wA2, a0, a1, a2)
-        dd0, dd1, dd2 = MB[1, 0] - MA[1, 0], MB[1, 1] - MA[1, 1], MB[1, 2] - MA[1, 2]
-        t1 = _cross(wa[0], wa[1], wa[2], d0, d1, d2)
-        t2 = _cross(a0, a1, a2, dd0, dd1, dd2)
-        k = -(x0 * MA[2, 0] + x1 * MA[2, 1] + x2 * MA[2, 2]
-              + wA0 * (t1[0] + t2[0]) + wA1 * (t1[1] + t2[1]) + wA2 * (t1[2] + t2[2])
-              + wa[0] * dd0 + wa[1] * dd1 + wa[2] * dd2
-              + a0 * (MB[3, 0] - MA[3, 0]) + a1 * (MB[3, 1] - MA[3, 1]) + a2 * (MB[3, 2] - MA[3, 2]))
-    return a0 * d0 + a1 * d1 + a2 * d2, k
 
 
-@njit(cache=True, nogil=True)
-def _angle_row(tree, jac, ia, ib, TA, TB, u, w, with_v, MA, MB, Grow):
-    """Angle row ``φ = (R_A u)·(R_B w)``: writes its G row into Grow and
-    returns (φ, k)."""
-    a0 = TA[0, 0] * u[0] + TA[0, 1] * u[1] + TA[0, 2] * u[2]
-    a1 = TA[1, 0] * u[0] + TA[1, 1] * u[1] + TA[1, 2] * u[2]
-    a2 = TA[2, 0] * u[0] + TA[2, 1] * u[1] + TA[2, 2] * u[2]
-    b0 = TB[0, 0] * w[0] + TB[0, 1] * w[1] + TB[0, 2] * w[2]
-    b1 = TB[1, 0] * w[0] + TB[1, 1] * w[1] + TB[1, 2] * w[2]
-    b2 = TB[2, 0] * w[0] + TB[2, 1] * w[1] + TB[2, 2] * w[2]
+@njit(cache=True, nogil=True, inline="always")
+def _angle_row(tree, jac, ia, ib, F, e, u0, u1, u2, w0, w1, w2, with_v, MM, Gout, r):
+    """Angle row ``φ = (R_A u)·(R_B w)`` of entry e (frames ``F[e]``):
+    writes its G row into ``Gout[r]`` and returns (φ, k)."""
+    a0, a1, a2 = _rot(F, e, 0, u0, u1, u2)
+    b0, b1, b2 = _rot(F, e, 1, w0, w1, w2)
     x0, x1, x2 = _cross(a0, a1, a2, b0, b1, b2)       # c = a × b
-    for c in range(Grow.shape[0]):
-        Grow[c] = 0.0
+    for c in range(Gout.shape[1]):
+        Gout[r, c] = 0.0
     for side in range(2):
         j = ia if side == 0 else ib
         while j > 0:
             for c in range(int(tree[j, C_V]), int(tree[j, C_V]) + int(tree[j, C_NV])):
                 s = x0 * jac[1, 0, c] + x1 * jac[1, 1, c] + x2 * jac[1, 2, c]
-                Grow[c] += s if side == 0 else -s
+                Gout[r, c] += s if side == 0 else -s
             j = int(tree[j, C_PARENT])
     k = 0.0
     if with_v:
-        wA0, wA1, wA2 = MA[0, 0], MA[0, 1], MA[0, 2]
-        wB0, wB1, wB2 = MB[0, 0], MB[0, 1], MB[0, 2]
+        wA0, wA1, wA2 = MM[0, 0], MM[0, 1], MM[0, 2]
+        wB0, wB1, wB2 = MM[4, 0], MM[4, 1], MM[4, 2]
         wa = _cross(wA0, wA1, wA2, a0, a1, a2)
         wb = _cross(wB0, wB1, wB2, b0, b1, b2)
         t1 = _cross(wa[0], wa[1], wa[2], b0, b1, b2)
         t2 = _cross(a0, a1, a2, wb[0], wb[1], wb[2])
-        k = -(x0 * (MA[2, 0] - MB[2, 0]) + x1 * (MA[2, 1] - MB[2, 1]) + x2 * (MA[2, 2] - MB[2, 2])
+        k = -(x0 * (MM[2, 0] - MM[6, 0]) + x1 * (MM[2, 1] - MM[6, 1]) + x2 * (MM[2, 2] - MM[6, 2])
               + (wA0 - wB0) * (t1[0] + t2[0]) + (wA1 - wB1) * (t1[1] + t2[1]) + (wA2 - wB2) * (t1[2] + t2[2]))
     return a0 * b0 + a1 * b1 + a2 * b2, k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same_frames(F, e, f):
+    """True if the entries e and f have the same two frames."""
+    for s in range(2):
+        for a in range(3):
+            for c in range(4):
+                if F[e, s, a, c] != F[f, s, a, c]:
+                    return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def entry_frames(poses, body_a, body_b, Pa, Pb, F):
+    """``F[e, 0]``, ``F[e, 1]``: world poses (rows 0-2 of 4x4) of the two
+    frames of every loop entry e, from the world poses ``poses[0]``. The
+    rows of one loop joint share their frames: an entry whose bodies and
+    placements equal the previous entry's copies its frames (12 loads
+    instead of 36 multiply-adds per frame)."""
+    for e in range(body_a.shape[0]):
+        same = e > 0 and body_a[e] == body_a[e - 1] and body_b[e] == body_b[e - 1]
+        if same:
+            for a in range(3):
+                for c in range(4):
+                    if Pa[e, a, c] != Pa[e - 1, a, c] or Pb[e, a, c] != Pb[e - 1, a, c]:
+                        same = False
+        if same:
+            for s in range(2):
+                for a in range(3):
+                    for c in range(4):
+                        F[e, s, a, c] = F[e - 1, s, a, c]
+        else:
+            _frame(poses, body_a[e], Pa, e, F, e, 0)
+            _frame(poses, body_b[e], Pb, e, F, e, 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def phi_from_frames(q, row, kind, u, w, pitch, gear_row, gear_jq, gear_iq, ratio, offset, F, phi):
+    """φ of every loop and gear row from the entries' frames ``F``
+    (:func:`entry_frames`), without G: the residual a Newton iteration of
+    the projection checks. The same arithmetic as the rows of
+    :func:`constraint_rows_kernel`."""
+    for e in range(kind.shape[0]):
+        if kind[e] == 1:
+            a = _rot(F, e, 0, u[e, 0], u[e, 1], u[e, 2])
+            b = _rot(F, e, 1, w[e, 0], w[e, 1], w[e, 2])
+            phi[row[e]] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+            continue
+        a = _rot(F, e, 0, u[e, 0], u[e, 1], u[e, 2])
+        ph = a[0] * (F[e, 1, 0, 3] - F[e, 0, 0, 3]) + a[1] * (F[e, 1, 1, 3] - F[e, 0, 1, 3]) \
+            + a[2] * (F[e, 1, 2, 3] - F[e, 0, 2, 3])
+        if kind[e] == 2:
+            e0, e1, e2 = _cross(u[e, 0], u[e, 1], u[e, 2], w[e, 0], w[e, 1], w[e, 2])
+            b = _rot(F, e, 1, w[e, 0], w[e, 1], w[e, 2])
+            x = _rot(F, e, 0, w[e, 0], w[e, 1], w[e, 2])
+            cc = x[0] * b[0] + x[1] * b[1] + x[2] * b[2]
+            x = _rot(F, e, 0, e0, e1, e2)
+            ss = x[0] * b[0] + x[1] * b[1] + x[2] * b[2]
+            ph = ph - pitch[e] * np.arctan2(ss, cc)
+        phi[row[e]] = ph
+    for g in range(gear_row.shape[0]):
+        phi[gear_row[g]] = q[gear_jq[g]] - ratio[g] * q[gear_iq[g]] - offset[g]
+
+
+@njit(cache=True, nogil=True)
+def rows_from_frames(tree, q, v, with_v, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, k):
+    """φ, G and (with_v) k of the rows (:func:`constraint_rows_kernel`)
+    from the world poses, the world joint axes ``jac[1]`` (and, with_v,
+    the body velocities and bias accelerations ``spatial``) and the
+    entries' frames ``F``."""
+    nv = G.shape[1]
+    nr = kind.shape[0]
+    MM = np.empty((8 + nr, 3))  # the frames' motions (A, B) and the point rows' directions
+    H = np.empty((2, nv))       # G of the helical rows' angles
+    e = 0
+    while e < nr:
+        r = row[e]
+        ia, ib = body_a[e], body_b[e]
+        if with_v:
+            _frame_motion(poses, spatial, ia, F[e, 0, 0, 3], F[e, 0, 1, 3], F[e, 0, 2, 3], MM, 0)
+            _frame_motion(poses, spatial, ib, F[e, 1, 0, 3], F[e, 1, 1, 3], F[e, 1, 2, 3], MM, 4)
+        if kind[e] == 0:
+            f = e + 1  # the point rows of one loop joint share their frames: one walk of the paths for all
+            while f < nr and kind[f] == 0 and body_a[f] == ia and body_b[f] == ib and _same_frames(F, e, f):
+                f += 1
+            _point_rows(tree, jac, ia, ib, F, e, f, u, row, with_v, MM, phi, G, k)
+            e = f
+            continue
+        if kind[e] == 1:
+            phi[r], k[r] = _angle_row(tree, jac, ia, ib, F, e, u[e, 0], u[e, 1], u[e, 2], w[e, 0], w[e, 1], w[e, 2],
+                                      with_v, MM, G, r)
+        else:
+            # θ = atan2(s, c), c = (R_A w)·(R_B w), s = (R_A (u × w))·(R_B w)
+            _point_rows(tree, jac, ia, ib, F, e, e + 1, u, row, with_v, MM, phi, G, k)
+            ph, kp = phi[r], k[r]
+            e0, e1, e2 = _cross(u[e, 0], u[e, 1], u[e, 2], w[e, 0], w[e, 1], w[e, 2])
+            cc, kc = _angle_row(tree, jac, ia, ib, F, e, w[e, 0], w[e, 1], w[e, 2], w[e, 0], w[e, 1], w[e, 2], with_v,
+                                MM, H, 0)
+            ss, ks = _angle_row(tree, jac, ia, ib, F, e, e0, e1, e2, w[e, 0], w[e, 1], w[e, 2], with_v, MM, H, 1)
+            rho2 = cc * cc + ss * ss
+            h = pitch[e]
+            phi[r] = ph - h * np.arctan2(ss, cc)
+            for c in range(nv):
+                G[r, c] -= h * (cc * H[1, c] - ss * H[0, c]) / rho2
+            if with_v:  # θ̈ = (c s̈ − s c̈)/ρ² − 2(c ṡ − s ċ)(c ċ + s ṡ)/ρ⁴
+                cd = 0.0
+                sd = 0.0
+                for c in range(nv):
+                    cd += H[0, c] * v[c]
+                    sd += H[1, c] * v[c]
+                k_theta = (cc * ks - ss * kc) / rho2 + 2.0 * (cc * sd - ss * cd) * (cc * cd + ss * sd) / (rho2 * rho2)
+                k[r] = kp - h * k_theta
+        e += 1
+    for g in range(gear_row.shape[0]):
+        r = gear_row[g]
+        phi[r] = q[gear_jq[g]] - ratio[g] * q[gear_iq[g]] - offset[g]
+        for c in range(nv):
+            G[r, c] = 0.0
+        G[r, gear_jv[g]] += 1.0
+        G[r, gear_iv[g]] -= ratio[g]
+        k[r] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -271,65 +424,27 @@ def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb
             m = to_parent(poses, 0, i, S[0, c], S[1, c], S[2, c], S[3, c], S[4, c], S[5, c])
             for r in range(6):
                 jac[1, r, c] = m[r]
-    TA = np.empty((4, 4))
-    TB = np.empty((4, 4))
-    MA = np.zeros((4, 3))
-    MB = np.zeros((4, 3))
-    Gc = np.empty(nv)
-    Gs = np.empty(nv)
-    e2 = np.empty(3)
-    for e in range(kind.shape[0]):
-        r = row[e]
-        ia, ib = body_a[e], body_b[e]
-        _frame(poses, ia, Pa, e, TA)
-        _frame(poses, ib, Pb, e, TB)
-        if with_v:
-            _frame_motion(poses, spatial, ia, TA[0, 3], TA[1, 3], TA[2, 3], MA)
-            _frame_motion(poses, spatial, ib, TB[0, 3], TB[1, 3], TB[2, 3], MB)
-        if kind[e] == 0:
-            phi[r], k[r] = _point_row(tree, jac, ia, ib, TA, TB, u[e], with_v, MA, MB, G[r])
-        elif kind[e] == 1:
-            phi[r], k[r] = _angle_row(tree, jac, ia, ib, TA, TB, u[e], w[e], with_v, MA, MB, G[r])
-        else:
-            # θ = atan2(s, c), c = (R_A w)·(R_B w), s = (R_A (u × w))·(R_B w)
-            ph, kp = _point_row(tree, jac, ia, ib, TA, TB, u[e], with_v, MA, MB, G[r])
-            e2[0], e2[1], e2[2] = _cross(u[e, 0], u[e, 1], u[e, 2], w[e, 0], w[e, 1], w[e, 2])
-            cc, kc = _angle_row(tree, jac, ia, ib, TA, TB, w[e], w[e], with_v, MA, MB, Gc)
-            ss, ks = _angle_row(tree, jac, ia, ib, TA, TB, e2, w[e], with_v, MA, MB, Gs)
-            rho2 = cc * cc + ss * ss
-            h = pitch[e]
-            phi[r] = ph - h * np.arctan2(ss, cc)
-            cd = 0.0
-            sd = 0.0
-            for c in range(nv):
-                G[r, c] -= h * (cc * Gs[c] - ss * Gc[c]) / rho2
-                cd += Gc[c] * v[c]
-                sd += Gs[c] * v[c]
-            if with_v:  # θ̈ = (c s̈ − s c̈)/ρ² − 2(c ṡ − s ċ)(c ċ + s ṡ)/ρ⁴
-                k_theta = (cc * ks - ss * kc) / rho2 + 2.0 * (cc * sd - ss * cd) * (cc * cd + ss * sd) / (rho2 * rho2)
-                k[r] = kp - h * k_theta
-    for g in range(gear_row.shape[0]):
-        r = gear_row[g]
-        phi[r] = q[gear_jq[g]] - ratio[g] * q[gear_iq[g]] - offset[g]
-        for c in range(nv):
-            G[r, c] = 0.0
-        G[r, gear_jv[g]] += 1.0
-        G[r, gear_iv[g]] -= ratio[g]
-        k[r] = 0.0
+    F = np.empty((kind.shape[0], 2, 4, 4))
+    entry_frames(poses, body_a, body_b, Pa, Pb, F)
+    rows_from_frames(tree, q, v, with_v, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, k)
 
 
 # ---------------------------------------------------------------- constrained steps
+PSD_RTOL = 1e-12  # a row of GM⁻¹Gᵀ whose pivot is below PSD_RTOL x its largest diagonal entry is dependent
+
+
 @njit(cache=True, nogil=True)
-def psd_solve(A, b, x, rtol):
-    """``x = A⁺ b`` for a symmetric positive semidefinite A whose dependent
-    rows are consistent (a constraint Jacobian's ``G M⁻¹Gᵀ`` with redundant
-    rows): LDLᵀ without pivoting, dropping every row whose pivot falls below
-    ``rtol`` times the largest diagonal entry (its multiplier is 0, as for a
-    row removed from the system). Returns the rank."""
-    m = b.shape[0]
-    L = np.zeros((m, m))
-    D = np.zeros(m)
-    keep = np.zeros(m, np.bool_)
+def psd_factor(A, D, rtol):
+    """In place, for a symmetric positive semidefinite A (m x m; its lower
+    triangle is read) whose dependent rows are consistent (a constraint
+    Jacobian's ``G M⁻¹Gᵀ`` with redundant rows): ``A = L D Lᵀ`` without
+    pivoting, the unit lower-triangular L written strictly below A's
+    diagonal, dropping every row whose pivot falls below ``rtol`` times the
+    largest diagonal entry (``D[j] = 0``: its multiplier is 0, as for a row
+    removed from the system; any other D[j] is kept, a NaN too, so that a
+    non-finite input shows in the result). Returns the rank."""
+    m = D.shape[0]
     scale = 0.0
     for i in range(m):
         scale = max(scale, A[i, i])
@@ -338,37 +453,53 @@ def psd_solve(A, b, x, rtol):
     for j in range(m):
         d = A[j, j]
         for k in range(j):
-            if keep[k]:
-                d -= L[j, k] * L[j, k] * D[k]
+            if D[k] != 0.0:
+                d -= A[j, k] * A[j, k] * D[k]
         if d <= tol:
+            D[j] = 0.0
             continue
-        keep[j] = True
         rank += 1
         D[j] = d
-        L[j, j] = 1.0
         for i in range(j + 1, m):
             s = A[i, j]
             for k in range(j):
-                if keep[k]:
-                    s -= L[i, k] * L[j, k] * D[k]
-            L[i, j] = s / d
-    y = np.zeros(m)
+                if D[k] != 0.0:
+                    s -= A[i, k] * A[j, k] * D[k]
+            A[i, j] = s / d
+    return rank
+
+
+@njit(cache=True, nogil=True, inline="always")
+def psd_apply(L, D, b, x, y):
+    """``x = A⁺ b`` from the factor (L, D) of :func:`psd_factor` (y: scratch, m)."""
+    m = D.shape[0]
     for i in range(m):  # L y = b on the kept rows
-        if keep[i]:
+        if D[i] != 0.0:
             s = b[i]
             for k in range(i):
-                if keep[k]:
+                if D[k] != 0.0:
                     s -= L[i, k] * y[k]
             y[i] = s
     for i in range(m - 1, -1, -1):  # D Lᵀ x = y
-        if keep[i]:
+        if D[i] != 0.0:
             s = y[i] / D[i]
             for k in range(i + 1, m):
-                if keep[k]:
+                if D[k] != 0.0:
                     s -= L[k, i] * x[k]
             x[i] = s
         else:
             x[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def psd_solve(A, b, x, rtol):
+    """``x = A⁺ b`` (:func:`psd_factor` on a copy of A, then
+    :func:`psd_apply`); returns the rank."""
+    m = b.shape[0]
+    L = A.copy()
+    D = np.empty(m)
+    rank = psd_factor(L, D, rtol)
+    psd_apply(L, D, b, x, np.empty(m))
     return rank
 
 
@@ -381,49 +512,244 @@ def _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf):
     return ltdl_kernel(lam, Lf)
 
 
-@njit(cache=True, nogil=True)
-def _correction(lam, Lf, G, r, X, out):
-    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r`` with X (nc, nv) receiving the rows of
-    (M⁻¹Gᵀ)ᵀ: the M-metric least-squares correction that changes ``G x`` by
-    r (ArtiSynth §0.5–0.6). Returns the rank of GM⁻¹Gᵀ."""
+@njit(cache=True, nogil=True, inline="always")
+def _solve_rows(lam, Lf, G, X):
+    """Rows of ``X = (M⁻¹Gᵀ)ᵀ`` from the in-place LᵀDL factor Lf of M
+    (Featherstone Table 6.5, all nc right-hand sides in one walk of the
+    expanded parent array λ)."""
+    nc, nv = G.shape
+    for r in range(nc):
+        for c in range(nv):
+            X[r, c] = G[r, c]
+    for i in range(nv - 1, -1, -1):  # L⁻ᵀ
+        j = lam[i]
+        while j >= 0:
+            l = Lf[i, j]
+            for r in range(nc):
+                X[r, j] -= l * X[r, i]
+            j = lam[j]
+    for i in range(nv):
+        d = Lf[i, i]
+        for r in range(nc):
+            X[r, i] /= d
+    for i in range(nv):  # L⁻¹
+        j = lam[i]
+        while j >= 0:
+            l = Lf[i, j]
+            for r in range(nc):
+                X[r, i] -= l * X[r, j]
+            j = lam[j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _schur(G, X, AL, AD):
+    """``A = G M⁻¹Gᵀ = G Xᵀ`` (lower triangle) into AL, then its
+    :func:`psd_factor` in place (AL, AD); returns the rank."""
     nc, nv = G.shape
     for i in range(nc):
-        for c in range(nv):
-            X[i, c] = G[i, c]
-        ltdl_solve(lam, Lf, X[i])
-    A = np.empty((nc, nc))
-    for i in range(nc):
-        for j in range(nc):
+        for j in range(i + 1):
             s = 0.0
             for c in range(nv):
                 s += G[i, c] * X[j, c]
-            A[i, j] = s
-    mu = np.empty(nc)
-    rank = psd_solve(A, r, mu, 1e-12)
+            AL[i, j] = s
+    return psd_factor(AL, AD, PSD_RTOL)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _apply(X, AL, AD, r, mu, y, out):
+    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r = Xᵀ A⁺ r`` from X and the factor of A
+    (:func:`_schur`); mu, y: scratch (nc)."""
+    psd_apply(AL, AD, r, mu, y)
+    nc, nv = X.shape
     for c in range(nv):
         s = 0.0
         for i in range(nc):
             s += X[i, c] * mu[i]
         out[c] = s
+
+
+@njit(cache=True, nogil=True)
+def _correction(lam, Lf, G, r, X, out):
+    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r`` with X (nc, nv) receiving the rows of
+    (M⁻¹Gᵀ)ᵀ: the M-metric least-squares correction that changes ``G x`` by
+    r (ArtiSynth §0.5–0.6). Returns the rank of GM⁻¹Gᵀ."""
+    nc = G.shape[0]
+    _solve_rows(lam, Lf, G, X)
+    AL, AD = np.empty((nc, nc)), np.empty(nc)
+    rank = _schur(G, X, AL, AD)
+    _apply(X, AL, AD, r, np.empty(nc), np.empty(nc), out)
     return rank
 
 
 @njit(cache=True, nogil=True)
-def _admissible_velocity(lam, Lf, G, v, X, out):
-    """``out = v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺ G v``: the velocity nearest to v in the
-    M metric with ``G out = 0`` (ArtiSynth §0.5's velocity projector, also
-    the KKT step ``[M −Gᵀ; G 0]`` from the free velocity v)."""
-    nc, nv = G.shape
-    Gv = np.empty(nc)
+def prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, AL, AD, scratch):
+    """Everything the velocity-level KKT solves need at q: M(q) by CRBA
+    into Lf (which leaves the world poses and joint axes the rows read), φ
+    and G of the rows (the entries' frames ``F`` already at q if
+    ``frames_done``), M's in-place LᵀDL factor ``Lf``, ``X = (M⁻¹Gᵀ)ᵀ``
+    and the factor (AL, AD) of ``A = GM⁻¹Gᵀ``. Returns 0, or −2 if M is
+    not positive definite. ``L``: the rows (:func:`loop_tuple`);
+    ``scratch``: nc floats."""
+    row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset = L
+    crba_kernel(tree, lam, q, poses, jac, inertia6, Lf)
+    if not frames_done:
+        entry_frames(poses, body_a, body_b, Pa, Pb, F)
+    # q stands in for the velocity, which the rows do not read without with_v
+    rows_from_frames(tree, q, q, False, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, scratch)
+    if ltdl_kernel(lam, Lf) != 0:
+        return -2
+    _solve_rows(lam, Lf, G, X)
+    _schur(G, X, AL, AD)
+    return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def loop_tuple(row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio,
+               offset):
+    """The rows of :func:`constraint_rows_kernel` as one tuple ``L`` for the
+    step kernels: a call with more than 30 arguments is compiled by
+    CPython as a call with ``*args``, which Numba builds as a tuple copy of
+    every array and cannot inline."""
+    return (row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio,
+            offset)
+
+
+# The state the KKT solves keep at one configuration (the "set"): a flat float array ``meta`` =
+# [valid flag, the configuration (nq), A's factor L (nc x nc), A's D (nc)] and the matrices Lf
+# (nv x nv), G and X (nc x nv). The post-stabilization leaves the set at the final configuration of a
+# step, which the next semi-implicit Euler step starts from: when the flag is set and the key equals
+# its q bit for bit, the step reuses it (the same numbers it would compute).
+@njit(cache=True, nogil=True, inline="always")
+def set_views(meta, nq, nc):
+    """(key, AL, AD): the views of a set's flat part ``meta``."""
+    return meta[1:1 + nq], meta[1 + nq:1 + nq + nc * nc].reshape((nc, nc)), meta[1 + nq + nc * nc:1 + nq + nc * nc + nc]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fresh_set(nq, nv, nc):
+    """A new, empty set: (meta, Lf, G, X)."""
+    meta = np.empty(1 + nq + nc * nc + nc)
+    meta[0] = 0.0
+    return meta, np.empty((nv, nv)), np.empty((nc, nv)), np.empty((nc, nv))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_set(store, A, B, C, nq, nv, nc):
+    """The set kept in a step table: the flat part in ``store`` and Lf, G,
+    X in the nv x nv matrices A, B, C (which the semi-implicit Euler step
+    does not otherwise use), when they fit; else a :func:`fresh_set`."""
+    if nc <= nv and 1 + nq + nc * nc + nc <= store.shape[0]:
+        return store, A, B[:nc], C[:nc]
+    return fresh_set(nq, nv, nc)
+
+
+@njit(cache=True, nogil=True)
+def sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inertia6, meta, Lf, G, X, q_out, v_out):
+    """:func:`constrained_sie_kernel` with the set (meta, Lf, G, X): reused
+    when it holds q, else computed at q (:func:`prepare_kernel`) and kept.
+    ``L``: the rows (:func:`loop_tuple`)."""
+    nq, nv, nc = q.shape[0], v.shape[0], G.shape[0]
+    key, AL, AD = set_views(meta, nq, nc)
+    hit = meta[0] == 1.0
+    if hit:
+        for i in range(nq):
+            if key[i] != q[i]:
+                hit = False
+                break
+    nr = L[1].shape[0]
+    b = np.empty(32 * nr + 3 * nc + 2 * nv)
+    F = b[:32 * nr].reshape((nr, 2, 4, 4))
+    o = 32 * nr
+    phi, mu, y = b[o:o + nc], b[o + nc:o + 2 * nc], b[o + 2 * nc:o + 3 * nc]
+    a, c = b[o + 3 * nc:o + 3 * nc + nv], b[o + 3 * nc + nv:o + 3 * nc + 2 * nv]
+    if not hit:
+        meta[0] = 0.0
+        if prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, False, F, phi, G, Lf, X, AL, AD, mu) != 0:
+            return -2
+        for i in range(nq):
+            key[i] = q[i]
+        meta[0] = 1.0
+    for i in range(nv):
+        a[i] = 0.0
+    rnea_kernel(tree, q, v, a, gravity_on, False, poses, spatial, c)
+    for i in range(nv):  # the free velocity v* = v + h M⁻¹(τ − C)
+        a[i] = tau[i] - c[i]
+    ltdl_solve(lam, Lf, a)
+    for i in range(nv):
+        a[i] = v[i] + dt * a[i]
+    for i in range(nc):
+        s = 0.0
+        for k in range(nv):
+            s += G[i, k] * a[k]
+        phi[i] = s
+    _apply(X, AL, AD, phi, mu, y, c)
+    for i in range(nv):
+        v_out[i] = a[i] - c[i]
+    integrate_kernel(tree, q, v_out, dt, q_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def project_step(tree, lam, q, v, L, poses, jac, spatial, inertia6, tol, max_iterations, meta, Lf, G, X, q_out, v_out):
+    """:func:`project_kernel` in the set (meta, Lf, G, X), which it leaves
+    at the final configuration. ``L``: the rows (:func:`loop_tuple`)."""
+    row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset = L
+    nq, nv, nc = q.shape[0], v.shape[0], G.shape[0]
+    key, AL, AD = set_views(meta, nq, nc)
+    nr = kind.shape[0]
+    b = np.empty(32 * nr + 3 * nc + nv + nq)
+    F = b[:32 * nr].reshape((nr, 2, 4, 4))
+    o = 32 * nr
+    phi, mu, y = b[o:o + nc], b[o + nc:o + 2 * nc], b[o + 2 * nc:o + 3 * nc]
+    dq, qt = b[o + 3 * nc:o + 3 * nc + nv], b[o + 3 * nc + nv:o + 3 * nc + nv + nq]
+    meta[0] = 0.0
+    for i in range(nq):
+        q_out[i] = q[i]
+    # one call of prepare_kernel: at the first iterate, and at a later one when it is the last
+    # (G and M for the velocity projection) or the Newton step needs them
+    prepare, frames_done, here, it = True, False, False, 0
+    while True:
+        if prepare:
+            if prepare_kernel(tree, lam, q_out, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, AL,
+                              AD, mu) != 0:
+                return -2
+            prepare, here = False, True  # the set is at the current iterate
+        err = 0.0
+        for i in range(nc):
+            err = max(err, abs(phi[i]))
+        if err <= tol or it < max_iterations:
+            if not here:
+                prepare = True
+                continue
+            if err <= tol:
+                break
+        else:
+            return -1
+        _apply(X, AL, AD, phi, mu, y, dq)
+        for c in range(nv):
+            dq[c] = -dq[c]
+        for i in range(nq):
+            qt[i] = q_out[i]
+        integrate_kernel(tree, qt, dq, 1.0, q_out)
+        it += 1
+        # the residual alone (forward kinematics and the frames) decides whether G and M are needed here
+        fk_kernel(tree, q_out, poses)
+        entry_frames(poses, body_a, body_b, Pa, Pb, F)
+        phi_from_frames(q_out, row, kind, u, w, pitch, gear_row, gear_jq, gear_iq, ratio, offset, F, phi)
+        here, frames_done = False, True
     for i in range(nc):
         s = 0.0
         for c in range(nv):
             s += G[i, c] * v[c]
-        Gv[i] = s
-    dv = np.empty(nv)
-    _correction(lam, Lf, G, Gv, X, dv)
+        phi[i] = s
+    _apply(X, AL, AD, phi, mu, y, dq)
     for c in range(nv):
-        out[c] = v[c] - dv[c]
+        v_out[c] = v[c] - dq[c]
+    for i in range(nq):
+        key[i] = q_out[i]
+    meta[0] = 1.0
+    return it
 
 
 @njit(cache=True, nogil=True)
@@ -433,36 +759,13 @@ def project_kernel(tree, lam, q, v, row, kind, body_a, body_b, Pa, Pb, u, w, pit
     ``q ← q ⊕ −M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺φ`` until ``max|φ| ≤ tol``, then the velocity
     projection ``v ← v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv`` at the final q. Returns the
     number of Newton iterations, or −1 if they did not converge, −2 if M is
-    not positive definite."""
-    nv = v.shape[0]
-    nc = phi_size(row, gear_row)
-    phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
-    Lf = np.empty((nv, nv))
-    X = np.empty((nc, nv))
-    dq = np.empty(nv)
-    q_out[:] = q
-    qt = q.copy()
-    it = 0
-    while True:
-        constraint_rows_kernel(tree, q_out, v, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
-                               gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
-        err = 0.0
-        for i in range(nc):
-            err = max(err, abs(phi[i]))
-        if _mass_factor(tree, lam, q_out, poses, jac, inertia6, M, Lf) != 0:
-            return -2
-        if err <= tol:
-            break
-        if it == max_iterations:
-            return -1
-        _correction(lam, Lf, G, phi, X, dq)
-        for c in range(nv):
-            dq[c] = -dq[c]
-        qt[:] = q_out
-        integrate_kernel(tree, qt, dq, 1.0, q_out)
-        it += 1
-    _admissible_velocity(lam, Lf, G, v, X, v_out)
-    return it
+    not positive definite. (``M`` is not used: the factors are computed in
+    a set of their own, :func:`project_step`.)"""
+    meta, Lf, G, X = fresh_set(q.shape[0], v.shape[0], phi_size(row, gear_row))
+    L = loop_tuple(row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv,
+                   ratio, offset)
+    return project_step(tree, lam, q, v, L, poses, jac, spatial, inertia6, tol, max_iterations, meta, Lf, G, X, q_out,
+                        v_out)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -535,17 +838,11 @@ def constrained_sie_kernel(tree, lam, q, v, tau, dt, gravity_on, row, kind, body
     applied force, joint damping included) is
     corrected to ``v⁺ = v* − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv*`` (the KKT step
     ``[M −Gᵀ; G 0]`` solved by its Schur complement), then
-    ``q⁺ = q ⊕ h v⁺``. Returns 0, or −2 if M is not positive definite."""
-    nv = v.shape[0]
-    nc = phi_size(row, gear_row)
-    phi, G, k, Lf = np.empty(nc), np.empty((nc, nv)), np.empty(nc), np.empty((nv, nv))
-    a = np.empty(nv)
-    if _free_acceleration(tree, lam, q, v, tau, gravity_on, False, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
-                          gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, G,
-                          k, Lf, a) != 0:
-        return -2
-    for i in range(nv):
-        a[i] = v[i] + dt * a[i]
-    _admissible_velocity(lam, Lf, G, a, np.empty((nc, nv)), v_out)
-    integrate_kernel(tree, q, v_out, dt, q_out)
-    return 0
+    ``q⁺ = q ⊕ h v⁺``. Returns 0, or −2 if M is not positive definite.
+    (``M`` is not used: the factors are computed in a set of their own,
+    :func:`sie_step`.)"""
+    meta, Lf, G, X = fresh_set(q.shape[0], v.shape[0], phi_size(row, gear_row))
+    L = loop_tuple(row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv,
+                   ratio, offset)
+    return sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inertia6, meta, Lf, G, X, q_out,
+                    v_out)

@@ -39,8 +39,8 @@ from collections import namedtuple
 
 from .._compiled import f64_pointer, i64_pointer, overflowed
 from .._status import EFFORT_CLAMPED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, VELOCITY_CLAMPED  # step statuses
-from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel, end_of_step_kernel, \
-    project_kernel
+from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_tuple, project_step, \
+    sie_step, table_set
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
     rnea_kernel, rnea_posed
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
@@ -602,14 +602,18 @@ def explicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
 def semi_implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1); with
     hard loop constraints the velocity-level KKT step (§0.10:
-    :func:`~multibody.constraints._kernels.constrained_sie_kernel`)."""
+    :func:`~multibody.constraints._kernels.constrained_sie_kernel`), which
+    reuses the factors the previous step's post-stabilization left at q
+    (kept in work rows 1-10 and the matrices A, B, C of the table:
+    :func:`~multibody.constraints._kernels.table_set`)."""
     if loops is not None:
         force, L = T.work[0, :T.nv], loops
         joint_forces(T, q, v, tau, force)
-        return constrained_sie_kernel(
-            ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u,
-            L.w, L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset, ws.poses, ws.jac,
-            ws.spatial, ws.inertia6, ws.M, q_out, v_out)
+        meta, Lf, G, X = table_set(T.work[1:11].reshape(10 * T.work.shape[1]), T.A, T.B, T.C, T.nq, T.nv, T.nc)
+        rows = loop_tuple(L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w, L.pitch, L.gear_row, L.gear_jq,
+                          L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset)
+        return sie_step(ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, rows, ws.poses, ws.jac, ws.spatial,
+                        ws.inertia6, meta, Lf, G, X, q_out, v_out)
     st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
@@ -802,11 +806,13 @@ def fused_step(core, ws, T, loops, q, v, tau, q_out, v_out):
     if st < 0:
         return st
     if loops is not None and T.project:  # post-stabilization onto φ = 0 and G v = 0 (ArtiSynth §0.5)
+        # in the table's set: it leaves M's and A's factors at the final q for the next semi-implicit Euler step
         L = loops
-        it = project_kernel(ws.tree, ws.lam, q_out, v_out, L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w,
-                            L.pitch, L.gear_row, L.gear_jq, L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset,
-                            ws.poses, ws.jac, ws.spatial, ws.inertia6, ws.M, PROJECTION_TOLERANCE,
-                            PROJECTION_ITERATIONS, q1, v1)
+        meta, Lf, G, X = table_set(T.work[1:11].reshape(10 * T.work.shape[1]), T.A, T.B, T.C, T.nq, T.nv, T.nc)
+        rows = loop_tuple(L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w, L.pitch, L.gear_row, L.gear_jq,
+                          L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset)
+        it = project_step(ws.tree, ws.lam, q_out, v_out, rows, ws.poses, ws.jac, ws.spatial, ws.inertia6,
+                          PROJECTION_TOLERANCE, PROJECTION_ITERATIONS, meta, Lf, G, X, q1, v1)
         if it < 0:
             return NOT_PROJECTED if it == -1 else SINGULAR
         if overflowed(q1) or overflowed(v1):
