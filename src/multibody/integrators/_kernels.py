@@ -53,13 +53,13 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # N_SCALARS scalars dt (s), restitution, its threshold (m/s or rad/s) and the constraints'
 # Baumgarte ω (rad/s). section_sizes gives each section's length. Everything the compiled code
 # and StepTable agree on is here.
-(H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_BLOCK, H_GRAVITY, H_CLAMP_EFFORT,
- H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT,
+(H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
+ H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
  F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_WORK,
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
  I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV,
- HEADER) = range(54)
+ HEADER) = range(55)
 N_SCALARS = 4
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
 # rows 0-10, the step and the rollout the others
@@ -84,7 +84,7 @@ def section_sizes(nq, nv, nb, ns, nl, nr, ng):
 
 
 Table = namedtuple("Table", (
-    "nq", "nv", "nb", "block", "dt", "restitution", "threshold", "baumgarte", "gravity_on", "clamp_effort",
+    "nq", "nv", "nb", "nc", "block", "dt", "restitution", "threshold", "baumgarte", "gravity_on", "clamp_effort",
     "clamp_velocity", "external", "project",
     "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext", "tau", "work",
     "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask", "vel_mask",
@@ -119,7 +119,7 @@ def table_view(ints, floats):
                   _fsec(ints, floats, F_PITCH, nr), _isec(ints, I_GEAR_ROW, ng), _isec(ints, I_GEAR_JQ, ng),
                   _isec(ints, I_GEAR_JV, ng), _isec(ints, I_GEAR_IQ, ng), _isec(ints, I_GEAR_IV, ng),
                   _fsec(ints, floats, F_RATIO, ng), _fsec(ints, floats, F_OFFSET, ng))
-    return Table(nq, nv, nb, ints[H_BLOCK], floats[0], floats[1], floats[2], floats[3], ints[H_GRAVITY] != 0,
+    return Table(nq, nv, nb, ints[H_NC], ints[H_BLOCK], floats[0], floats[1], floats[2], floats[3], ints[H_GRAVITY] != 0,
                  ints[H_CLAMP_EFFORT] != 0, ints[H_CLAMP_VELOCITY] != 0, ints[H_EXTERNAL], ints[H_PROJECT] != 0,
                  _fsec(ints, floats, F_DAMPING, nv), _fsec(ints, floats, F_STIFFNESS, ns),
                  _fsec(ints, floats, F_REST, ns), _fsec(ints, floats, F_EFFORT, nv), _fsec(ints, floats, F_VMAX, nv),

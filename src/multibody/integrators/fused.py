@@ -132,8 +132,8 @@ class StepTable:
         self.ints = ints = np.zeros(off, np.int64)
         ints[:K.HEADER] = header
         ints[[K.H_LEN, K.H_FLOATS, K.H_NFLOATS, K.H_DATA, K.H_NQ, K.H_NV, K.H_NB, K.H_NS, K.H_NL, K.H_NR, K.H_NG,
-              K.H_BLOCK]] = (off, floats.ctypes.data, floats.size, self.data.handle, nq, nv, nb, ns, nl, nr, ng,
-                             _root_block(model))
+              K.H_NC, K.H_BLOCK]] = (off, floats.ctypes.data, floats.size, self.data.handle, nq, nv, nb, ns, nl,
+                                     nr, ng, 0 if C is None else C.size, _root_block(model))
         ints[K.H_GRAVITY] = system.gravity
         ints[K.H_CLAMP_EFFORT] = effort is not None
         ints[K.H_CLAMP_VELOCITY] = vmax is not None
