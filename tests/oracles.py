@@ -207,6 +207,21 @@ ALL_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "planar", "sphe
               "universal")
 
 
+def branch_pattern(lam):
+    """(n, n) bool: where a matrix with the branch-induced sparsity of the
+    joint-space inertia (Featherstone §6.4) may be nonzero, for the
+    expanded parent array ``lam``: the diagonal and every pair of a
+    coordinate and one supporting it."""
+    n = len(lam)
+    P = np.eye(n, dtype=bool)
+    for i in range(n):
+        j = lam[i]
+        while j >= 0:
+            P[i, j] = P[j, i] = True
+            j = lam[j]
+    return P
+
+
 def random_tree(seed, n=12, floating=True, joints=ALL_JOINTS, pin_compatible=True, fixed=0):
     """A random branched tree built with ModelBuilder that uses every joint
     type in ``joints`` (cycled), optionally a free-floating root and

@@ -7,18 +7,7 @@ import pytest
 import multibody as mb
 from multibody.dynamics import InertiaFactor, dof_parents
 from multibody.errors import InputError
-from oracles import random_tree
-
-
-def _root_path_pattern(lam):
-    n = len(lam)
-    P = np.eye(n, dtype=bool)
-    for i in range(n):
-        j = lam[i]
-        while j >= 0:
-            P[i, j] = P[j, i] = True
-            j = lam[j]
-    return P
+from oracles import branch_pattern, random_tree
 
 
 @pytest.mark.parametrize("kind", ["ltdl", "ltl"])
@@ -31,7 +20,7 @@ def test_factor_reproduces_h_without_fill_in(kind, seed, floating):
     L, D = fac.L, fac.D
     np.testing.assert_allclose(L.T @ np.diag(D) @ L, H, atol=1e-12 * np.abs(H).max())
     # no fill-in: below the diagonal, L is zero wherever i and j are not on a common root path
-    off_path = ~_root_path_pattern(dof_parents(model))
+    off_path = ~branch_pattern(dof_parents(model))
     assert np.all(L[np.tril(off_path, -1)] == 0.0)
     rng = np.random.default_rng(seed)
     b = rng.normal(size=model.nv)
@@ -92,7 +81,7 @@ def test_long_chains_take_the_contiguous_range_path():
     assert ltdl_kernel(lam, F) == 0
     L = np.tril(F, -1) + np.eye(model.nv)
     np.testing.assert_allclose(L.T @ np.diag(np.diag(F)) @ L, H, atol=1e-12 * np.abs(H).max())
-    assert np.all(L[np.tril(~_root_path_pattern(lam), -1)] == 0.0)
+    assert np.all(L[np.tril(~branch_pattern(lam), -1)] == 0.0)
     x = rng.normal(size=model.nv)
     expect = np.linalg.solve(H, x)
     ltdl_solve(lam, F, x)

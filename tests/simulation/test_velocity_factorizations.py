@@ -8,18 +8,7 @@ import multibody as mb
 from multibody.integrators import _kernels as K
 from multibody.integrators.fused import _root_block
 
-from oracles import robot_path
-
-
-def _pattern(lam):
-    n = len(lam)
-    P = np.eye(n, dtype=bool)
-    for k in range(n):
-        j = lam[k]
-        while j >= 0:
-            P[k, j] = P[j, k] = True
-            j = lam[j]
-    return P
+from oracles import branch_pattern, robot_path
 
 
 def _matrix(lam, block, seed):
@@ -27,7 +16,7 @@ def _matrix(lam, block, seed):
     the leading ``block`` coordinates."""
     rng = np.random.default_rng(seed)
     n = len(lam)
-    P = _pattern(lam)
+    P = branch_pattern(lam)
     S = rng.normal(size=(n, n))
     A = np.where(P, S + S.T, 0.0)
     A[:block, :block] += rng.normal(size=(block, block))  # the non-symmetric root block
@@ -55,7 +44,7 @@ def test_block_ldl_solves_like_numpy_on_talos_pattern(talos):
 def test_tree_lu_solves_like_numpy_with_asymmetry_anywhere(talos):
     lam = talos.dof_parent
     A = _matrix(lam, 0, 3)
-    P = _pattern(lam)
+    P = branch_pattern(lam)
     A += np.where(P, np.random.default_rng(4).normal(size=A.shape), 0.0)  # non-symmetric everywhere
     b = np.random.default_rng(5).normal(size=len(lam))
     F, x = A.copy(), b.copy()
