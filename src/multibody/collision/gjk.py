@@ -325,8 +325,14 @@ def _closest(work, n):
 
 
 @njit(cache=True, nogil=True)
-def _put_simplex(work, i, ax, ay, az, bx, by, bz):
+def _put_simplex(work, i, ax, ay, az, bx, by, bz, dx, dy, dz):
     o = SIMPLEX + SIMPLEX_ROW * i
+    dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if dn > 0.0:
+        dx, dy, dz = dx / dn, dy / dn, dz / dn
+    work[o + 9] = dx
+    work[o + 10] = dy
+    work[o + 11] = dz
     work[o] = ax - bx
     work[o + 1] = ay - by
     work[o + 2] = az - bz
@@ -351,7 +357,7 @@ def gjk(A, B, full, work, scale):
         dx = 1.0
     ax, ay, az = support(A, dx, dy, dz, full)
     bx, by, bz = support(B, -dx, -dy, -dz, full)
-    _put_simplex(work, 0, ax, ay, az, bx, by, bz)
+    _put_simplex(work, 0, ax, ay, az, bx, by, bz, dx, dy, dz)
     n = 1
     vx, vy, vz = ax - bx, ay - by, az - bz
     tol = GJK_TOL * scale
@@ -374,7 +380,7 @@ def gjk(A, B, full, work, scale):
                 dup = True
         if dup:
             break
-        _put_simplex(work, n, sax, say, saz, sbx, sby, sbz)
+        _put_simplex(work, n, sax, say, saz, sbx, sby, sbz, -vx, -vy, -vz)
         n += 1
         inside, m, nvx, nvy, nvz, nax, nay, naz, nbx, nby, nbz = _closest(work, n)
         if inside:
@@ -399,6 +405,10 @@ def _add_vertex(work, i, A, B, dx, dy, dz):
     ax, ay, az = support(A, dx, dy, dz, True)
     bx, by, bz = support(B, -dx, -dy, -dz, True)
     o = EPA_V + EPA_VROW * i
+    dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+    work[o + 9] = dx / dn
+    work[o + 10] = dy / dn
+    work[o + 11] = dz / dn
     work[o] = ax - bx
     work[o + 1] = ay - by
     work[o + 2] = az - bz
@@ -479,6 +489,52 @@ def _face_result(work, f):
 
 
 @njit(cache=True, nogil=True)
+def _refine(work, f, A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz):
+    """Second-order normal for curved Minkowski faces. The face normal of the converged
+    polytope is tilted by about (face size / curvature radius), i.e. the square root of the
+    tolerance; the support map is smooth on curved parts, so the barycentric mean of the
+    search directions that generated the face's vertices is accurate to second order. The
+    penetration depth is the minimum over unit n of the support function h(n) of A - B, so
+    the candidate is kept only if it lowers h below its value at the face normal (on flat
+    parts, polytopes included, the face normal is exact and wins)."""
+    o = EPA_F + EPA_FROW * f
+    i, j, k = int(work[o]), int(work[o + 1]), int(work[o + 2])
+    qx, qy, qz = d * nx, d * ny, d * nz
+    l0 = l1 = l2 = 0.0
+    for r in range(3):
+        p = j if r == 0 else (k if r == 1 else i)
+        q = k if r == 0 else (i if r == 1 else j)
+        ux, uy, uz = _pv(work, p, 0) - qx, _pv(work, p, 1) - qy, _pv(work, p, 2) - qz
+        vx, vy, vz = _pv(work, q, 0) - qx, _pv(work, q, 1) - qy, _pv(work, q, 2) - qz
+        s = nx * (uy * vz - uz * vy) + ny * (uz * vx - ux * vz) + nz * (ux * vy - uy * vx)
+        if r == 0:
+            l0 = s
+        elif r == 1:
+            l1 = s
+        else:
+            l2 = s
+    tot = l0 + l1 + l2
+    if not tot > 0.0:
+        return d, nx, ny, nz, ax, ay, az, bx, by, bz
+    mx = (l0 * _pv(work, i, 9) + l1 * _pv(work, j, 9) + l2 * _pv(work, k, 9)) / tot
+    my = (l0 * _pv(work, i, 10) + l1 * _pv(work, j, 10) + l2 * _pv(work, k, 10)) / tot
+    mz = (l0 * _pv(work, i, 11) + l1 * _pv(work, j, 11) + l2 * _pv(work, k, 11)) / tot
+    mn = math.sqrt(mx * mx + my * my + mz * mz)
+    if not mn > 0.5:
+        return d, nx, ny, nz, ax, ay, az, bx, by, bz
+    mx, my, mz = mx / mn, my / mn, mz / mn
+    sax, say, saz = support(A, nx, ny, nz, True)
+    sbx, sby, sbz = support(B, -nx, -ny, -nz, True)
+    hf = nx * (sax - sbx) + ny * (say - sby) + nz * (saz - sbz)
+    cax, cay, caz = support(A, mx, my, mz, True)
+    cbx, cby, cbz = support(B, -mx, -my, -mz, True)
+    hm = mx * (cax - cbx) + my * (cay - cby) + mz * (caz - cbz)
+    if hm < hf - 1e-14 * scale and hm >= d - 1e-9 * scale:
+        return hm, mx, my, mz, cax, cay, caz, cbx, cby, cbz
+    return d, nx, ny, nz, ax, ay, az, bx, by, bz
+
+
+@njit(cache=True, nogil=True)
 def _dist_line(work, i, j, k):
     """Squared distance of vertex k from the line through vertices i, j, times |j - i|^2."""
     ex, ey, ez = _pv(work, j, 0) - _pv(work, i, 0), _pv(work, j, 1) - _pv(work, i, 1), _pv(work, j, 2) - _pv(work, i, 2)
@@ -496,7 +552,7 @@ def epa(A, B, nsimplex, work, scale):
     eps = 1e-10 * scale       # degeneracy of the initial simplex
     eps_in = 4.0 * CORE_EPS * scale  # the origin may lie this far outside (touching pairs)
     for i in range(nsimplex):
-        for c in range(9):
+        for c in range(12):
             work[EPA_V + EPA_VROW * i + c] = work[SIMPLEX + SIMPLEX_ROW * i + c]
     nv = nsimplex
     # blow the simplex up to a tetrahedron
@@ -632,12 +688,14 @@ def epa(A, B, nsimplex, work, scale):
         if overflow or nf + ne > EPA_FMAX or ne < 3:
             # the polytope can no longer be trusted: report the face found before this step
             d, nx, ny, nz, ax, ay, az, bx, by, bz = _face_result(work, best)
+            d, nx, ny, nz, ax, ay, az, bx, by, bz = _refine(work, best, A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz)
             return EPA_INEXACT, d, nx, ny, nz, ax, ay, az, bx, by, bz
         for g in range(ne):
             _set_face(work, nf, int(work[EPA_E + 2 * g]), int(work[EPA_E + 2 * g + 1]), nv)
             nf += 1
         nv += 1
     d, nx, ny, nz, ax, ay, az, bx, by, bz = _face_result(work, best)
+    d, nx, ny, nz, ax, ay, az, bx, by, bz = _refine(work, best, A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz)
     return status, d, nx, ny, nz, ax, ay, az, bx, by, bz
 
 
@@ -668,8 +726,10 @@ def shape_distance(A, B, work):
     st, ns, dc, ax, ay, az, bx, by, bz = gjk(A, B, False, work, scale)
     if st == SEPARATED and dc > CORE_EPS * scale:
         nx, ny, nz = (bx - ax) / dc, (by - ay) / dc, (bz - az) / dc
-        return (EPA_OK, dc - rA - rB, ax + rA * nx, ay + rA * ny, az + rA * nz,
-                bx - rB * nx, by - rB * ny, bz - rB * nz, nx, ny, nz)
+        d = dc - rA - rB
+        ax, ay, az, bx, by, bz = _pin_witness(A, B, d, nx, ny, nz, ax + rA * nx, ay + rA * ny, az + rA * nz,
+                                              bx - rB * nx, by - rB * ny, bz - rB * nz)
+        return EPA_OK, d, ax, ay, az, bx, by, bz, nx, ny, nz
     if rA > 0.0 or rB > 0.0:
         st, ns, dc, ax, ay, az, bx, by, bz = gjk(A, B, True, work, scale)
         if st == SEPARATED and dc > CORE_EPS * scale:
@@ -678,7 +738,23 @@ def shape_distance(A, B, work):
     es, depth, nx, ny, nz, ax, ay, az, bx, by, bz = epa(A, B, ns, work, scale)
     if es == EPA_FAILED:
         return EPA_FAILED, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0
+    ax, ay, az, bx, by, bz = _pin_witness(A, B, -depth, nx, ny, nz, ax, ay, az, bx, by, bz)
     return es, -depth, ax, ay, az, bx, by, bz, nx, ny, nz
+
+
+@njit(cache=True, nogil=True)
+def _pin_witness(A, B, d, nx, ny, nz, ax, ay, az, bx, by, bz):
+    """Witness points from the unique support point of a strictly convex shape (sphere,
+    ellipsoid) along the normal: a barycentric combination of polytope vertices lies inside
+    such a shape, off its surface, when the other shape touches it with a flat part (the
+    Minkowski face is then large and its vertices come from distant search directions)."""
+    if A[0] == ELLIPSOID or A[0] == SPHERE:
+        ax, ay, az = support(A, nx, ny, nz, True)
+        return ax, ay, az, ax + d * nx, ay + d * ny, az + d * nz
+    if B[0] == ELLIPSOID or B[0] == SPHERE:
+        bx, by, bz = support(B, -nx, -ny, -nz, True)
+        return bx - d * nx, by - d * ny, bz - d * nz, bx, by, bz
+    return ax, ay, az, bx, by, bz
 
 
 # ------------------------------------------------------------------------ polytope manifold

@@ -13,14 +13,14 @@ MAX_CONTACTS = 8          # most contacts one pair produces (box-box face clippi
 STAGE = 0                 # staged contacts: MAX_CONTACTS rows of (dist, pos[3], normal[3])
 STAGE_ROW = 7
 
-SIMPLEX = STAGE + MAX_CONTACTS * STAGE_ROW   # GJK simplex: 4 rows of (w[3], a[3], b[3])
-SIMPLEX_ROW = 9
+SIMPLEX = STAGE + MAX_CONTACTS * STAGE_ROW   # GJK simplex: 4 rows of (w[3], a[3], b[3], dir[3])
+SIMPLEX_ROW = 12
 
-EPA_VMAX = 128            # polytope vertices (w, a, b per vertex)
+EPA_VMAX = 128            # polytope vertices (w, a, b, unit search direction per vertex)
 EPA_FMAX = 1024           # faces ever created (dead faces are not reused)
 EPA_EMAX = 512            # horizon edges of one expansion step
 EPA_V = SIMPLEX + 4 * SIMPLEX_ROW
-EPA_VROW = 9
+EPA_VROW = 12
 EPA_F = EPA_V + EPA_VMAX * EPA_VROW        # faces: (i0, i1, i2, nx, ny, nz, dist, alive)
 EPA_FROW = 8
 EPA_E = EPA_F + EPA_FMAX * EPA_FROW        # horizon edges: (i, j)
