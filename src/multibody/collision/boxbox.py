@@ -18,6 +18,7 @@ ODE's ``dBoxBox`` scheme, written anew; constants as MuJoCo's.
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from .gjk import put_contact
@@ -218,7 +219,7 @@ def box_box(B1, B2, margin, work):
         if dist > septol:
             return 0
         mx, my, mz = 0.5 * (w1x + w2x), 0.5 * (w1y + w2y), 0.5 * (w1z + w2z)
-        put_contact(work, 0, dist,
+        put_contact(work, np.int64(0), dist,
                     R1[0, 0] * mx + R1[0, 1] * my + R1[0, 2] * mz + p1[0],
                     R1[1, 0] * mx + R1[1, 1] * my + R1[1, 2] * mz + p1[1],
                     R1[2, 0] * mx + R1[2, 1] * my + R1[2, 2] * mz + p1[2],
@@ -270,7 +271,7 @@ def box_box(B1, B2, margin, work):
         coord = 0 if pas < 2 else 1
         sign = 1.0 if pas % 2 == 0 else -1.0
         lim = sref[ax_] if coord == 0 else sref[ay_]
-        m = _clip_axis(work, cur, n, spare, coord, sign, lim)
+        m = _clip_axis(work, np.int64(cur), np.int64(n), np.int64(spare), np.int64(coord), sign, lim)
         if m >= 0:
             n = m
             cur, spare = spare, cur
@@ -295,7 +296,7 @@ def box_box(B1, B2, margin, work):
         if dup:
             continue
         lp = _with(_with(_with((0.0, 0.0, 0.0), ax_, x), ay_, y), a, sgn * (sref[a] + 0.5 * z))
-        put_contact(work, cnt, z,
+        put_contact(work, np.int64(cnt), z,
                     Rr[0, 0] * lp[0] + Rr[0, 1] * lp[1] + Rr[0, 2] * lp[2] + pr[0],
                     Rr[1, 0] * lp[0] + Rr[1, 1] * lp[1] + Rr[1, 2] * lp[2] + pr[1],
                     Rr[2, 0] * lp[0] + Rr[2, 1] * lp[1] + Rr[2, 2] * lp[2] + pr[2],

@@ -30,6 +30,7 @@ returned). No code path returns NaN for finite inputs.
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from .narrow_workspace import (CLIP_MAX, EPA_E, EPA_EMAX, EPA_F, EPA_FMAX, EPA_FROW, EPA_V,
@@ -61,7 +62,8 @@ FEATURE_SIN = 1e-3
 @njit(cache=True, nogil=True)
 def support(A, dx, dy, dz, full):
     """World support point of shape A along (dx, dy, dz) (need not be unit). Spheres and
-    capsules give their core (centre, segment) unless ``full``."""
+    capsules give their core (centre, segment) unless ``full`` > 0 (a float flag: a literal
+    bool argument would compile a specialization per value)."""
     t, size, R, p, verts = A
     lx = R[0, 0] * dx + R[1, 0] * dy + R[2, 0] * dz
     ly = R[0, 1] * dx + R[1, 1] * dy + R[2, 1] * dz
@@ -101,7 +103,7 @@ def support(A, dx, dy, dz, full):
                 sx = verts[i, 0]
                 sy = verts[i, 1]
                 sz = verts[i, 2]
-    if full and (t == SPHERE or t == CAPSULE):
+    if full > 0.0 and (t == SPHERE or t == CAPSULE):
         nl = math.sqrt(lx * lx + ly * ly + lz * lz)
         if nl > 0.0:
             sx += size[0] * lx / nl
@@ -209,7 +211,7 @@ def _tri_weights(work, i, j, k):
     for e in range(3):
         p = i if e == 0 else (j if e == 1 else i)
         q = j if e == 0 else k
-        l0, l1 = _seg_weights(work, p, q)
+        l0, l1 = _seg_weights(work, np.int64(p), np.int64(q))
         x = l0 * _sx(work, p, 0) + l1 * _sx(work, q, 0)
         y = l0 * _sx(work, p, 1) + l1 * _sx(work, q, 1)
         z = l0 * _sx(work, p, 2) + l1 * _sx(work, q, 2)
@@ -274,12 +276,12 @@ def _closest(work, n):
     the supporting vertices. Returns (inside, m, v, a, b): inside when a tetrahedron
     encloses the origin."""
     if n == 2:
-        l0, l1 = _seg_weights(work, 0, 1)
-        m, vx, vy, vz, ax, ay, az, bx, by, bz = _reduce(work, 2, l0, l1, 0.0, 0.0)
+        l0, l1 = _seg_weights(work, np.int64(0), np.int64(1))
+        m, vx, vy, vz, ax, ay, az, bx, by, bz = _reduce(work, np.int64(2), l0, l1, 0.0, 0.0)
         return False, m, vx, vy, vz, ax, ay, az, bx, by, bz
     if n == 3:
-        l0, l1, l2 = _tri_weights(work, 0, 1, 2)
-        m, vx, vy, vz, ax, ay, az, bx, by, bz = _reduce(work, 3, l0, l1, l2, 0.0)
+        l0, l1, l2 = _tri_weights(work, np.int64(0), np.int64(1), np.int64(2))
+        m, vx, vy, vz, ax, ay, az, bx, by, bz = _reduce(work, np.int64(3), l0, l1, l2, 0.0)
         return False, m, vx, vy, vz, ax, ay, az, bx, by, bz
     best = 1e300
     r0, r1, r2, r3 = 1.0, 0.0, 0.0, 0.0
@@ -289,10 +291,10 @@ def _closest(work, n):
         j = 1 if f == 0 or f == 1 else 2
         k = 2 if f == 0 else 3
         o = 3 - f
-        if not _face_outside(work, i, j, k, o):
+        if not _face_outside(work, np.int64(i), np.int64(j), np.int64(k), np.int64(o)):
             continue
         anyout = True
-        l0, l1, l2 = _tri_weights(work, i, j, k)
+        l0, l1, l2 = _tri_weights(work, np.int64(i), np.int64(j), np.int64(k))
         x = y = z = 0.0
         for c in range(3):
             s = l0 * _sx(work, i, c) + l1 * _sx(work, j, c) + l2 * _sx(work, k, c)
@@ -320,7 +322,7 @@ def _closest(work, n):
             r0, r1, r2, r3 = w0, w1, w2, w3
     if not anyout:
         return True, 4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    m, vx, vy, vz, ax, ay, az, bx, by, bz = _reduce(work, 4, r0, r1, r2, r3)
+    m, vx, vy, vz, ax, ay, az, bx, by, bz = _reduce(work, np.int64(4), r0, r1, r2, r3)
     return False, m, vx, vy, vz, ax, ay, az, bx, by, bz
 
 
@@ -357,7 +359,7 @@ def gjk(A, B, full, work, scale):
         dx = 1.0
     ax, ay, az = support(A, dx, dy, dz, full)
     bx, by, bz = support(B, -dx, -dy, -dz, full)
-    _put_simplex(work, 0, ax, ay, az, bx, by, bz, dx, dy, dz)
+    _put_simplex(work, np.int64(0), ax, ay, az, bx, by, bz, dx, dy, dz)
     n = 1
     vx, vy, vz = ax - bx, ay - by, az - bz
     tol = GJK_TOL * scale
@@ -380,7 +382,7 @@ def gjk(A, B, full, work, scale):
                 dup = True
         if dup:
             break
-        _put_simplex(work, n, sax, say, saz, sbx, sby, sbz, -vx, -vy, -vz)
+        _put_simplex(work, np.int64(n), sax, say, saz, sbx, sby, sbz, -vx, -vy, -vz)
         n += 1
         inside, m, nvx, nvy, nvz, nax, nay, naz, nbx, nby, nbz = _closest(work, n)
         if inside:
@@ -402,8 +404,8 @@ def _pv(work, i, k):
 
 @njit(cache=True, nogil=True)
 def _add_vertex(work, i, A, B, dx, dy, dz):
-    ax, ay, az = support(A, dx, dy, dz, True)
-    bx, by, bz = support(B, -dx, -dy, -dz, True)
+    ax, ay, az = support(A, dx, dy, dz, 1.0)
+    bx, by, bz = support(B, -dx, -dy, -dz, 1.0)
     o = EPA_V + EPA_VROW * i
     dn = math.sqrt(dx * dx + dy * dy + dz * dz)
     work[o + 9] = dx / dn
@@ -523,11 +525,11 @@ def _refine(work, f, A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz):
     if not mn > 0.5:
         return d, nx, ny, nz, ax, ay, az, bx, by, bz
     mx, my, mz = mx / mn, my / mn, mz / mn
-    sax, say, saz = support(A, nx, ny, nz, True)
-    sbx, sby, sbz = support(B, -nx, -ny, -nz, True)
+    sax, say, saz = support(A, nx, ny, nz, 1.0)
+    sbx, sby, sbz = support(B, -nx, -ny, -nz, 1.0)
     hf = nx * (sax - sbx) + ny * (say - sby) + nz * (saz - sbz)
-    cax, cay, caz = support(A, mx, my, mz, True)
-    cbx, cby, cbz = support(B, -mx, -my, -mz, True)
+    cax, cay, caz = support(A, mx, my, mz, 1.0)
+    cbx, cby, cbz = support(B, -mx, -my, -mz, 1.0)
     hm = mx * (cax - cbx) + my * (cay - cby) + mz * (caz - cbz)
     if hm < hf - 1e-14 * scale and hm >= d - 1e-9 * scale:
         return hm, mx, my, mz, cax, cay, caz, cbx, cby, cbz
@@ -559,7 +561,7 @@ def epa(A, B, nsimplex, work, scale):
     if nv == 1:
         for s in range(6):
             d = 1.0 if s % 2 == 0 else -1.0
-            _add_vertex(work, 1, A, B, d if s < 2 else 0.0, d if 2 <= s < 4 else 0.0, d if s >= 4 else 0.0)
+            _add_vertex(work, np.int64(1), A, B, d if s < 2 else 0.0, d if 2 <= s < 4 else 0.0, d if s >= 4 else 0.0)
             ex = _pv(work, 1, 0) - _pv(work, 0, 0)
             ey = _pv(work, 1, 1) - _pv(work, 0, 1)
             ez = _pv(work, 1, 2) - _pv(work, 0, 2)
@@ -587,8 +589,8 @@ def epa(A, B, nsimplex, work, scale):
         for s in range(6):
             ang = s * (math.pi / 3.0)
             ca, sa = math.cos(ang), math.sin(ang)
-            _add_vertex(work, 2, A, B, ca * ux + sa * wx, ca * uy + sa * wy, ca * uz + sa * wz)
-            c2, e2 = _dist_line(work, 0, 1, 2)
+            _add_vertex(work, np.int64(2), A, B, ca * ux + sa * wx, ca * uy + sa * wy, ca * uz + sa * wz)
+            c2, e2 = _dist_line(work, np.int64(0), np.int64(1), np.int64(2))
             if c2 > eps * eps * e2:
                 nv = 3
                 break
@@ -602,12 +604,12 @@ def epa(A, B, nsimplex, work, scale):
             nx /= nn
             ny /= nn
             nz /= nn
-            _add_vertex(work, 3, A, B, nx, ny, nz)
+            _add_vertex(work, np.int64(3), A, B, nx, ny, nz)
             hp = nx * (_pv(work, 3, 0) - ax) + ny * (_pv(work, 3, 1) - ay) + nz * (_pv(work, 3, 2) - az)
             # origin side: the tetrahedron must enclose the origin
             ho = -(nx * ax + ny * ay + nz * az)
             if hp <= eps or ho < -eps_in:
-                _add_vertex(work, 3, A, B, -nx, -ny, -nz)
+                _add_vertex(work, np.int64(3), A, B, -nx, -ny, -nz)
                 hp = nx * (_pv(work, 3, 0) - ax) + ny * (_pv(work, 3, 1) - ay) + nz * (_pv(work, 3, 2) - az)
                 if hp < -eps:
                     nv = 4
@@ -623,10 +625,10 @@ def epa(A, B, nsimplex, work, scale):
         i = 0 if f < 3 else 1
         j = 1 if f == 0 or f == 1 else 2
         k = 2 if f == 0 else 3
-        _set_face(work, f, i, j, k)
+        _set_face(work, np.int64(f), np.int64(i), np.int64(j), np.int64(k))
         o = EPA_F + EPA_FROW * f
         if work[o + 3] * (cx - _pv(work, i, 0)) + work[o + 4] * (cy - _pv(work, i, 1)) + work[o + 5] * (cz - _pv(work, i, 2)) > 0.0:
-            _set_face(work, f, i, k, j)
+            _set_face(work, np.int64(f), np.int64(i), np.int64(k), np.int64(j))
         if work[o + 6] < -eps_in or work[o + 6] >= 1e300:
             return EPA_FAILED, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     nf = 4
@@ -650,7 +652,7 @@ def epa(A, B, nsimplex, work, scale):
         nx, ny, nz = work[o + 3], work[o + 4], work[o + 5]
         if nv >= EPA_VMAX:
             break
-        _add_vertex(work, nv, A, B, nx, ny, nz)
+        _add_vertex(work, np.int64(nv), A, B, nx, ny, nz)
         wx, wy, wz = _pv(work, nv, 0), _pv(work, nv, 1), _pv(work, nv, 2)
         if nx * wx + ny * wy + nz * wz - bd <= tol:
             status = EPA_OK
@@ -687,15 +689,15 @@ def epa(A, B, nsimplex, work, scale):
                     overflow = True
         if overflow or nf + ne > EPA_FMAX or ne < 3:
             # the polytope can no longer be trusted: report the face found before this step
-            d, nx, ny, nz, ax, ay, az, bx, by, bz = _face_result(work, best)
-            d, nx, ny, nz, ax, ay, az, bx, by, bz = _refine(work, best, A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz)
+            d, nx, ny, nz, ax, ay, az, bx, by, bz = _face_result(work, np.int64(best))
+            d, nx, ny, nz, ax, ay, az, bx, by, bz = _refine(work, np.int64(best), A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz)
             return EPA_INEXACT, d, nx, ny, nz, ax, ay, az, bx, by, bz
         for g in range(ne):
-            _set_face(work, nf, int(work[EPA_E + 2 * g]), int(work[EPA_E + 2 * g + 1]), nv)
+            _set_face(work, np.int64(nf), np.int64(int(work[EPA_E + 2 * g])), np.int64(int(work[EPA_E + 2 * g + 1])), np.int64(nv))
             nf += 1
         nv += 1
-    d, nx, ny, nz, ax, ay, az, bx, by, bz = _face_result(work, best)
-    d, nx, ny, nz, ax, ay, az, bx, by, bz = _refine(work, best, A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz)
+    d, nx, ny, nz, ax, ay, az, bx, by, bz = _face_result(work, np.int64(best))
+    d, nx, ny, nz, ax, ay, az, bx, by, bz = _refine(work, np.int64(best), A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz)
     return status, d, nx, ny, nz, ax, ay, az, bx, by, bz
 
 
@@ -715,6 +717,87 @@ def put_contact(work, k, d, px, py, pz, nx, ny, nz):
 
 
 @njit(cache=True, nogil=True)
+def _hval(A, B, nx, ny, nz):
+    """Support function of A - B along the unit n, and its gradient (the support point)."""
+    ax, ay, az = support(A, nx, ny, nz, 1.0)
+    bx, by, bz = support(B, -nx, -ny, -nz, 1.0)
+    wx, wy, wz = ax - bx, ay - by, az - bz
+    return nx * wx + ny * wy + nz * wz, wx, wy, wz
+
+
+@njit(cache=True, nogil=True)
+def _polish(A, B, d, nx, ny, nz, scale):
+    """Newton steps on the unit sphere for min h(n), h the support function of A - B: the
+    signed distance is -min h and the normal its minimiser, separated or penetrating. The
+    gradient is the tangential part of the support point, the Hessian (curvature radii
+    minus h) is taken by finite differences. Only steps that lower h are kept and the
+    iteration stops where the Hessian is not positive definite (flat parts, polytopes:
+    there GJK/EPA are exact). Returns (d, n)."""
+    h, wx, wy, wz = _hval(A, B, nx, ny, nz)
+    moved = False
+    eps = 1e-6
+    for _ in range(4):
+        ux, uy, uz, vx, vy, vz = _basis(nx, ny, nz)
+        gu = ux * wx + uy * wy + uz * wz
+        gv = vx * wx + vy * wy + vz * wz
+        mx, my, mz = nx + eps * ux, ny + eps * uy, nz + eps * uz
+        mn = math.sqrt(mx * mx + my * my + mz * mz)
+        _, px, py, pz = _hval(A, B, mx / mn, my / mn, mz / mn)
+        mx, my, mz = nx + eps * vx, ny + eps * vy, nz + eps * vz
+        mn = math.sqrt(mx * mx + my * my + mz * mz)
+        _, qx, qy, qz = _hval(A, B, mx / mn, my / mn, mz / mn)
+        huu = (ux * px + uy * py + uz * pz - gu) / eps - h
+        hvu = (vx * px + vy * py + vz * pz - gv) / eps
+        huv = (ux * qx + uy * qy + uz * qz - gu) / eps
+        hvv = (vx * qx + vy * qy + vz * qz - gv) / eps - h
+        hs = 0.5 * (hvu + huv)
+        det = huu * hvv - hs * hs
+        if not (huu > 0.0 and det > 0.0):
+            break
+        su = -(hvv * gu - hs * gv) / det
+        sv = -(huu * gv - hs * gu) / det
+        if abs(su) + abs(sv) < 1e-15:
+            break
+        mx, my, mz = nx + su * ux + sv * vx, ny + su * uy + sv * vy, nz + su * uz + sv * vz
+        mn = math.sqrt(mx * mx + my * my + mz * mz)
+        mx, my, mz = mx / mn, my / mn, mz / mn
+        h2, w2x, w2y, w2z = _hval(A, B, mx, my, mz)
+        if not h2 < h:
+            break
+        h, wx, wy, wz = h2, w2x, w2y, w2z
+        nx, ny, nz = mx, my, mz
+        moved = True
+    if moved:
+        return -h, nx, ny, nz
+    return d, nx, ny, nz
+
+
+@njit(cache=True, nogil=True)
+def _smooth(A, B, full):
+    """Whether a curved surface can carry the contact: ellipsoid or cylinder, or (for EPA
+    on the full shapes) a sphere or capsule."""
+    ta = A[0]
+    tb = B[0]
+    if ta == ELLIPSOID or ta == CYLINDER or tb == ELLIPSOID or tb == CYLINDER:
+        return True
+    return full > 0.0 and (ta == SPHERE or ta == CAPSULE or tb == SPHERE or tb == CAPSULE)
+
+
+@njit(cache=True, nogil=True)
+def _repolish(A, B, d, ax, ay, az, bx, by, bz, nx, ny, nz, scale, full):
+    """:func:`_polish` for curved pairs; the witness points keep their midpoint and are
+    re-spread along the new normal."""
+    if not _smooth(A, B, full):
+        return d, ax, ay, az, bx, by, bz, nx, ny, nz
+    d2, mx, my, mz = _polish(A, B, d, nx, ny, nz, scale)
+    if d2 == d and mx == nx and my == ny and mz == nz:
+        return d, ax, ay, az, bx, by, bz, nx, ny, nz
+    cx, cy, cz = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
+    return (d2, cx - 0.5 * d2 * mx, cy - 0.5 * d2 * my, cz - 0.5 * d2 * mz,
+            cx + 0.5 * d2 * mx, cy + 0.5 * d2 * my, cz + 0.5 * d2 * mz, mx, my, mz)
+
+
+@njit(cache=True, nogil=True)
 def shape_distance(A, B, work):
     """Signed distance of the convex shapes A and B. Returns
     ``(status, dist, ax, ay, az, bx, by, bz, nx, ny, nz)``: witness a on A and b on B
@@ -723,23 +806,25 @@ def shape_distance(A, B, work):
     scale = bound_radius(A) + bound_radius(B)
     rA = core_radius(A)
     rB = core_radius(B)
-    st, ns, dc, ax, ay, az, bx, by, bz = gjk(A, B, False, work, scale)
+    st, ns, dc, ax, ay, az, bx, by, bz = gjk(A, B, 0.0, work, scale)
     if st == SEPARATED and dc > CORE_EPS * scale:
         nx, ny, nz = (bx - ax) / dc, (by - ay) / dc, (bz - az) / dc
         d = dc - rA - rB
-        ax, ay, az, bx, by, bz = _pin_witness(A, B, d, nx, ny, nz, ax + rA * nx, ay + rA * ny, az + rA * nz,
-                                              bx - rB * nx, by - rB * ny, bz - rB * nz)
+        ax, ay, az, bx, by, bz = ax + rA * nx, ay + rA * ny, az + rA * nz, bx - rB * nx, by - rB * ny, bz - rB * nz
+        d, ax, ay, az, bx, by, bz, nx, ny, nz = _repolish(A, B, d, ax, ay, az, bx, by, bz, nx, ny, nz, scale, 0.0)
+        ax, ay, az, bx, by, bz = _pin_witness(A, B, d, nx, ny, nz, ax, ay, az, bx, by, bz)
         return EPA_OK, d, ax, ay, az, bx, by, bz, nx, ny, nz
     if rA > 0.0 or rB > 0.0:
-        st, ns, dc, ax, ay, az, bx, by, bz = gjk(A, B, True, work, scale)
+        st, ns, dc, ax, ay, az, bx, by, bz = gjk(A, B, 1.0, work, scale)
         if st == SEPARATED and dc > CORE_EPS * scale:
             nx, ny, nz = (bx - ax) / dc, (by - ay) / dc, (bz - az) / dc
             return EPA_OK, dc, ax, ay, az, bx, by, bz, nx, ny, nz
     es, depth, nx, ny, nz, ax, ay, az, bx, by, bz = epa(A, B, ns, work, scale)
     if es == EPA_FAILED:
         return EPA_FAILED, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0
-    ax, ay, az, bx, by, bz = _pin_witness(A, B, -depth, nx, ny, nz, ax, ay, az, bx, by, bz)
-    return es, -depth, ax, ay, az, bx, by, bz, nx, ny, nz
+    d, ax, ay, az, bx, by, bz, nx, ny, nz = _repolish(A, B, -depth, ax, ay, az, bx, by, bz, nx, ny, nz, scale, 1.0)
+    ax, ay, az, bx, by, bz = _pin_witness(A, B, d, nx, ny, nz, ax, ay, az, bx, by, bz)
+    return es, d, ax, ay, az, bx, by, bz, nx, ny, nz
 
 
 @njit(cache=True, nogil=True)
@@ -749,10 +834,10 @@ def _pin_witness(A, B, d, nx, ny, nz, ax, ay, az, bx, by, bz):
     such a shape, off its surface, when the other shape touches it with a flat part (the
     Minkowski face is then large and its vertices come from distant search directions)."""
     if A[0] == ELLIPSOID or A[0] == SPHERE:
-        ax, ay, az = support(A, nx, ny, nz, True)
+        ax, ay, az = support(A, nx, ny, nz, 1.0)
         return ax, ay, az, ax + d * nx, ay + d * ny, az + d * nz
     if B[0] == ELLIPSOID or B[0] == SPHERE:
-        bx, by, bz = support(B, -nx, -ny, -nz, True)
+        bx, by, bz = support(B, -nx, -ny, -nz, 1.0)
         return bx - d * nx, by - d * ny, bz - d * nz, bx, by, bz
     return ax, ay, az, bx, by, bz
 
@@ -789,14 +874,14 @@ def _feature(A, nx, ny, nz, work, off):
     hm = -1e300
     mx = my = mz = 0.0
     for i in range(nvert):
-        x, y, z = _poly_vertex(A, i)
+        x, y, z = _poly_vertex(A, np.int64(i))
         h = nx * x + ny * y + nz * z
         if h > hm:
             hm = h
             mx, my, mz = x, y, z
     m = 0
     for i in range(nvert):
-        x, y, z = _poly_vertex(A, i)
+        x, y, z = _poly_vertex(A, np.int64(i))
         dx, dy, dz = x - mx, y - my, z - mz
         drop = -(nx * dx + ny * dy + nz * dz)
         if drop <= FEATURE_SIN * math.sqrt(dx * dx + dy * dy + dz * dz) and m < FEAT_MAX:
@@ -913,7 +998,7 @@ def reduce_contacts(work, src, n, k0, kmax):
     if n <= kmax:
         for i in range(n):
             o = src + STAGE_ROW * i
-            put_contact(work, k0 + i, work[o], work[o + 1], work[o + 2], work[o + 3],
+            put_contact(work, np.int64(k0 + i), work[o], work[o + 1], work[o + 2], work[o + 3],
                         work[o + 4], work[o + 5], work[o + 6])
         return n
     first = 0
@@ -924,7 +1009,7 @@ def reduce_contacts(work, src, n, k0, kmax):
     nxt = first
     while chosen < kmax and nxt >= 0:
         o = src + STAGE_ROW * nxt
-        put_contact(work, k0 + chosen, work[o], work[o + 1], work[o + 2], work[o + 3],
+        put_contact(work, np.int64(k0 + chosen), work[o], work[o + 1], work[o + 2], work[o + 3],
                     work[o + 4], work[o + 5], work[o + 6])
         work[o] = 1e300  # mark as taken (its distance is already staged)
         chosen += 1
@@ -957,11 +1042,11 @@ def manifold(A, B, nx, ny, nz, margin, work, scale):
     above the reference plane along its normal, position = midway between the vertex and
     the plane. The box-box scheme, for hulls. Returns the number of contacts staged (at
     most MAX_CONTACTS), 0 when neither feature is a face or no vertex survives."""
-    ma = _feature(A, nx, ny, nz, work, FEAT_A)
-    mb = _feature(B, -nx, -ny, -nz, work, FEAT_B)
+    ma = _feature(A, nx, ny, nz, work, np.int64(FEAT_A))
+    mb = _feature(B, -nx, -ny, -nz, work, np.int64(FEAT_B))
     tol = 1e-12 * scale
-    ha = _hull2d(work, FEAT_A, ma, nx, ny, nz, POLY_A, tol) if ma >= 3 else ma
-    hb = _hull2d(work, FEAT_B, mb, nx, ny, nz, POLY_B, tol) if mb >= 3 else mb
+    ha = _hull2d(work, np.int64(FEAT_A), np.int64(ma), nx, ny, nz, np.int64(POLY_A), tol) if ma >= 3 else ma
+    hb = _hull2d(work, np.int64(FEAT_B), np.int64(mb), nx, ny, nz, np.int64(POLY_B), tol) if mb >= 3 else mb
     if ma < 3:
         for i in range(ma):
             work[POLY_A + i] = i
@@ -1044,7 +1129,7 @@ def manifold(A, B, nx, ny, nz, margin, work, scale):
         sx = ws * (ey * rnz - ez * rny)
         sy = ws * (ez * rnx - ex * rnz)
         sz = ws * (ex * rny - ey * rnx)
-        n = _clip(work, src, n, dst, px, py, pz, sx, sy, sz)
+        n = _clip(work, np.int64(src), np.int64(n), np.int64(dst), px, py, pz, sx, sy, sz)
         src, dst = dst, src
         if n == 0:
             return 0
@@ -1076,7 +1161,7 @@ def manifold(A, B, nx, ny, nz, margin, work, scale):
         m += 1
     if m == 0:
         return 0
-    return reduce_contacts(work, CAND, m, 0, MAX_CONTACTS)
+    return reduce_contacts(work, np.int64(CAND), np.int64(m), np.int64(0), np.int64(MAX_CONTACTS))
 
 
 @njit(cache=True, nogil=True)
@@ -1089,7 +1174,7 @@ def convex_contacts(A, B, margin, work):
         return 0, st
     if d > margin:
         return 0, st
-    put_contact(work, 0, d, 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz), nx, ny, nz)
+    put_contact(work, np.int64(0), d, 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz), nx, ny, nz)
     ta = A[0]
     tb = B[0]
     if (ta == BOX or ta == CONVEX) and (tb == BOX or tb == CONVEX):

@@ -89,7 +89,7 @@ def _dispatch(A, B, margin, work):
         if tb == CONVEX:
             if B[4].shape[0] == 0:
                 return 0, 0
-            return primitives.plane_convex(A, B, margin, work, 4), 0
+            return primitives.plane_convex(A, B, margin, work, np.int64(4)), 0
         return UNSUPPORTED, 0
     if ta == SPHERE:
         if tb == SPHERE:
@@ -155,17 +155,18 @@ def collide_pair(t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2, f
 
 @njit(cache=True, nogil=True)
 def _plane_distance(P, X, flip, out):
-    """Signed distance of the half-space P (z <= 0 of its frame) and the convex shape X."""
+    """Signed distance of the half-space P (z <= 0 of its frame) and the convex shape X;
+    ``flip`` > 0 when X is geom 1 (a float flag: a literal bool compiles twice)."""
     R, o = P[2], P[3]
     nx, ny, nz = R[0, 2], R[1, 2], R[2, 2]
-    sx, sy, sz = gjk.support(X, -nx, -ny, -nz, True)
+    sx, sy, sz = gjk.support(X, -nx, -ny, -nz, 1.0)
     d = nx * (sx - o[0]) + ny * (sy - o[1]) + nz * (sz - o[2])
     qx, qy, qz = sx - d * nx, sy - d * ny, sz - d * nz      # on the plane
-    a = 1 if flip else 0
-    b = 0 if flip else 1
+    a = 1 if flip > 0.0 else 0
+    b = 0 if flip > 0.0 else 1
     out[a, 0], out[a, 1], out[a, 2] = qx, qy, qz
     out[b, 0], out[b, 1], out[b, 2] = sx, sy, sz
-    sg = -1.0 if flip else 1.0
+    sg = -1.0 if flip > 0.0 else 1.0
     out[2, 0], out[2, 1], out[2, 2] = sg * nx, sg * ny, sg * nz
     return d
 
@@ -180,9 +181,9 @@ def signed_distance(t1, size1, R1, p1, verts1, t2, size2, R2, p2, verts2, out, w
     if (t1 == CONVEX and verts1.shape[0] == 0) or (t2 == CONVEX and verts2.shape[0] == 0):
         return 0.0, UNSUPPORTED
     if t1 == PLANE:
-        return _plane_distance(A, B, False, out), 0
+        return _plane_distance(A, B, 0.0, out), 0
     if t2 == PLANE:
-        return _plane_distance(B, A, True, out), 0
+        return _plane_distance(B, A, 1.0, out), 0
     st, d, ax, ay, az, bx, by, bz, nx, ny, nz = gjk.shape_distance(A, B, work)
     if st == EPA_FAILED:
         return 0.0, EPA_FAILURE

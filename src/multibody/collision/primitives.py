@@ -12,6 +12,7 @@ contact choice is this module's own (documented in docs/collision.md).
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from .gjk import put_contact, support
@@ -40,7 +41,7 @@ def _plane_point(work, k, nx, ny, nz, ox, oy, oz, cx, cy, cz, r, margin):
         return 0
     d = cd - r
     s = -(0.5 * d + r)
-    put_contact(work, k, d, cx + s * nx, cy + s * ny, cz + s * nz, nx, ny, nz)
+    put_contact(work, np.int64(k), d, cx + s * nx, cy + s * ny, cz + s * nz, nx, ny, nz)
     return 1
 
 
@@ -48,7 +49,7 @@ def _plane_point(work, k, nx, ny, nz, ox, oy, oz, cx, cy, cz, r, margin):
 def plane_sphere(P, S, margin, work):
     R, o = P[2], P[3]
     c = S[3]
-    return _plane_point(work, 0, R[0, 2], R[1, 2], R[2, 2], o[0], o[1], o[2], c[0], c[1], c[2], S[1][0], margin)
+    return _plane_point(work, np.int64(0), R[0, 2], R[1, 2], R[2, 2], o[0], o[1], o[2], c[0], c[1], c[2], S[1][0], margin)
 
 
 @njit(cache=True, nogil=True)
@@ -59,8 +60,8 @@ def plane_capsule(P, C, margin, work):
     Rc, c, size = C[2], C[3], C[1]
     h = size[1]
     ax, ay, az = h * Rc[0, 2], h * Rc[1, 2], h * Rc[2, 2]
-    n = _plane_point(work, 0, nx, ny, nz, o[0], o[1], o[2], c[0] + ax, c[1] + ay, c[2] + az, size[0], margin)
-    n += _plane_point(work, n, nx, ny, nz, o[0], o[1], o[2], c[0] - ax, c[1] - ay, c[2] - az, size[0], margin)
+    n = _plane_point(work, np.int64(0), nx, ny, nz, o[0], o[1], o[2], c[0] + ax, c[1] + ay, c[2] + az, size[0], margin)
+    n += _plane_point(work, np.int64(n), nx, ny, nz, o[0], o[1], o[2], c[0] - ax, c[1] - ay, c[2] - az, size[0], margin)
     return n
 
 
@@ -92,12 +93,12 @@ def plane_cylinder(P, C, margin, work):
     d = d0 + pa + pv
     if d > margin:
         return 0
-    put_contact(work, cnt, d, c[0] + vx + ax - 0.5 * d * nx, c[1] + vy + ay - 0.5 * d * ny,
+    put_contact(work, np.int64(cnt), d, c[0] + vx + ax - 0.5 * d * nx, c[1] + vy + ay - 0.5 * d * ny,
                 c[2] + vz + az - 0.5 * d * nz, nx, ny, nz)
     cnt += 1
     d = d0 - pa + pv
     if d <= margin:
-        put_contact(work, cnt, d, c[0] + vx - ax - 0.5 * d * nx, c[1] + vy - ay - 0.5 * d * ny,
+        put_contact(work, np.int64(cnt), d, c[0] + vx - ax - 0.5 * d * nx, c[1] + vy - ay - 0.5 * d * ny,
                     c[2] + vz - az - 0.5 * d * nz, nx, ny, nz)
         cnt += 1
     pv1 = -0.5 * pv
@@ -108,7 +109,7 @@ def plane_cylinder(P, C, margin, work):
         s = size[0] * math.sqrt(3.0) / 2.0
         sx, sy, sz = sx * s, sy * s, sz * s
         for sgn in (1.0, -1.0):
-            put_contact(work, cnt, d, c[0] + sgn * sx + ax - 0.5 * vx - 0.5 * d * nx,
+            put_contact(work, np.int64(cnt), d, c[0] + sgn * sx + ax - 0.5 * vx - 0.5 * d * nx,
                         c[1] + sgn * sy + ay - 0.5 * vy - 0.5 * d * ny,
                         c[2] + sgn * sz + az - 0.5 * vz - 0.5 * d * nz, nx, ny, nz)
             cnt += 1
@@ -135,7 +136,7 @@ def plane_box(P, B, margin, work):
         if dist + ld > margin or ld > 0.0:
             continue
         d = dist + ld
-        put_contact(work, cnt, d, wx + c[0] - 0.5 * d * nx, wy + c[1] - 0.5 * d * ny,
+        put_contact(work, np.int64(cnt), d, wx + c[0] - 0.5 * d * nx, wy + c[1] - 0.5 * d * ny,
                     wz + c[2] - 0.5 * d * nz, nx, ny, nz)
         cnt += 1
         if cnt >= 4:
@@ -149,11 +150,11 @@ def plane_support(P, X, margin, work):
     ellipsoid's pair)."""
     R, o = P[2], P[3]
     nx, ny, nz = R[0, 2], R[1, 2], R[2, 2]
-    sx, sy, sz = support(X, -nx, -ny, -nz, True)
+    sx, sy, sz = support(X, -nx, -ny, -nz, 1.0)
     d = nx * (sx - o[0]) + ny * (sy - o[1]) + nz * (sz - o[2])
     if d > margin:
         return 0
-    put_contact(work, 0, d, sx - 0.5 * d * nx, sy - 0.5 * d * ny, sz - 0.5 * d * nz, nx, ny, nz)
+    put_contact(work, np.int64(0), d, sx - 0.5 * d * nx, sy - 0.5 * d * ny, sz - 0.5 * d * nz, nx, ny, nz)
     return 1
 
 
@@ -201,7 +202,7 @@ def plane_convex(P, X, margin, work, kmax):
         wy = Rx[1, 0] * x + Rx[1, 1] * y + Rx[1, 2] * z + c[1]
         wz = Rx[2, 0] * x + Rx[2, 1] * y + Rx[2, 2] * z + c[2]
         d = nx * (wx - o[0]) + ny * (wy - o[1]) + nz * (wz - o[2])
-        put_contact(work, cnt, d, wx - 0.5 * d * nx, wy - 0.5 * d * ny, wz - 0.5 * d * nz, nx, ny, nz)
+        put_contact(work, np.int64(cnt), d, wx - 0.5 * d * nx, wy - 0.5 * d * ny, wz - 0.5 * d * nz, nx, ny, nz)
         cnt += 1
     return cnt
 
@@ -222,14 +223,14 @@ def _sphere_sphere(work, k, c1x, c1y, c1z, r1, z1x, z1y, z1z, c2x, c2y, c2z, r2,
     if ln < MINVAL:
         nx, ny, nz, _ = normalize3(z1y * z2z - z1z * z2y, z1z * z2x - z1x * z2z, z1x * z2y - z1y * z2x)
     s = r1 + 0.5 * d
-    put_contact(work, k, d, c1x + s * nx, c1y + s * ny, c1z + s * nz, nx, ny, nz)
+    put_contact(work, np.int64(k), d, c1x + s * nx, c1y + s * ny, c1z + s * nz, nx, ny, nz)
     return 1
 
 
 @njit(cache=True, nogil=True)
 def sphere_sphere(S1, S2, margin, work):
     R1, c1, R2, c2 = S1[2], S1[3], S2[2], S2[3]
-    return _sphere_sphere(work, 0, c1[0], c1[1], c1[2], S1[1][0], R1[0, 2], R1[1, 2], R1[2, 2],
+    return _sphere_sphere(work, np.int64(0), c1[0], c1[1], c1[2], S1[1][0], R1[0, 2], R1[1, 2], R1[2, 2],
                           c2[0], c2[1], c2[2], S2[1][0], R2[0, 2], R2[1, 2], R2[2, 2], margin)
 
 
@@ -240,7 +241,7 @@ def sphere_capsule(S, C, margin, work):
     ax, ay, az = R2[0, 2], R2[1, 2], R2[2, 2]
     x = ax * (c1[0] - c2[0]) + ay * (c1[1] - c2[1]) + az * (c1[2] - c2[2])
     x = min(max(x, -h), h)
-    return _sphere_sphere(work, 0, c1[0], c1[1], c1[2], S[1][0], R1[0, 2], R1[1, 2], R1[2, 2],
+    return _sphere_sphere(work, np.int64(0), c1[0], c1[1], c1[2], S[1][0], R1[0, 2], R1[1, 2], R1[2, 2],
                           c2[0] + x * ax, c2[1] + x * ay, c2[2] + x * az, C[1][0], ax, ay, az, margin)
 
 
@@ -265,7 +266,7 @@ def sphere_cylinder(S, C, margin, work):
         else:
             cap = False
     if side:
-        return _sphere_sphere(work, 0, c1[0], c1[1], c1[2], r, R1[0, 2], R1[1, 2], R1[2, 2],
+        return _sphere_sphere(work, np.int64(0), c1[0], c1[1], c1[2], r, R1[0, 2], R1[1, 2], R1[2, 2],
                               c2[0] + x * ax, c2[1] + x * ay, c2[2] + x * az, rad, ax, ay, az, margin)
     if cap:
         sg = 1.0 if x > 0.0 else -1.0
@@ -275,11 +276,11 @@ def sphere_cylinder(S, C, margin, work):
             return 0
         d = cd - r
         s = -(0.5 * d + r)
-        put_contact(work, 0, d, c1[0] + s * fx, c1[1] + s * fy, c1[2] + s * fz, -fx, -fy, -fz)
+        put_contact(work, np.int64(0), d, c1[0] + s * fx, c1[1] + s * fy, c1[2] + s * fz, -fx, -fy, -fz)
         return 1
     s = rad / math.sqrt(q2)
     hh = h if x > 0.0 else -h
-    return _sphere_sphere(work, 0, c1[0], c1[1], c1[2], r, R1[0, 2], R1[1, 2], R1[2, 2],
+    return _sphere_sphere(work, np.int64(0), c1[0], c1[1], c1[2], r, R1[0, 2], R1[1, 2], R1[2, 2],
                           c2[0] + qx * s + hh * ax, c2[1] + qy * s + hh * ay, c2[2] + qz * s + hh * az,
                           0.0, ax, ay, az, margin)
 
@@ -319,7 +320,7 @@ def _sphere_box_local(cx, cy, cz, r, size, margin):
 
 @njit(cache=True, nogil=True)
 def _stage_local(work, k, Rb, c, d, px, py, pz, nx, ny, nz):
-    put_contact(work, k, d,
+    put_contact(work, np.int64(k), d,
                 Rb[0, 0] * px + Rb[0, 1] * py + Rb[0, 2] * pz + c[0],
                 Rb[1, 0] * px + Rb[1, 1] * py + Rb[1, 2] * pz + c[1],
                 Rb[2, 0] * px + Rb[2, 1] * py + Rb[2, 2] * pz + c[2],
@@ -339,7 +340,7 @@ def sphere_box(S, B, margin, work):
     hit, d, px, py, pz, nx, ny, nz = _sphere_box_local(lx, ly, lz, S[1][0], size, margin)
     if not hit:
         return 0
-    _stage_local(work, 0, Rb, c, d, px, py, pz, nx, ny, nz)
+    _stage_local(work, np.int64(0), Rb, c, d, px, py, pz, nx, ny, nz)
     return 1
 
 
@@ -376,7 +377,7 @@ def capsule_capsule(C1, C2, margin, work):
         elif x2 < -1.0:
             x2 = -1.0
             x1 = min(max((u + mb) / ma, -1.0), 1.0)
-        return _sphere_sphere(work, 0, p1[0] + x1 * a1x, p1[1] + x1 * a1y, p1[2] + x1 * a1z, r1, z1x, z1y, z1z,
+        return _sphere_sphere(work, np.int64(0), p1[0] + x1 * a1x, p1[1] + x1 * a1y, p1[2] + x1 * a1z, r1, z1x, z1y, z1z,
                               p2[0] + x2 * a2x, p2[1] + x2 * a2y, p2[2] + x2 * a2z, r2, z2x, z2y, z2z, margin)
     # parallel axes: ends of segment 1, then ends of segment 2, until 2 contacts
     n = 0
@@ -387,7 +388,7 @@ def capsule_capsule(C1, C2, margin, work):
         else:
             x2 = 1.0 if e == 2 else -1.0
             x1 = min(max((u - mb) / ma if e == 2 else (u + mb) / ma, -1.0), 1.0)
-        n += _sphere_sphere(work, n, p1[0] + x1 * a1x, p1[1] + x1 * a1y, p1[2] + x1 * a1z, r1, z1x, z1y, z1z,
+        n += _sphere_sphere(work, np.int64(n), p1[0] + x1 * a1x, p1[1] + x1 * a1y, p1[2] + x1 * a1z, r1, z1x, z1y, z1z,
                             p2[0] + x2 * a2x, p2[1] + x2 * a2y, p2[2] + x2 * a2z, r2, z2x, z2y, z2z, margin)
         if e >= 1 and n >= 2:
             break
@@ -508,7 +509,7 @@ def capsule_box(C, B, margin, work):
     hit, d, px, py, pz, nx, ny, nz = _sphere_box_local(cx + t1 * hx, cy + t1 * hy, cz + t1 * hz, r, size, margin)
     if not hit:
         return 0
-    _stage_local(work, 0, Rb, c, d, px, py, pz, nx, ny, nz)
+    _stage_local(work, np.int64(0), Rb, c, d, px, py, pz, nx, ny, nz)
     # second contact along a face normal
     nzero = (nx != 0.0) + (ny != 0.0) + (nz != 0.0)
     if nzero != 1 or h <= 0.0:
@@ -546,5 +547,5 @@ def capsule_box(C, B, margin, work):
     px2 = qx + (s if a == 0 else 0.0)
     py2 = qy + (s if a == 1 else 0.0)
     pz2 = qz + (s if a == 2 else 0.0)
-    _stage_local(work, 1, Rb, c, d2, px2, py2, pz2, nx, ny, nz)
+    _stage_local(work, np.int64(1), Rb, c, d2, px2, py2, pz2, nx, ny, nz)
     return 2
