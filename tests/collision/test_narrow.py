@@ -5,14 +5,22 @@ measured anchor values of shared/notes/contact-anchors.md and the degenerate cas
 Tolerances:
 * closed-form pairs: 1e-6 on distance, normal and position (the same formulas as MuJoCo's;
   observed agreement ~1e-15).
-* GJK/EPA pairs: distance 1e-9. Normals 1e-9 for polytope pairs (finite convergence);
-  3e-5 when a curved surface is involved: EPA's polytope approximates a curved Minkowski
-  surface, its face normal is tilted by ~sqrt(tolerance x curvature); MuJoCo (ccd_tolerance
-  tightened to 1e-12) and this code each carry a few 1e-6 of that error (measured on
-  sphere-shaped ellipsoids, where the exact normal is known: MuJoCo 2.5e-6, this code
-  1e-6..6e-6, coal ~1e-6). Positions 3e-5 for the same reason where the contact point is
-  unique (a strictly convex shape is involved); where a flat part touches a flat part the
-  deepest point is not unique and only distance and normal are compared.
+* GJK/EPA pairs: distance 1e-9. Normals 1e-9 for polytope pairs (finite convergence).
+  When a curved surface is involved the normal is the minimiser of h(n), the support
+  function of A - B; EPA approximates the curved Minkowski surface by facets, so its
+  normal is tilted by ~sqrt(tolerance x curvature): MuJoCo (ccd_tolerance tightened to
+  1e-12) carries up to ~1.4e-5 of that error (measured against a Nelder-Mead minimum of
+  h), this code polishes smooth cases by Newton steps to ~1e-8. Two regimes: where h has
+  a kink (a box's support switches corners) h grows linearly with the angle and the
+  normal is well determined; where h is flat (a cylinder rim against a vertex: flat to
+  1e-11 over 1e-4 rad) the angle is not, and the normal is judged by the value of h it
+  gives. So the normal must be within 3e-5 of MuJoCo's, or give an h within 1e-9 of
+  h(MuJoCo's normal) (h evaluated with numpy supports written here), and in any case lie
+  within 1e-4 of it. Separated pairs: 1e-7 on h, because GJK stops on a distance gap
+  of 1e-13 x scale, which bounds the normal only to ~sqrt(gap / distance) where the
+  curvature is one-sided (measured 2.8e-8 on h for a cylinder rim 7.6 mm from a hull). Positions 3e-5 where the contact point is unique (a strictly
+  convex shape is involved); where a flat part touches a flat part the deepest point is
+  not unique and only distance and normal are compared.
 MuJoCo's multiccd (on by default in 4.x: re-runs with the geoms rotated by 1e-3 rad) is
 disabled in the single-contact comparisons: it reports perturbed normals and depths.
 """
@@ -74,6 +82,32 @@ def random_pair(pair, rng, spread=(0.4, 1.0)):
         u /= np.linalg.norm(u)
         g2[3] = u * (bound(g1) + bound(g2)) * rng.uniform(*spread)
     return g1, g2
+
+
+def np_support(g, n):
+    """Support point of a geom along n (full shape), numpy; independent of the code under
+    test."""
+    t, s, R, p, v = g[0], np.asarray(g[1], float), g[2], g[3], g[4]
+    l = R.T @ n
+    if t == SPHERE:
+        x = s[0] * l / np.linalg.norm(l)
+    elif t == CAPSULE:
+        x = np.array([0, 0, s[1] * np.sign(l[2])]) + s[0] * l / np.linalg.norm(l)
+    elif t == ELLIPSOID:
+        x = s ** 2 * l / np.sqrt(np.sum(s ** 2 * l * l))
+    elif t == CYLINDER:
+        rho = np.hypot(l[0], l[1])
+        x = np.array([s[0] * l[0] / rho, s[0] * l[1] / rho, s[1] * np.sign(l[2])])
+    elif t == BOX:
+        x = s * np.where(l >= 0, 1.0, -1.0)
+    else:
+        x = v[np.argmax(v @ l)]
+    return R @ x + p
+
+
+def h_pair(A, B, n):
+    n = np.asarray(n, float) / np.linalg.norm(n)
+    return float(n @ (np_support(A, n) - np_support(B, -n)))
 
 
 def ours_in_mj_order(m, d, g1, g2, cons, margin=MARGIN):
@@ -143,7 +177,17 @@ def _gjk_pair(pair, n, seed):
         check_frames(frame)
         k = int(np.argmin(dist))
         assert dist[k] == pytest.approx(cons[0][1], abs=1e-9), pid(pair)
-        assert np.abs(frame[k, 0] - cons[0][3]).max() < ntol, pid(pair)
+        if curved:
+            # The normal minimises h(n), the support function of A - B (the signed distance
+            # is -min h); near kinks (a cylinder's rim against a vertex) h is flat to 1e-11
+            # over 1e-4 rad, so the normal is compared through h, evaluated here with
+            # independent numpy supports, and loosely in angle.
+            close = np.abs(frame[k, 0] - cons[0][3]).max() < 3e-5
+            as_good = h_pair(A, B, frame[k, 0]) <= h_pair(A, B, cons[0][3]) + (1e-9 if dist[k] < 0 else 1e-7)
+            assert close or as_good, pid(pair)
+            assert np.abs(frame[k, 0] - cons[0][3]).max() < 1e-4, pid(pair)
+        else:
+            assert np.abs(frame[k, 0] - cons[0][3]).max() < ntol, pid(pair)
         if strict or not curved:
             # polytope pairs: the deepest point is unique unless faces are parallel, which
             # random poses never give

@@ -511,7 +511,7 @@ def capsule_box(C, B, margin, work):
         return 0
     _stage_local(work, np.int64(0), Rb, c, d, px, py, pz, nx, ny, nz)
     # second contact along a face normal
-    nzero = (nx != 0.0) + (ny != 0.0) + (nz != 0.0)
+    nzero = (1 if nx != 0.0 else 0) + (1 if ny != 0.0 else 0) + (1 if nz != 0.0 else 0)
     if nzero != 1 or h <= 0.0:
         return 1
     a = 0 if nx != 0.0 else (1 if ny != 0.0 else 2)
