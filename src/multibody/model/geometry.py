@@ -299,8 +299,9 @@ def convex_hull(points, what):
     of zero volume) raises ModelError naming ``what``."""
     from scipy.spatial import ConvexHull, QhullError
     P = np.asarray(points, dtype=float).reshape(-1, 3)
-    if len(P) < 4:
-        raise ModelError(f"{what}: degenerate mesh: {len(P)} point(s), a convex hull needs 4 non-coplanar ones")
+    flat = degenerate(P)
+    if flat:
+        raise ModelError(f"{what}: degenerate mesh: {flat}")
     extent = float(np.ptp(P, axis=0).max())
     try:
         # QbB: scale to the unit cube first (trimesh's option: robust for small parts in metres)
