@@ -43,12 +43,19 @@ CASES = [pytest.param(rel, id=rel.split("/")[-1][:-5], marks=() if rel in FAST e
 TOL = 1e-9
 
 
-def coal_hull_planes(bvh):
-    """(points, normals, offsets) of coal's convex hull of a Pinocchio mesh:
-    inside means n·x + offset <= 0."""
-    bvh.buildConvexHull(False, "Qt")
-    c = bvh.convex
-    return np.array(c.points()), np.array(c.normals()), np.array(c.offsets())
+def coal_hull_planes(geometry):
+    """(points, normals, offsets) of coal's convex hull of a Pinocchio mesh
+    (a BVH mesh, hulled here; or already a Convex, Pinocchio's
+    ``<collision_checking><convex>``): inside means n·x + offset <= 0."""
+    if isinstance(geometry, coal.BVHModelBase):
+        geometry.buildConvexHull(False, "Qt")
+        geometry = geometry.convex
+    else:  # Pinocchio's Convex has no half-spaces (reading them crashes): hull its points again with coal
+        points = coal.StdVec_Vec3s()
+        for x in np.array(geometry.points()):
+            points.append(x)
+        geometry = coal.Convex.convexHull(points, False, "Qt")
+    return np.array(geometry.points()), np.array(geometry.normals()), np.array(geometry.offsets())
 
 
 def our_planes(g):
@@ -65,6 +72,7 @@ def assert_same_hull(g, bvh, what):
     tol = 1e-6 * max(extent, 1e-3)
     assert np.max(g.vertices @ n.T + d) <= tol, f"{what}: a vertex of our hull lies outside coal's"
     n2, d2 = our_planes(g)
+    assert np.isfinite(n2).all(), f"{what}: a degenerate face"
     assert np.max(pts @ n2.T + d2) <= tol, f"{what}: a vertex of coal's hull lies outside ours"
     # our faces are oriented outwards: every vertex is on the inner side of every face
     assert np.max(g.vertices @ n2.T + d2) <= tol, f"{what}: faces not oriented outwards"
@@ -122,7 +130,7 @@ def test_collision_geometry_matches_pinocchio(rel):
         for g, go in zip(gs, theirs[link]):
             what = f"{rel}: geometry '{g.name}'"
             if g.shape in ("convex", "mesh"):
-                assert isinstance(go.geometry, coal.BVHModelBase), what
+                assert isinstance(go.geometry, (coal.BVHModelBase, coal.ConvexBase)), what
                 np.testing.assert_allclose(g.scale, go.meshScale, err_msg=what)
                 assert os.path.samefile(g.mesh, go.meshPath), what
                 if g.shape == "convex":

@@ -99,8 +99,10 @@ and turned into :class:`~multibody.model.ModelBuilder` calls. URDF semantics
   ``<material>`` colour (inline or a robot-level material) is its rgba.
   Mesh files are resolved (see :func:`resolve_mesh` and the confinement
   rule above); a mesh that is not found is kept as the original string.
-  Collision geometry gets MuJoCo's default contact parameters (URDF has
-  none); a collision mesh is read (``meshes=``), and becomes the "convex"
+  Pinocchio's extension ``<collision_checking><capsule name="N"/>`` makes
+  the collision cylinder named N a capsule, ``<convex name="N"/>`` the mesh
+  named N its convex hull even on a static body. Collision geometry gets MuJoCo's
+  default contact parameters (URDF has none); a collision mesh is read (``meshes=``), and becomes the "convex"
   hull of its vertices on a moving body, a triangle "mesh" on a body fixed
   to the world (docs/collision.md).
 * Root: with ``floating_base=True`` the root link is attached to the world by
@@ -700,6 +702,15 @@ class _UrdfParser:
                 else:
                     rgba = materials.get(mat.get("name"))
             out.append((el.get("name") or f"{lname}_{k}", s.tag, size, T, mesh, scale, rgba))
+        if tag == "collision":
+            # Pinocchio's extension <collision_checking><capsule name="N"/></collision_checking>: the
+            # cylinder named N is a capsule of the same radius and length; <convex name="N"/>: the mesh
+            # named N is its convex hull (every mesh on a moving body is, but this one also when static)
+            checking = link.findall("collision_checking")
+            capsules = {c.get("name") for cc in checking for c in cc.findall("capsule")}
+            convex = {c.get("name") for cc in checking for c in cc.findall("convex")}
+            out = [(o[0], "capsule") + o[2:] if o[1] == "cylinder" and o[0] in capsules else
+                   (o[0], "convex") + o[2:] if o[1] == "mesh" and o[0] in convex else o for o in out]
         return out
 
     # -------------------------------------------------------------- topology
@@ -790,7 +801,8 @@ class _UrdfParser:
             for tag in ("collision", "visual"):
                 for gname, shape, size, T, mesh, scale, rgba in self.geometries(link, ln, tag, materials):
                     what = f"link '{ln}' <{tag}> '{gname}'"
-                    kw = self.collision_mesh(what, mesh, scale) if tag == "collision" and shape == "mesh" else {}
+                    kw = (self.collision_mesh(what, mesh, scale) if tag == "collision" and shape in ("mesh", "convex")
+                          else {})
                     try:
                         b.add_geometry(ln, shape, size, T, name=gname, mesh=mesh, scale=scale, rgba=rgba,
                                        collision=tag == "collision", visual=tag == "visual", **kw)

@@ -312,16 +312,20 @@ def convex_hull(points, what):
     if not hull.volume > 1e-12 * extent ** 3:
         raise ModelError(f"{what}: degenerate mesh: its convex hull has volume {hull.volume:.3g} m³ "
                          f"for an extent of {extent:.3g} m")
-    keep = np.sort(hull.vertices)
+    simplices, normals = hull.simplices, hull.equations[:, :3]
+    a, b, c = P[simplices[:, 0]], P[simplices[:, 1]], P[simplices[:, 2]]
+    n = np.cross(b - a, c - a)
+    # qhull triangulates a facet with coplanar points into some zero-area triangles: dropped (their
+    # normal is undefined; the surface they cover is nil)
+    good = np.linalg.norm(n, axis=1) > 1e-12 * extent ** 2
+    simplices, n, normals = simplices[good], n[good], normals[good]
+    # qhull does not orient its simplices: flip those whose normal opposes the facet's outward normal
+    flip = np.einsum("ij,ij->i", n, normals) < 0
+    simplices[flip] = simplices[flip][:, [0, 2, 1]]
+    keep = np.unique(simplices)  # the hull's vertices, in the points' order
     index = np.full(len(P), -1, dtype=np.int64)
     index[keep] = np.arange(len(keep))
-    faces = index[hull.simplices]
-    V = P[keep]
-    # qhull does not orient its simplices: flip those whose normal opposes the facet's outward normal
-    a, b, c = V[faces[:, 0]], V[faces[:, 1]], V[faces[:, 2]]
-    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
-    faces[flip] = faces[flip][:, [0, 2, 1]]
-    return V, faces, float(hull.volume)
+    return P[keep], index[simplices], float(hull.volume)
 
 
 def mesh_volume(vertices, faces):
