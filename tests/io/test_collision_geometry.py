@@ -351,3 +351,19 @@ def test_mjcf_hfield_on_a_moving_body_is_refused():
         pytest.skip("MuJoCo refuses an hfield on a moving body itself")
     with pytest.raises(ModelFileError, match="geometry 'gc'.*height field can only belong to a static body"):
         mb.load_mjcf(bad)
+
+
+def test_binary_stl_reader_equals_trimesh():
+    """Binary STL files are read with numpy (fast path); ASCII STL and other
+    formats through trimesh. Both give trimesh's triangles."""
+    import trimesh
+    from multibody.io.meshes import _binary_stl, read_mesh
+    files = sorted(glob.glob(os.path.join(ROOT, "talos_data", "meshes", "**", "*.[sS][tT][lL]"), recursive=True))
+    fast = 0
+    for f in files:
+        V, F = read_mesh(f, scale=(1.0, -2.0, 0.5))
+        ref = trimesh.load(f, force="mesh", process=False)
+        np.testing.assert_array_equal(V[F], np.asarray(ref.vertices)[ref.faces][:, [0, 2, 1]] * (1.0, -2.0, 0.5),
+                                      err_msg=f)  # a mirroring scale reverses the triangles
+        fast += _binary_stl(f) is not None
+    assert fast >= 20 and len(files) >= fast
