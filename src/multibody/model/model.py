@@ -138,6 +138,15 @@ class Model:
     afterwards (its arrays are read-only). Sizes: ``nq`` configuration
     coordinates and ``nv`` velocity coordinates (``nq != nv`` with quaternion
     joints), ``nbodies`` bodies including the world (index 0).
+
+    Contact geometry (docs/collision.md): ``collision_geometries`` and
+    ``visual_geometries`` (tuples of :class:`Geometry`), ``collision_pairs``
+    (explicit :class:`CollisionPair`), ``excluded_link_pairs`` (link-name
+    pairs that never collide automatically), ``filter_parent`` (MuJoCo's
+    parent filter, default True) with ``collision_parent`` (nbodies,: the
+    body each body counts as a child of for it; -1 for the world),
+    ``skipped_geometries`` ((Geometry, reason) left out of collision), and
+    ``reference_postures`` (name -> q, read-only; from an SRDF).
     """
 
     def __init__(self, *, name, tree, body_names, joint_names, joint_axes, body_mass, body_com,
