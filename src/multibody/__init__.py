@@ -10,7 +10,7 @@ _kernel_cache.install()
 from .errors import (InputError, ModelError, ModelFileError, ModelWarning, MultibodyError, SimulationError,
                      SimulationWarning)
 from .model import Data, ModelBuilder, Model
-from .io import load_mjcf, load_urdf
+from .io import load_mjcf, load_srdf, load_urdf
 from .kinematics import (body_motion, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                          com_jacobian, forward_kinematics, frame_acceleration, frame_placements, frame_pose,
                          frame_velocity, jacobian, jacobian_dot_v, joint_jacobians, kinetic_energy, momentum,

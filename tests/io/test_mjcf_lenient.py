@@ -289,10 +289,14 @@ def test_one_warning_names_everything_dropped():
       <actuator><position name="p" joint="h"/><motor name="m" tendon="t1"/></actuator>
       <sensor><jointpos name="enc" joint="h"/><framepos objtype="body" objname="a"/></sensor>
       <keyframe><key name="home" qpos="0 1 0 0 0"/></keyframe></mujoco>"""
-    _, w = loaded(xml)
+    model, w = loaded(xml)
     assert len(w) == 1, w
+    # contact pairs and excludes are converted (model.collision_pairs, model.excluded_link_pairs), not dropped
+    assert "contact" not in w[0]
+    assert [(p.geom1, p.geom2) for p in model.collision_pairs] == [("ga", "gb")]
+    assert model.excluded_link_pairs == (("a", "b"),)
     for part in ("2 actuator(s) other than motors on a hinge/slide joint ('p', 'm')", "2 tendon(s) ('t1', 't2')",
-                 "2 sensor(s) ('enc', 'sensor1')", "1 contact pair(s)", "1 contact exclude(s)", "1 keyframe(s) ('home')",
+                 "2 sensor(s) ('enc', 'sensor1')", "1 keyframe(s) ('home')",
                  "1 inactive equality constraint(s) ('off')", "the cone limit of 1 ball joint(s) ('k')",
                  "1 mocap bod(ies) ('target'", "gravity compensation of 1 bod(ies) ('b')",
                  "fluid forces (option density)", "1 unnamed site(s)",

@@ -60,7 +60,7 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   ``qfrc_spring``.
 * Not converted, and named (counts and names) in one
   :class:`~multibody.errors.ModelWarning` per load: other actuators,
-  tendons, sensors, contact pairs / excludes, flexes, skins, keyframes,
+  tendons, sensors, flexes, skins, keyframes,
   inactive equalities, ball cone limits, mocap bodies (welded at their
   compiled pose), gravity compensation, fluid forces, unnamed sites,
   MuJoCo 4's nonlinear spring / damper terms.
@@ -72,12 +72,24 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
 * Every compiled number used is checked finite; a NaN or infinity is a
   :class:`~multibody.errors.ModelFileError` naming the element.
 * Geoms -> geometries (collision if ``contype`` or ``conaffinity`` is
-  non-zero; all visual), placement ``geom_pos``/``geom_quat``, sizes
-  converted from MuJoCo's half sizes: box full extents, sphere (radius),
-  capsule / cylinder (radius, full length), ellipsoid (semi-axes), plane
-  (full extents; 0 = infinite), mesh (the asset's file and scale, placed so
-  that the file's vertices map to MuJoCo's recentred mesh), hfield / sdf
-  (MuJoCo's ``geom_size``). Named sites become frames of kind "user".
+  non-zero or a ``<pair>`` names it; all visual), placement
+  ``geom_pos``/``geom_quat``, sizes converted from MuJoCo's half sizes: box
+  full extents, sphere (radius), capsule / cylinder (radius, full length),
+  ellipsoid (semi-axes), plane (full extents; 0 = infinite), mesh (the
+  asset's file and scale, placed so that the file's vertices map to
+  MuJoCo's recentred mesh; ``vertices``/``faces`` are MuJoCo's compiled
+  ones mapped back to that frame; on a moving body the collision geometry
+  is their "convex" hull), hfield (``size`` = (2 ``hfield_size[0]``, 2
+  ``hfield_size[1]``, ``hfield_size[2]``, ``hfield_size[3]``), ``heights`` =
+  ``hfield_data`` · ``hfield_size[2]``), sdf (visual only, MuJoCo's
+  ``geom_size``). Contact parameters per geom: ``geom_friction``,
+  ``contype``, ``conaffinity``, ``condim``, ``priority``, ``margin``,
+  ``gap``, ``solref``, ``solimp``. ``<contact><pair>`` ->
+  ``model.collision_pairs`` (geoms by name, the pair's own parameters),
+  ``<exclude>`` -> ``model.excluded_link_pairs`` (MuJoCo body names),
+  ``<flag filterparent>`` -> ``model.filter_parent``, and
+  ``model.collision_parent`` maps each body to the body hosting its MuJoCo
+  weld parent (docs/collision.md). Named sites become frames of kind "user".
 * Gravity ``opt.gravity``. Active equality constraints are recorded with
   ``add_equality(kind, name, obj1, obj2, eq_data)``: kind "connect", "weld",
   "joint", "tendon", "flex", ...; ``obj1``/``obj2`` name the objects as the
@@ -93,7 +105,9 @@ import numpy as np
 
 from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
+from ..model.geometry import convex_hull
 from ._common import axis_angle_rotation, pose, quat_to_rotation, read_source, unique_name
+from .meshes import MESH_MODES
 
 _FREE_DOF_ORDER = [3, 4, 5, 0, 1, 2]  # MuJoCo free-joint dofs (lin, ang) -> multibody (ang, lin)
 
@@ -111,7 +125,7 @@ def _import_mujoco():
 INERTIA_MODES = ("warn", "strict", "fix")
 
 
-def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn"):
+def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn", meshes="warn"):
     """Load a MuJoCo MJCF model into a :class:`~multibody.model.Model`.
 
     Parameters
@@ -146,6 +160,14 @@ def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn"):
         inertias: it is a ModelFileError, with MuJoCo's message); and for an
         already compiled ``mujoco.MjModel`` the option does nothing (its
         inertias are taken as they are).
+    meshes : {"warn", "strict", "skip"}
+        MuJoCo reads the mesh files (a missing one is MuJoCo's compile
+        error); the convex hull of each mesh asset's compiled vertices is
+        computed once. ``"warn"`` (default): a collision geom whose mesh is
+        degenerate (no volume), or whose type has no collision counterpart
+        (sdf), is left out of collision (``model.skipped_geometries``) with
+        one ModelWarning naming it; ``"strict"``: a ModelFileError
+        instead; ``"skip"``: no hulls, mesh geoms are left out of collision.
 
     The compiled model is converted as the module docstring says; in short,
     ``q`` = MuJoCo ``qpos``, ``v`` = ``qvel`` except free joints (angular
@@ -162,6 +184,8 @@ def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn"):
     if inertia not in INERTIA_MODES:
         raise InputError(f"load_mjcf: inertia must be one of {', '.join(map(repr, INERTIA_MODES))}, "
                          f"got {inertia!r}")
+    if meshes not in MESH_MODES:
+        raise InputError(f"load_mjcf: meshes must be one of {', '.join(map(repr, MESH_MODES))}, got {meshes!r}")
     mujoco = _import_mujoco()
     if isinstance(path_or_string, mujoco.MjModel):
         m, src, balanced = path_or_string, "MjModel", []
@@ -180,8 +204,12 @@ def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn"):
             except Exception as e:
                 raise ModelFileError(f"{src}: MuJoCo could not load it: {_oneline(e)}") from None
         m, balanced = _compile(spec, src, inertia)
-    conv = _Converter(mujoco, m, src)
+    conv = _Converter(mujoco, m, src, meshes)
     model = conv.build(name, merge_fixed)
+    if conv.mesh_problems:
+        warnings.warn(ModelWarning(f"{src}: {len(conv.mesh_problems)} collision geom(s) left out of collision "
+                                   "(model.skipped_geometries; meshes='strict' refuses them): "
+                                   + "; ".join(conv.mesh_problems)), stacklevel=2)
     if balanced:
         warnings.warn(ModelWarning(
             f"{src}: MuJoCo's compiler balanced (balanceinertia) the inertia of "
@@ -257,10 +285,12 @@ class _Converter:
     After :meth:`build`, ``dropped`` lists what was not converted (one
     string per kind, with counts and names)."""
 
-    def __init__(self, mujoco, m, src):
-        """``mujoco``: the module; ``m``: the MjModel; ``src``: how messages name the input."""
-        self.mj, self.m, self.src = mujoco, m, src
+    def __init__(self, mujoco, m, src, meshes="warn"):
+        """``mujoco``: the module; ``m``: the MjModel; ``src``: how messages name
+        the input; ``meshes``: the option of :func:`load_mjcf`."""
+        self.mj, self.m, self.src, self.meshes = mujoco, m, src, meshes
         self.dropped = []
+        self.mesh_problems = []
 
     def err(self, msg):
         """A ModelFileError whose message starts with the source."""
@@ -347,12 +377,14 @@ class _Converter:
                 self.add_body(b, f"body '{B}'", B, parent, "fixed", T,
                               joint_name=unique_name(f"{B}_fixed", taken_joints), **inert)
         self.geoms(b, body_names)
+        self.pairs_and_excludes(b, body_names)
         self.sites(b, body_names, taken_bodies)
         self.equalities(b, body_names)
         try:
             model = b.build(merge_fixed=merge_fixed)
         except ModelError as e:
             raise self.err(str(e)) from e
+        model = model._evolve(collision_parent=self.collision_parents(model, body_names))
         self.list_dropped(body_names)
         return model
 
@@ -455,8 +487,6 @@ class _Converter:
         if acts:
             out.append(f"{len(acts)} actuator(s) other than motors on a hinge/slide joint ({_names(acts)})")
         for objtype, n, what in ((O.mjOBJ_TENDON, m.ntendon, "tendon"), (O.mjOBJ_SENSOR, m.nsensor, "sensor"),
-                                 (O.mjOBJ_PAIR, m.npair, "contact pair"), (O.mjOBJ_EXCLUDE, m.nexclude,
-                                                                          "contact exclude"),
                                  (O.mjOBJ_FLEX, m.nflex, "flex"), (O.mjOBJ_SKIN, m.nskin, "skin"),
                                  (O.mjOBJ_KEY, m.nkey, "keyframe")):
             if n:
@@ -492,20 +522,29 @@ class _Converter:
             out.append(f"{unnamed} unnamed site(s)")
 
     def geoms(self, b, body_names):
-        """Every geom as a geometry of the frame named after its MuJoCo body (sizes converted)."""
+        """Every geom as a geometry of the frame named after its MuJoCo body
+        (sizes converted, contact parameters copied); collision geometry if
+        its contype or conaffinity is non-zero or an explicit pair names it."""
         mj, m = self.mj, self.m
         G = mj.mjtGeom
         shapes = {G.mjGEOM_PLANE: "plane", G.mjGEOM_HFIELD: "hfield", G.mjGEOM_SPHERE: "sphere",
                   G.mjGEOM_CAPSULE: "capsule", G.mjGEOM_ELLIPSOID: "ellipsoid", G.mjGEOM_CYLINDER: "cylinder",
                   G.mjGEOM_BOX: "box", G.mjGEOM_MESH: "mesh", G.mjGEOM_SDF: "sdf"}
+        in_pairs = set(np.asarray(m.pair_geom1).tolist()) | set(np.asarray(m.pair_geom2).tolist())
+        self.geom_names = []
+        meshes = {}  # mesh asset -> (vertices, faces, hull or MeshError): one hull per asset
+        problems = []
         for g in range(m.ngeom):
             B = body_names[m.geom_bodyid[g]]
             gt = int(m.geom_type[g])
             gn = self.name(mj.mjtObj.mjOBJ_GEOM, g, f"{B}_geom{g}")
-            s = self.finite(m.geom_size[g], f"geom '{gn}': size")
-            T = pose(quat_to_rotation(self.finite(m.geom_quat[g], f"geom '{gn}': quat")),
-                     self.finite(m.geom_pos[g], f"geom '{gn}': pos"))
-            mesh, scale = None, (1.0, 1.0, 1.0)
+            self.geom_names.append(gn)
+            what = f"geom '{gn}'"
+            s = self.finite(m.geom_size[g], f"{what}: size")
+            T = pose(quat_to_rotation(self.finite(m.geom_quat[g], f"{what}: quat")),
+                     self.finite(m.geom_pos[g], f"{what}: pos"))
+            collision = bool(m.geom_contype[g] or m.geom_conaffinity[g]) or g in in_pairs
+            kw = dict(mesh=None, scale=(1.0, 1.0, 1.0), **self.contact(g, what))
             if gt == G.mjGEOM_SPHERE:
                 size = (s[0],)
             elif gt in (G.mjGEOM_CAPSULE, G.mjGEOM_CYLINDER):
@@ -519,17 +558,110 @@ class _Converter:
             elif gt == G.mjGEOM_MESH:
                 size = ()
                 k = int(m.geom_dataid[g])
-                mesh = self.mesh_file(k)
-                scale = tuple(float(x) for x in self.finite(m.mesh_scale[k], f"mesh '{mesh}': scale"))
-                # MuJoCo recentres the mesh: compiled vertex = R_mᵀ (scaled file vertex - p_m)
-                T = T @ np.linalg.inv(pose(quat_to_rotation(self.finite(m.mesh_quat[k], f"mesh '{mesh}': quat")),
-                                           self.finite(m.mesh_pos[k], f"mesh '{mesh}': pos")))
+                kw["mesh"] = mesh = self.mesh_file(k)
+                kw["scale"] = tuple(float(x) for x in self.finite(m.mesh_scale[k], f"mesh '{mesh}': scale"))
+                # MuJoCo recentres the mesh: compiled vertex = R_mᵀ (scaled file vertex - p_m). The
+                # geometry frame stays the file's (scaled) frame: placement and vertices are moved back.
+                Tm = pose(quat_to_rotation(self.finite(m.mesh_quat[k], f"mesh '{mesh}': quat")),
+                          self.finite(m.mesh_pos[k], f"mesh '{mesh}': pos"))
+                T = T @ np.linalg.inv(Tm)
+                if k not in meshes:
+                    meshes[k] = self.mesh_data(k, Tm, mesh)
+                V, F, hull = meshes[k]
+                kw.update(vertices=V, faces=F, warn_nonconvex=False)
+                if collision and self.meshes == "skip":
+                    kw["skip"] = "not used (meshes='skip')"
+                elif collision and isinstance(hull, str):
+                    if self.meshes == "strict":
+                        raise self.err(f"{what}: {hull}")
+                    problems.append(f"{what}: {hull}")
+                    kw["skip"] = hull
+                elif collision:
+                    kw["hull"] = hull
+            elif gt == G.mjGEOM_HFIELD:
+                k = int(m.geom_dataid[g])
+                hs = self.finite(m.hfield_size[k], f"{what}: hfield size")
+                nrow, ncol, adr = int(m.hfield_nrow[k]), int(m.hfield_ncol[k]), int(m.hfield_adr[k])
+                data = self.finite(m.hfield_data[adr:adr + nrow * ncol], f"{what}: hfield data")
+                # MuJoCo normalizes the elevation data to [0, 1]; heights in metres are data · size[2]
+                size = (2.0 * hs[0], 2.0 * hs[1], hs[2], hs[3])
+                kw["heights"] = data.reshape(nrow, ncol) * hs[2]
             else:
                 size = tuple(s)
-            collision = bool(m.geom_contype[g] or m.geom_conaffinity[g])
-            b.add_geometry(B, shapes.get(gt, f"mjgeom{gt}"), size, T, name=gn, mesh=mesh, scale=scale,
-                           rgba=tuple(float(x) for x in self.finite(m.geom_rgba[g], f"geom '{gn}': rgba")),
-                           collision=collision, visual=True)
+                if collision:
+                    kw["skip"] = f"MuJoCo geom type '{shapes.get(gt, gt)}' has no collision counterpart"
+                    problems.append(f"{what}: {kw['skip']}")
+            try:
+                b.add_geometry(B, shapes.get(gt, f"mjgeom{gt}"), size, T, name=gn,
+                               rgba=tuple(float(x) for x in self.finite(m.geom_rgba[g], f"{what}: rgba")),
+                               collision=collision, visual=True, **kw)
+            except ModelError as e:
+                raise self.err(str(e)) from e
+        self.mesh_problems = problems
+
+    def contact(self, g, what):
+        """The contact parameters of geom ``g`` (MuJoCo's compiled values)."""
+        m = self.m
+        return dict(friction=self.finite(m.geom_friction[g], f"{what}: friction"),
+                    contype=int(m.geom_contype[g]), conaffinity=int(m.geom_conaffinity[g]),
+                    condim=int(m.geom_condim[g]), priority=int(m.geom_priority[g]),
+                    margin=float(self.finite(m.geom_margin[g], f"{what}: margin")),
+                    gap=float(self.finite(m.geom_gap[g], f"{what}: gap")),
+                    solref=self.finite(m.geom_solref[g], f"{what}: solref"),
+                    solimp=self.finite(m.geom_solimp[g], f"{what}: solimp"))
+
+    def mesh_data(self, k, Tm, mesh):
+        """``(vertices, faces, hull)`` of mesh asset ``k`` in the file's scaled
+        frame (MuJoCo's compiled vertices mapped back by the mesh pose
+        ``Tm``); ``hull`` is the convex hull, or why there is none (a
+        string), or None with ``meshes="skip"``."""
+        m = self.m
+        va, vn = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
+        fa, fn = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
+        Vc = self.finite(m.mesh_vert[va:va + vn], f"mesh '{mesh}': vertices")
+        V = Vc @ Tm[:3, :3].T + Tm[:3, 3]
+        F = np.array(m.mesh_face[fa:fa + fn], dtype=np.int64)
+        if self.meshes == "skip":
+            return V, F, None
+        try:
+            hull = convex_hull(V, f"mesh '{mesh}'")
+        except ModelError as e:
+            hull = str(e)
+        return V, F, hull
+
+    def pairs_and_excludes(self, b, body_names):
+        """Explicit contact pairs (``<contact><pair>``), excluded body pairs
+        (``<exclude>``) and the parent filter flag."""
+        mj, m = self.mj, self.m
+        for p in range(m.npair):
+            pn = self.name(mj.mjtObj.mjOBJ_PAIR, p, None)
+            what = f"contact pair '{pn or p}'"
+            b.add_collision_pair(self.geom_names[m.pair_geom1[p]], self.geom_names[m.pair_geom2[p]], name=pn,
+                                 condim=int(m.pair_dim[p]),
+                                 friction=self.finite(m.pair_friction[p], f"{what}: friction"),
+                                 solref=self.finite(m.pair_solref[p], f"{what}: solref"),
+                                 solreffriction=self.finite(m.pair_solreffriction[p], f"{what}: solreffriction"),
+                                 solimp=self.finite(m.pair_solimp[p], f"{what}: solimp"),
+                                 margin=float(self.finite(m.pair_margin[p], f"{what}: margin")),
+                                 gap=float(self.finite(m.pair_gap[p], f"{what}: gap")))
+        for e in range(m.nexclude):
+            sig = int(m.exclude_signature[e])  # (body1 << 16) + body2
+            b.exclude_collisions(body_names[sig >> 16], body_names[sig & 0xFFFF])
+        b.filter_parent = not (int(m.opt.disableflags) & int(mj.mjtDisableBit.mjDSBL_FILTERPARENT))
+
+    def collision_parents(self, model, body_names):
+        """``model.collision_parent``: for each body of ``model``, the body that
+        MuJoCo's parent filter pairs it with — the body hosting the weld parent
+        of the MuJoCo body it hosts (the massless joint bodies the loader adds
+        in between do not count), 0 if that is the world."""
+        m = self.m
+        cp = np.array(model.parents, dtype=np.int64)
+        host = [model.frames[model.frame_id(n)].body for n in body_names]
+        for i in range(1, m.nbody):
+            weld = int(m.body_weldid[i])
+            cp[host[i]] = host[int(m.body_weldid[m.body_parentid[weld]])]
+        cp[0] = -1
+        return cp
 
     def mesh_file(self, k):
         """The file of mesh asset ``k`` as MuJoCo recorded it (else the mesh name)."""

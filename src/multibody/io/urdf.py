@@ -99,6 +99,12 @@ and turned into :class:`~multibody.model.ModelBuilder` calls. URDF semantics
   ``<material>`` colour (inline or a robot-level material) is its rgba.
   Mesh files are resolved (see :func:`resolve_mesh` and the confinement
   rule above); a mesh that is not found is kept as the original string.
+  Pinocchio's extension ``<collision_checking><capsule name="N"/>`` makes
+  the collision cylinder named N a capsule, ``<convex name="N"/>`` the mesh
+  named N its convex hull even on a static body. Collision geometry gets MuJoCo's
+  default contact parameters (URDF has none); a collision mesh is read (``meshes=``), and becomes the "convex"
+  hull of its vertices on a moving body, a triangle "mesh" on a body fixed
+  to the world (docs/collision.md).
 * Root: with ``floating_base=True`` the root link is attached to the world by
   a free joint named ``"root_joint"`` (as Pinocchio); otherwise by a fixed
   joint (also named ``"root_joint"``) and so, when merging, the root link
@@ -134,6 +140,7 @@ from ..model.builder import WORLD, ModelBuilder
 from ..spatial import spatial as sp
 from ..spatial.euler import rpy_to_rotation
 from ._common import pose, read_source, unique_name
+from .meshes import MESH_MODES, MeshError, MeshReader
 
 #: URDF joint type -> multibody joint type
 URDF_JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
@@ -144,7 +151,7 @@ _EYE4 = np.eye(4)
 
 
 def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixed=True, name=None, *,
-              inertia="warn", allow_mesh_outside=False):
+              inertia="warn", allow_mesh_outside=False, meshes="warn", srdf=None):
     """Load a URDF robot description into a :class:`~multibody.model.Model`.
 
     Parameters
@@ -188,6 +195,25 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
         ``package://`` or relative path that climbs out of its root, or an
         absolute path to an existing file outside them, is a
         ModelFileError. True resolves them wherever they point.
+    meshes : {"warn", "strict", "skip"}
+        Collision mesh files (STL, OBJ, DAE, ...) are read with trimesh,
+        scaled, and replaced by their convex hull on moving bodies (kept as
+        triangle meshes on bodies fixed to the world); each file is read
+        once. ``"warn"`` (default): a mesh that is missing, unreadable or
+        degenerate (no volume) is left out of collision — recorded in
+        ``model.skipped_geometries`` with the reason — and one
+        :class:`~multibody.errors.ModelWarning` names each such geometry and
+        file. ``"strict"``: a ModelFileError instead. ``"skip"``: mesh files
+        are not opened (fast); every collision mesh goes to
+        ``model.skipped_geometries``. Visual meshes are never opened.
+    srdf : str or pathlib.Path, optional
+        A companion SRDF file (or its XML) read by :func:`~multibody.io.load_srdf`:
+        its ``<disable_collisions>`` become ``model.excluded_link_pairs`` and
+        its ``<group_state>`` postures ``model.reference_postures``.
+
+    Collision geometry gets MuJoCo's default contact parameters (friction
+    (1, 0.005, 0.0001), condim 3, contype = conaffinity = 1, ...; URDF has
+    none): see :class:`~multibody.model.Geometry` and docs/collision.md.
 
     Returns a Model whose bodies, joints and frames carry the URDF link and
     joint names (SI units: m, rad, kg, kg m², N, N m). See the module
@@ -198,6 +224,8 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
     """
     if inertia not in INERTIA_MODES:
         raise InputError(f"load_urdf: inertia={inertia!r} is not one of {', '.join(map(repr, INERTIA_MODES))}")
+    if meshes not in MESH_MODES:
+        raise InputError(f"load_urdf: meshes={meshes!r} is not one of {', '.join(map(repr, MESH_MODES))}")
     text, path = read_source(path_or_string, "URDF")
     src = f"URDF file '{path}'" if path else "URDF string"
     try:
@@ -209,7 +237,7 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
     if root.tag != "robot":
         raise ModelFileError(f"{src}: the root element is <{root.tag}>, expected <robot>")
     base_dir = os.path.dirname(path) if path else None
-    parser = _UrdfParser(root, src, base_dir, package_dirs, inertia, bool(allow_mesh_outside))
+    parser = _UrdfParser(root, src, base_dir, package_dirs, inertia, bool(allow_mesh_outside), meshes)
     # The parse allocates many small objects that all stay alive until the model is built: Python's
     # cyclic collector would traverse them again and again (15% of loading a 10,000-link chain).
     # Paused for the build only, and only if it was running.
@@ -222,6 +250,9 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
             gc.enable()
     for msg in parser.warnings:
         warnings.warn(msg, ModelWarning, stacklevel=2)
+    if srdf is not None:
+        from .srdf import load_srdf
+        model = load_srdf(model, srdf)
     return model
 
 
@@ -334,13 +365,31 @@ def _dirs(package_dirs):
 class _UrdfParser:
     """Turns a parsed ``<robot>`` element into ModelBuilder calls (one use)."""
 
-    def __init__(self, root, src, base_dir, package_dirs, inertia="warn", allow_mesh_outside=False):
+    def __init__(self, root, src, base_dir, package_dirs, inertia="warn", allow_mesh_outside=False, meshes="warn"):
         """``root``: the <robot> element; ``src``: how messages name the input;
-        ``inertia``: "warn", "fix" or "strict" (see :func:`load_urdf`)."""
+        ``inertia``: "warn", "fix" or "strict"; ``meshes``: "warn", "strict"
+        or "skip" (see :func:`load_urdf`)."""
         self.root, self.src, self.base_dir = root, src, base_dir
         self.package_dirs = _dirs(package_dirs)
         self.mode, self.allow_mesh_outside = inertia, allow_mesh_outside
+        self.meshes, self.reader = meshes, MeshReader()
         self.warnings = []  # messages load_urdf emits as ModelWarning
+        self.mesh_problems = []  # collision meshes left out ("warn" mode)
+
+    def collision_mesh(self, what, filename, scale):
+        """Builder keywords of a collision mesh: its vertices and faces, or
+        ``skip`` (the reason) if it is not read or not usable (see the
+        ``meshes`` option of :func:`load_urdf`)."""
+        if self.meshes == "skip":
+            return {"skip": "not read (meshes='skip')"}
+        try:
+            V, F, hull = self.reader.read(filename, scale)
+        except MeshError as e:
+            if self.meshes == "strict":
+                raise self.err(f"{what}: {e}") from None
+            self.mesh_problems.append(f"{what}: {e}")
+            return {"skip": str(e)}
+        return {"vertices": V, "faces": F, "hull": hull, "warn_nonconvex": False}
 
     def err(self, msg):
         """A ModelFileError whose message starts with the file (or 'URDF string')."""
@@ -653,6 +702,15 @@ class _UrdfParser:
                 else:
                     rgba = materials.get(mat.get("name"))
             out.append((el.get("name") or f"{lname}_{k}", s.tag, size, T, mesh, scale, rgba))
+        if tag == "collision":
+            # Pinocchio's extension <collision_checking><capsule name="N"/></collision_checking>: the
+            # cylinder named N is a capsule of the same radius and length; <convex name="N"/>: the mesh
+            # named N is its convex hull (every mesh on a moving body is, but this one also when static)
+            checking = link.findall("collision_checking")
+            capsules = {c.get("name") for cc in checking for c in cc.findall("capsule")}
+            convex = {c.get("name") for cc in checking for c in cc.findall("convex")}
+            out = [(o[0], "capsule") + o[2:] if o[1] == "cylinder" and o[0] in capsules else
+                   (o[0], "convex") + o[2:] if o[1] == "mesh" and o[0] in convex else o for o in out]
         return out
 
     # -------------------------------------------------------------- topology
@@ -742,8 +800,18 @@ class _UrdfParser:
                 self.add_body(b, f"joint '{jn}'", ln, **self.joint_kwargs(joints[jn], jn), **inert)
             for tag in ("collision", "visual"):
                 for gname, shape, size, T, mesh, scale, rgba in self.geometries(link, ln, tag, materials):
-                    b.add_geometry(ln, shape, size, T, name=gname, mesh=mesh, scale=scale, rgba=rgba,
-                                   collision=tag == "collision", visual=tag == "visual")
+                    what = f"link '{ln}' <{tag}> '{gname}'"
+                    kw = (self.collision_mesh(what, mesh, scale) if tag == "collision" and shape in ("mesh", "convex")
+                          else {})
+                    try:
+                        b.add_geometry(ln, shape, size, T, name=gname, mesh=mesh, scale=scale, rgba=rgba,
+                                       collision=tag == "collision", visual=tag == "visual", **kw)
+                    except ModelError as e:
+                        raise self.err(str(e)) from e
+        if self.mesh_problems:
+            self.warnings.append(f"{self.src}: {len(self.mesh_problems)} collision mesh(es) left out of collision "
+                                 "(model.skipped_geometries; meshes='strict' refuses them): "
+                                 + "; ".join(self.mesh_problems))
         dangling = []
         for jn, el in joints.items():
             mim = el.find("mimic")

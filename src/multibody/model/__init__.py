@@ -3,4 +3,5 @@ configuration-space operations, the ModelBuilder and the Data workspace."""
 from .builder import ModelBuilder
 from .data import Data
 from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, JointInfo, LoopJoint, Model
+from .geometry import CollisionPair
 from .joints import JOINT_TYPES

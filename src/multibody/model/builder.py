@@ -8,15 +8,18 @@ their parents (they become frames, like Pinocchio; ``merge_fixed=False``
 keeps them as bodies with a 0-DoF joint).
 """
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, ModelError
+from ..errors import InputError, ModelError, ModelWarning
 from ..spatial import spatial as sp
 from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
                      C_TYPE, C_V, C_ARMATURE, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, JOINT_TYPES, N_COL, NQ, NV)
 from .checks import as_float_array, real_number
+from .geometry import (DEFAULT_FRICTION, DEFAULT_SOLIMP, DEFAULT_SOLREF, SHAPES, CollisionPair, check_mesh,
+                       check_size, contact_parameters, convex_hull, is_convex)
 from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, LoopJoint, Model
 
 WORLD = "world"
@@ -159,6 +162,11 @@ class ModelBuilder:
         self._couplings = []
         self._equalities = []
         self._loops = []
+        self._pairs = []
+        self._excluded = []
+        #: MuJoCo's parent filter (``<flag filterparent>``): no automatic contact between the geometries of
+        #: a body and of its parent body (unless the parent is the world); recorded as model.filter_parent
+        self.filter_parent = True
 
     def add_body(self, name, parent=WORLD, joint="fixed", placement=None, *, axis=(0.0, 0.0, 1.0),
                  axis2=None, pitch=0.0, joint_name=None, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None,
@@ -264,15 +272,109 @@ class ModelBuilder:
         (self._world_frames if owner is None else owner.frames).append(entry)
 
     def add_geometry(self, body, shape, size=(), placement=None, *, name=None, mesh=None,
-                     scale=(1.0, 1.0, 1.0), rgba=None, collision=True, visual=False):
-        """Attach a shape to ``body`` (see :class:`~multibody.model.model.Geometry`)."""
+                     scale=(1.0, 1.0, 1.0), rgba=None, collision=True, visual=False, vertices=None, faces=None,
+                     heights=None, friction=DEFAULT_FRICTION, restitution=0.0, contype=1, conaffinity=1,
+                     condim=3, margin=0.0, gap=0.0, priority=0, solref=DEFAULT_SOLREF, solimp=DEFAULT_SOLIMP,
+                     warn_nonconvex=True, skip=None, hull=None):
+        """Attach a shape to ``body`` (the world: ``"world"``); fields,
+        units and defaults as in :class:`~multibody.model.Geometry`.
+
+        ``placement``: pose of the geometry frame in ``body``'s frame (4x4
+        or (R, p)). ``shape`` and ``size``: "plane" (() or full extents),
+        "sphere" (radius,), "capsule" / "cylinder" (radius, full length),
+        "ellipsoid" (semi-axes), "box" (full extents), "convex" (give
+        ``vertices``: their hull is taken), "mesh" (``vertices`` and
+        ``faces``; or only ``mesh``, a file name, read with trimesh), "hfield"
+        (``size`` = (full x, full y, max height, base), ``heights`` (nrow,
+        ncol) in [0, size[2]]). ``vertices`` are in the geometry frame, scale
+        already applied (``scale`` is recorded; a file given by ``mesh``
+        alone is scaled here).
+
+        As collision geometry (``collision=True``), checked at once: sizes
+        positive and finite, friction >= 0, restitution in [0, 1], condim in
+        {1, 3, 4, 6} (see :func:`~multibody.model.geometry.contact_parameters`).
+        When the model is built, a "mesh" stays a triangle mesh on a static
+        body (the world or a body fixed to it); on a moving body it becomes
+        the "convex" hull of its vertices, with a ModelWarning if the mesh is
+        not convex (``warn_nonconvex=False``: silently, as the loaders do). An
+        "hfield" on a moving body is a ModelError. Errors are ModelErrors
+        naming the geometry. Visual geometries (``visual=True``) are recorded
+        as given. ``skip`` (a reason, for loaders): the collision geometry
+        takes no part in collision and is recorded, unchecked, with the
+        reason in ``model.skipped_geometries``. ``hull``: the convex hull
+        ``(vertices, faces, volume)`` of ``vertices`` if already computed
+        (:func:`~multibody.model.geometry.convex_hull`; loaders compute one
+        per mesh file), used as given.
+        """
         owner = self._owner(body, f"geometry '{name}'")
-        g = (name or f"{body}_{shape}", as_pose(placement, f"geometry of body '{body}'"), shape,
-             tuple(float(s) for s in np.atleast_1d(size)), mesh, tuple(scale), rgba)
+        gname = name or f"{body}_{shape}"
+        what = f"geometry '{gname}' of body '{body}'"
+        if not isinstance(shape, str):
+            raise ModelError(f"{what}: shape must be a name ({', '.join(SHAPES)}), got {shape!r}")
+        g = dict(name=gname, placement=as_pose(placement, what), shape=shape, mesh=mesh, rgba=rgba, link=body,
+                 scale=_floats(scale, f"{what}: scale"), warn_nonconvex=bool(warn_nonconvex),
+                 **contact_parameters(what, friction, restitution, contype, conaffinity, condim, margin, gap,
+                                      priority, solref, solimp))
+        if g["scale"].shape != (3,) or not np.isfinite(g["scale"]).all() or not g["scale"].all():
+            raise ModelError(f"{what}: scale must be 3 finite non-zero numbers, got {scale!r}")
+        g["scale"] = tuple(float(x) for x in g["scale"])
+        if collision and skip is not None:
+            g.update(size=tuple(float(x) for x in np.atleast_1d(_floats(size, f"{what}: size"))),
+                     vertices=None, faces=None, heights=None, skip=str(skip))
+            (self._world_collision if owner is None else owner.collision).append(g)
+            collision = False
+        elif collision:
+            if shape not in SHAPES:
+                raise ModelError(f"{what}: unknown collision shape {shape!r} (known: {', '.join(SHAPES)})")
+            g["size"] = check_size(shape, size, what)
+            if shape in ("convex", "mesh"):
+                if vertices is None:
+                    if mesh is None:
+                        raise ModelError(f"{what}: a {shape} needs vertices (and faces) or a mesh file")
+                    vertices, faces = _read_mesh(mesh, g["scale"], what)
+                vertices, faces = check_mesh(vertices, faces, what)
+                if shape == "mesh" and faces is None:
+                    raise ModelError(f"{what}: a mesh needs faces (or use shape 'convex')")
+            elif shape == "hfield":
+                heights = _floats(heights, f"{what}: heights") if heights is not None else None
+                if heights is None or heights.ndim != 2 or min(heights.shape) < 2:
+                    raise ModelError(f"{what}: an hfield needs heights, an (nrow, ncol) array with nrow, ncol >= 2")
+                if not np.isfinite(heights).all() or heights.min() < 0 or heights.max() > g["size"][2]:
+                    raise ModelError(f"{what}: hfield heights must be finite, in [0, size[2] = {g['size'][2]}]")
+        else:
+            g["size"] = tuple(float(s) for s in np.atleast_1d(_floats(size, f"{what}: size")))
+        g.update(vertices=vertices, faces=faces, heights=heights)
+        if hull is not None:
+            g["hull"] = hull
         if collision:
             (self._world_collision if owner is None else owner.collision).append(g)
         if visual:
-            (self._world_visual if owner is None else owner.visual).append(g)
+            (self._world_visual if owner is None else owner.visual).append(dict(g))
+
+    def add_collision_pair(self, geom1, geom2, name=None, condim=3, friction=(1.0, 1.0, 0.005, 0.0001, 0.0001),
+                           solref=DEFAULT_SOLREF, solreffriction=(0.0, 0.0), solimp=DEFAULT_SOLIMP, margin=0.0,
+                           gap=0.0):
+        """An explicit contact pair between the collision geometries named
+        ``geom1`` and ``geom2`` (MJCF ``<pair>``, see
+        :class:`~multibody.model.geometry.CollisionPair`): always checked,
+        with these parameters."""
+        what = f"collision pair '{name or f'{geom1}-{geom2}'}'"
+        p = contact_parameters(what, condim=condim, margin=margin, gap=gap, solref=solref, solimp=solimp)
+        fr = _floats(friction, f"{what}: friction").reshape(-1)
+        if fr.shape != (5,) or not np.isfinite(fr).all() or (fr < 0).any():
+            raise ModelError(f"{what}: friction must be 5 finite non-negative numbers, got {friction!r}")
+        sf = _floats(solreffriction, f"{what}: solreffriction").reshape(-1)
+        if sf.shape != (2,) or not np.isfinite(sf).all():
+            raise ModelError(f"{what}: solreffriction must be 2 finite numbers, got {solreffriction!r}")
+        self._pairs.append(CollisionPair(str(geom1), str(geom2), name, p["condim"], tuple(fr.tolist()),
+                                         p["solref"], tuple(sf.tolist()), p["solimp"], p["margin"], p["gap"]))
+
+    def exclude_collisions(self, link1, link2):
+        """No automatic contact between the geometries declared on links (or
+        bodies) ``link1`` and ``link2`` (MJCF ``<exclude>``, SRDF
+        ``<disable_collisions>``); explicit pairs still apply. Unknown
+        names are a ModelError at build time."""
+        self._excluded.append((str(link1), str(link2)))
 
     def add_coupling(self, joint, mimicked, multiplier=1.0, offset=0.0):
         """Record ``q[joint] = multiplier · q[mimicked] + offset`` (URDF mimic)."""
@@ -377,6 +479,8 @@ class ModelBuilder:
         lo, hi, vl, el, dmp, fr, arm, stiff, rest = ([] for _ in range(9))
         iq = iv = 0
         frames, coll, vis, axes = [], [], [], [(0.0, 0.0, 0.0)]
+        skipped = []
+        static, hulls = [], {}  # static: the body never moves (world, or fixed to it); hulls: cache by vertices
         seen_joints = {"universe"}
         ints = np.zeros((nb, 6))
         # per body only what varies in size; the fixed-size columns are filled for all bodies at once
@@ -402,9 +506,14 @@ class ModelBuilder:
                     lst.append(arr)
             for name, T, kind in b.frames:
                 frames.append(FrameInfo(len(frames), name, i, T, kind))
-            for lst, geoms in ((coll, b.collision), (vis, b.visual)):
-                for (gname, T, shape, size, mesh, scale, rgba) in geoms:
-                    lst.append(Geometry(gname, i, T, shape, size, mesh, scale, rgba))
+            static.append(i == 0 or (b.joint_type == "fixed" and static[index[b.parent]]))
+            for g in b.collision:
+                if "skip" in g:
+                    skipped.append((Geometry(body=i, **{k: v for k, v in g.items() if k not in _PRIVATE}), g["skip"]))
+                else:
+                    coll.append(_collision_geometry(g, i, static[i], hulls))
+            for g in b.visual:
+                vis.append(Geometry(body=i, **{k: v for k, v in g.items() if k not in _PRIVATE}))
         if nb > 1:
             tree[1:, [C_TYPE, C_PARENT, C_Q, C_V, C_NQ, C_NV]] = ints[1:]
             P = np.array([b.placement for b in bodies[1:]])
@@ -450,13 +559,16 @@ class ModelBuilder:
                     raise ModelError(f"loop joint '{lj.name}' references unknown body '{b}'")
             if lj.body_a == lj.body_b:
                 raise ModelError(f"loop joint '{lj.name}' connects body '{lj.body_a}' to itself")
+        _check_collision_records(coll, frames, self._pairs, self._excluded)
         return Model(name=self.name, tree=tree, body_names=[b.name for b in bodies],
                      joint_names=joint_names, joint_axes=axes, body_mass=mass, body_com=com,
                      body_inertia=inertia, lower=cat(lo), upper=cat(hi), velocity_limit=cat(vl),
                      effort_limit=cat(el), damping=cat(dmp), friction=cat(fr), armature=cat(arm),
                      stiffness=cat(stiff), spring_reference=cat(rest),
                      frames=frames, collision_geometries=coll, visual_geometries=vis, gravity=self.gravity,
-                     couplings=self._couplings, equalities=self._equalities, loop_joints=self._loops)
+                     couplings=self._couplings, equalities=self._equalities, loop_joints=self._loops,
+                     collision_pairs=self._pairs, excluded_link_pairs=_link_pairs(self._excluded, frames),
+                     filter_parent=self.filter_parent, skipped_geometries=skipped)
 
 
 def mass_properties(name, mass, com, inertia, physical_inertia=True, moments=None):
@@ -565,5 +677,74 @@ def _merge_into(host, b, T):
         host.mass, host.com = m, c
     host.frames.append((b.name, T, "fixed"))
     host.frames.extend((n, T @ Tf, k) for n, Tf, k in b.frames)
-    host.collision.extend((g[0], T @ g[1]) + g[2:] for g in b.collision)
-    host.visual.extend((g[0], T @ g[1]) + g[2:] for g in b.visual)
+    host.collision.extend(dict(g, placement=T @ g["placement"]) for g in b.collision)
+    host.visual.extend(dict(g, placement=T @ g["placement"]) for g in b.visual)
+
+
+_PRIVATE = ("warn_nonconvex", "skip", "hull")  # keys of a geometry spec that are not Geometry fields
+
+
+def _read_mesh(filename, scale, what):
+    """Vertices and faces of a mesh file (trimesh), scaled; ModelError naming ``what``."""
+    from ..io.meshes import MeshError, read_mesh  # (io is L1 too; imported here: io imports the builder)
+    try:
+        return read_mesh(filename, scale)
+    except MeshError as e:
+        raise ModelError(f"{what}: {e}") from None
+
+
+def _collision_geometry(g, body, static, hulls):
+    """The Geometry of collision spec ``g`` on body index ``body``: a mesh on
+    a moving body becomes its convex hull (``hulls`` caches them per vertex
+    array: a mesh file used by several links is hulled once)."""
+    shape, what = g["shape"], f"geometry '{g['name']}' of body '{g['link']}'"
+    kw = {k: v for k, v in g.items() if k not in _PRIVATE}
+    if shape in ("mesh", "hfield") and not static:
+        if shape == "hfield":
+            raise ModelError(f"{what}: a height field can only belong to a static body (the world or a body "
+                             "fixed to it), not to a moving one")
+    if shape == "convex" or (shape == "mesh" and not static):
+        V = g["vertices"]
+        if "hull" in g:
+            hv, hf, volume = g["hull"]
+        else:
+            key = (id(V), V.shape)
+            if key not in hulls:
+                hulls[key] = (V, convex_hull(V, what))  # V kept alive: its id stays unique during the build
+            hv, hf, volume = hulls[key][1]
+        if shape == "mesh" and g["warn_nonconvex"] and not is_convex(V, g["faces"], volume):
+            warnings.warn(f"{what}: the mesh is not convex; on a moving body it is replaced by its convex hull",
+                          ModelWarning, stacklevel=4)
+        kw.update(shape="convex", vertices=hv, faces=hf)
+    elif shape == "mesh":
+        # a static triangle mesh: shared vertices merged (an STL repeats them for every triangle)
+        V, inverse = np.unique(g["vertices"], axis=0, return_inverse=True)
+        kw.update(vertices=V, faces=inverse.reshape(-1)[g["faces"]])
+    return Geometry(body=body, **kw)
+
+
+def _check_collision_records(coll, frames, pairs, excluded):
+    names = {g.name for g in coll}
+    for p in pairs:
+        for gn in (p.geom1, p.geom2):
+            if gn not in names:
+                raise ModelError(f"collision pair '{p.name or f'{p.geom1}-{p.geom2}'}': no collision geometry "
+                                 f"named '{gn}'")
+    links = {f.name for f in frames}
+    for a, b in excluded:
+        for n in (a, b):
+            if n not in links:
+                raise ModelError(f"collision exclusion ({a!r}, {b!r}): no link or body named {n!r}")
+
+
+def _link_pairs(excluded, frames):
+    """Unique link pairs, each ordered as its links' frames are; pairs of a link with itself dropped."""
+    order = {f.name: k for k, f in enumerate(frames)}
+    out = []
+    for a, b in excluded:
+        if a == b:
+            continue
+        pair = (a, b) if order[a] < order[b] else (b, a)
+        if pair not in out:
+            out.append(pair)
+    return tuple(out)

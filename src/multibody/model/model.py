@@ -7,6 +7,7 @@ world, every body's parent has a smaller index, and joint ``i`` moves body
 "universe", as in Pinocchio).
 """
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from ..errors import InputError
 from . import configuration as _cfg
 from .checks import as_vector, check_quaternions, finite_result, real_number
+from .geometry import CollisionPair, Geometry  # noqa: F401  (re-exported: multibody.model.model.Geometry)
 from .joints import C_NQ, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, JOINT_TYPE_NAMES, SPHERICAL
 
 
@@ -48,23 +50,6 @@ class FrameInfo:
     body: int
     placement: np.ndarray
     kind: str = "user"
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """A collision or visual shape attached to a body (kept for later issues).
-
-    ``shape`` is "box" (``size`` = full extents), "sphere" (radius),
-    "cylinder" / "capsule" (radius, length; axis z), "plane", "ellipsoid" or
-    "mesh" (``mesh`` = resolved file name, ``scale``)."""
-    name: str
-    body: int
-    placement: np.ndarray
-    shape: str
-    size: tuple = ()
-    mesh: str = None
-    scale: tuple = (1.0, 1.0, 1.0)
-    rgba: tuple = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +111,26 @@ def _readonly(a):
     return a
 
 
+class ReadOnlyMapping(Mapping):
+    """A read-only dict (``model.reference_postures``): it pickles, unlike
+    ``types.MappingProxyType``."""
+
+    def __init__(self, items=()):
+        self._d = dict(items)
+
+    def __getitem__(self, key):
+        return self._d[key]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self):
+        return len(self._d)
+
+    def __repr__(self):
+        return f"ReadOnlyMapping({self._d!r})"
+
+
 class Model:
     """A kinematic tree with its inertias, limits and geometry.
 
@@ -133,12 +138,23 @@ class Model:
     afterwards (its arrays are read-only). Sizes: ``nq`` configuration
     coordinates and ``nv`` velocity coordinates (``nq != nv`` with quaternion
     joints), ``nbodies`` bodies including the world (index 0).
+
+    Contact geometry (docs/collision.md): ``collision_geometries`` and
+    ``visual_geometries`` (tuples of :class:`Geometry`), ``collision_pairs``
+    (explicit :class:`CollisionPair`), ``excluded_link_pairs`` (link-name
+    pairs that never collide automatically), ``filter_parent`` (MuJoCo's
+    parent filter, default True) with ``collision_parent`` (nbodies,: the
+    body each body counts as a child of for it; -1 for the world),
+    ``skipped_geometries`` ((Geometry, reason) left out of collision), and
+    ``reference_postures`` (name -> q, read-only; from an SRDF).
     """
 
     def __init__(self, *, name, tree, body_names, joint_names, joint_axes, body_mass, body_com,
                  body_inertia, lower, upper, velocity_limit, effort_limit, damping, friction, armature,
                  frames, collision_geometries, visual_geometries, gravity, couplings=(), equalities=(),
-                 loop_joints=(), stiffness=None, spring_reference=None):
+                 loop_joints=(), stiffness=None, spring_reference=None, collision_pairs=(),
+                 excluded_link_pairs=(), filter_parent=True, collision_parent=None, skipped_geometries=(),
+                 reference_postures=None):
         self.name = name
         self._workspaces = threading.local()  # per-thread Data of plain calls (model.data.workspace)
         # The table every kernel reads (layout: multibody.model.joints, C_* columns).
@@ -186,6 +202,17 @@ class Model:
         self.loop_joints = tuple(loop_joints)
         self.collision_geometries = tuple(collision_geometries)
         self.visual_geometries = tuple(visual_geometries)
+        # collision records (docs/collision.md): explicit pairs (MJCF <pair>), link pairs that never collide
+        # automatically (MJCF <exclude>, SRDF <disable_collisions>), MuJoCo's parent filter and the body
+        # each body's geometries count as a child of for it, geometries left out of collision (with why)
+        self.collision_pairs = tuple(collision_pairs)
+        self.excluded_link_pairs = tuple(excluded_link_pairs)
+        self.filter_parent = bool(filter_parent)
+        self.collision_parent = _readonly(self.parents.copy() if collision_parent is None
+                                          else np.asarray(collision_parent, dtype=np.int64))
+        self.skipped_geometries = tuple(skipped_geometries)
+        self.reference_postures = ReadOnlyMapping(
+            (k, _readonly(np.asarray(v, dtype=float))) for k, v in (reference_postures or {}).items())
         self.frames = tuple(frames)
         self.frame_names = tuple(f.name for f in self.frames)
         self.frame_body = _readonly(np.array([f.body for f in self.frames], dtype=np.int64))
@@ -268,6 +295,46 @@ class Model:
         See :func:`multibody.model.parameters.with_params`."""
         from .parameters import with_params
         return with_params(self, params)
+
+    # ----------------------------------------------------------- variants
+    def _evolve(self, **attributes):
+        """A new Model equal to this one but for the public ``attributes``
+        (geometry and collision records, reference postures: not the tree),
+        for loaders and :meth:`with_ground`. Like :meth:`with_params`, it
+        drops the private caches other layers keep on a model (their packed
+        tables describe the old geometry)."""
+        from .parameters import _MODEL_PRIVATE
+        new = {k: v for k, v in self.__dict__.items() if k[0] != "_" or k in _MODEL_PRIVATE}
+        for k, v in attributes.items():
+            if k not in new or k[0] == "_":
+                raise AttributeError(f"Model has no public attribute {k!r}")
+            new[k] = v
+        new["_workspaces"] = threading.local()
+        out = object.__new__(type(self))
+        out.__dict__.update(new)
+        return out
+
+    def with_ground(self, height=0.0, friction=None, restitution=0.0, name="ground", **contact):
+        """A new Model with a ground plane: a collision geometry ``name``
+        (default "ground") of shape "plane" on the world body, its surface
+        the horizontal plane z = ``height`` (m, world frame; solid below,
+        normal +z). ``friction`` (sliding, torsional, rolling; default
+        MuJoCo's (1, 0.005, 0.0001)), ``restitution`` in [0, 1] and the other
+        contact keywords of :meth:`ModelBuilder.add_geometry` (``condim``,
+        ``margin``, ...) are the plane's. Raises ModelError if the model
+        already has a geometry of that name or a value is invalid."""
+        from ..errors import ModelError
+        from .geometry import DEFAULT_FRICTION, contact_parameters
+        if any(g.name == name for g in self.collision_geometries):
+            raise ModelError(f"model '{self.name}' already has a collision geometry named {name!r}")
+        what = f"geometry '{name}'"
+        h = real_number(height, "height")
+        params = contact_parameters(what, friction=DEFAULT_FRICTION if friction is None else friction,
+                                    restitution=restitution, **contact)
+        T = np.eye(4)
+        T[2, 3] = h
+        g = Geometry(name, 0, T, "plane", (), link=self.body_names[0], **params)
+        return self._evolve(collision_geometries=self.collision_geometries + (g,))
 
     def __getstate__(self):
         """Pickle everything but the per-thread workspaces (memory addresses)
