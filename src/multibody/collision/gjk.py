@@ -327,8 +327,10 @@ def _closest(work, n):
 
 
 @njit(cache=True, nogil=True)
-def _put_simplex(work, i, ax, ay, az, bx, by, bz, dx, dy, dz):
-    o = SIMPLEX + SIMPLEX_ROW * i
+def _put_point(work, o, ax, ay, az, bx, by, bz, dx, dy, dz):
+    """Store a Minkowski-difference point at ``work[o:o+12]``: a − b, the
+    support points a and b, and the unit search direction d (the layout of
+    both the GJK simplex rows and the EPA vertex rows)."""
     dn = math.sqrt(dx * dx + dy * dy + dz * dz)
     if dn > 0.0:
         dx, dy, dz = dx / dn, dy / dn, dz / dn
@@ -344,6 +346,11 @@ def _put_simplex(work, i, ax, ay, az, bx, by, bz, dx, dy, dz):
     work[o + 6] = bx
     work[o + 7] = by
     work[o + 8] = bz
+
+
+@njit(cache=True, nogil=True)
+def _put_simplex(work, i, ax, ay, az, bx, by, bz, dx, dy, dz):
+    _put_point(work, SIMPLEX + SIMPLEX_ROW * i, ax, ay, az, bx, by, bz, dx, dy, dz)
 
 
 @njit(cache=True, nogil=True)
@@ -406,20 +413,7 @@ def _pv(work, i, k):
 def _add_vertex(work, i, A, B, dx, dy, dz):
     ax, ay, az = support(A, dx, dy, dz, 1.0)
     bx, by, bz = support(B, -dx, -dy, -dz, 1.0)
-    o = EPA_V + EPA_VROW * i
-    dn = math.sqrt(dx * dx + dy * dy + dz * dz)
-    work[o + 9] = dx / dn
-    work[o + 10] = dy / dn
-    work[o + 11] = dz / dn
-    work[o] = ax - bx
-    work[o + 1] = ay - by
-    work[o + 2] = az - bz
-    work[o + 3] = ax
-    work[o + 4] = ay
-    work[o + 5] = az
-    work[o + 6] = bx
-    work[o + 7] = by
-    work[o + 8] = bz
+    _put_point(work, EPA_V + EPA_VROW * i, ax, ay, az, bx, by, bz, dx, dy, dz)
 
 
 @njit(cache=True, nogil=True)

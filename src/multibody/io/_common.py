@@ -2,6 +2,7 @@
 string, and poses as 4x4 homogeneous matrices."""
 import os
 import pathlib
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -30,6 +31,26 @@ def read_source(path_or_string, kind):
     if not os.path.isfile(path):
         raise ModelFileError(f"{kind} file '{path_or_string}' does not exist")
     return None, path
+
+
+def read_robot_xml(path_or_string, kind):
+    """Parse a ``<robot>`` file (URDF, SRDF) given as a path or XML text.
+
+    Returns ``(root, path, src)``: the root element, the absolute path
+    (``None`` for a string) and the phrase naming the source in messages.
+    Raises :class:`ModelFileError` for a file that cannot be read, XML that
+    is not well formed, or another root element."""
+    text, path = read_source(path_or_string, kind)
+    src = f"{kind} file '{path}'" if path else f"{kind} string"
+    try:
+        root = ET.parse(path).getroot() if path else ET.fromstring(text)
+    except ET.ParseError as e:
+        raise ModelFileError(f"{src} is not well-formed XML: {e}") from None
+    except (OSError, ValueError) as e:
+        raise ModelFileError(f"{src} cannot be read: {e}") from None
+    if root.tag != "robot":
+        raise ModelFileError(f"{src}: the root element is <{root.tag}>, expected <robot>")
+    return root, path, src
 
 
 def pose(R=None, p=None):

@@ -33,13 +33,12 @@ its attributes.
 """
 import math
 import warnings
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
 from ..errors import InputError, ModelFileError, ModelWarning
 from ..model.model import Model
-from ._common import read_source
+from ._common import read_robot_xml
 
 
 def load_srdf(model, path_or_string):
@@ -50,16 +49,7 @@ def load_srdf(model, path_or_string):
     unchanged."""
     if not isinstance(model, Model):
         raise InputError(f"load_srdf: expected a multibody Model, got {type(model).__name__}")
-    text, path = read_source(path_or_string, "SRDF")
-    src = f"SRDF file '{path}'" if path else "SRDF string"
-    try:
-        root = ET.parse(path).getroot() if path else ET.fromstring(text)
-    except ET.ParseError as e:
-        raise ModelFileError(f"{src} is not well-formed XML: {e}") from None
-    except (OSError, ValueError) as e:
-        raise ModelFileError(f"{src} cannot be read: {e}") from None
-    if root.tag != "robot":
-        raise ModelFileError(f"{src}: the root element is <{root.tag}>, expected <robot>")
+    root, path, src = read_robot_xml(path_or_string, "SRDF")
     notes = []
     pairs = _disabled_pairs(model, root, src, notes)
     postures = _group_states(model, root, src, notes)

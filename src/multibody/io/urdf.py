@@ -131,7 +131,6 @@ import gc
 import math
 import os
 import warnings
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -139,7 +138,7 @@ from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
 from ..spatial import spatial as sp
 from ..spatial.euler import rpy_to_rotation
-from ._common import pose, read_source, unique_name
+from ._common import pose, read_robot_xml, unique_name
 from .meshes import MESH_MODES, MeshError, MeshReader
 
 #: URDF joint type -> multibody joint type
@@ -226,16 +225,7 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
         raise InputError(f"load_urdf: inertia={inertia!r} is not one of {', '.join(map(repr, INERTIA_MODES))}")
     if meshes not in MESH_MODES:
         raise InputError(f"load_urdf: meshes={meshes!r} is not one of {', '.join(map(repr, MESH_MODES))}")
-    text, path = read_source(path_or_string, "URDF")
-    src = f"URDF file '{path}'" if path else "URDF string"
-    try:
-        root = ET.parse(path).getroot() if path else ET.fromstring(text)
-    except ET.ParseError as e:
-        raise ModelFileError(f"{src} is not well-formed XML: {e}") from None
-    except (OSError, ValueError) as e:
-        raise ModelFileError(f"{src} cannot be read: {e}") from None
-    if root.tag != "robot":
-        raise ModelFileError(f"{src}: the root element is <{root.tag}>, expected <robot>")
+    root, path, src = read_robot_xml(path_or_string, "URDF")
     base_dir = os.path.dirname(path) if path else None
     parser = _UrdfParser(root, src, base_dir, package_dirs, inertia, bool(allow_mesh_outside), meshes)
     # The parse allocates many small objects that all stay alive until the model is built: Python's
