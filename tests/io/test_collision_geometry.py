@@ -211,7 +211,7 @@ def test_unreadable_and_degenerate_meshes(tmp_path):
 
 
 def test_skip_opens_no_mesh_file(monkeypatch):
-    import multibody.io.meshes as meshes
+    import multibody.model.meshes as meshes
 
     def refuse(*a, **k):
         raise AssertionError("a mesh file was opened")
@@ -357,7 +357,7 @@ def test_binary_stl_reader_equals_trimesh():
     """Binary STL files are read with numpy (fast path); ASCII STL and other
     formats through trimesh. Both give trimesh's triangles."""
     import trimesh
-    from multibody.io.meshes import _binary_stl, read_mesh
+    from multibody.model.meshes import _binary_stl, read_mesh
     files = sorted(glob.glob(os.path.join(ROOT, "talos_data", "meshes", "**", "*.[sS][tT][lL]"), recursive=True))
     fast = 0
     for f in files:

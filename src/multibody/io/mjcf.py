@@ -107,7 +107,7 @@ from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
 from ..model.geometry import convex_hull
 from ._common import axis_angle_rotation, pose, quat_to_rotation, read_source, unique_name
-from .meshes import MESH_MODES
+from ..model.meshes import MESH_MODES
 
 _FREE_DOF_ORDER = [3, 4, 5, 0, 1, 2]  # MuJoCo free-joint dofs (lin, ang) -> multibody (ang, lin)
 

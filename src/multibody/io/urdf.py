@@ -139,7 +139,7 @@ from ..model.builder import WORLD, ModelBuilder
 from ..spatial import spatial as sp
 from ..spatial.euler import rpy_to_rotation
 from ._common import pose, read_robot_xml, unique_name
-from .meshes import MESH_MODES, MeshError, MeshReader
+from ..model.meshes import MESH_MODES, MeshError, MeshReader
 
 #: URDF joint type -> multibody joint type
 URDF_JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",

@@ -686,7 +686,7 @@ _PRIVATE = ("warn_nonconvex", "skip", "hull")  # keys of a geometry spec that ar
 
 def _read_mesh(filename, scale, what):
     """Vertices and faces of a mesh file (trimesh), scaled; ModelError naming ``what``."""
-    from ..io.meshes import MeshError, read_mesh  # (io is L1 too; imported here: io imports the builder)
+    from .meshes import MeshError, read_mesh  # lazily: trimesh is only needed for mesh geometry
     try:
         return read_mesh(filename, scale)
     except MeshError as e:

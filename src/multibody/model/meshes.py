@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from ..errors import ModelError
-from ..model.geometry import convex_hull
+from .geometry import convex_hull
 
 #: ``meshes=`` option of the loaders
 MESH_MODES = ("warn", "strict", "skip")
