@@ -445,15 +445,13 @@ def _set_face(work, f, i, j, k):
     work[o + 7] = 1.0
 
 
-@njit(cache=True, nogil=True)
-def _face_result(work, f):
-    """Depth, normal and witness points (barycentric on the face) of face f."""
+@njit(cache=True, nogil=True, inline="always")
+def _face_areas(work, f, qx, qy, qz, nx, ny, nz):
+    """Vertices (i, j, k) of face f and the doubled signed areas, along n, of the
+    triangles q-j-k, q-k-i, q-i-j: the unnormalised barycentric coordinates of q."""
     o = EPA_F + EPA_FROW * f
     i, j, k = int(work[o]), int(work[o + 1]), int(work[o + 2])
-    nx, ny, nz, d = work[o + 3], work[o + 4], work[o + 5], work[o + 6]
-    qx, qy, qz = d * nx, d * ny, d * nz
     l0 = l1 = l2 = 0.0
-    area = 0.0
     for r in range(3):
         p = j if r == 0 else (k if r == 1 else i)
         q = k if r == 0 else (i if r == 1 else j)
@@ -466,7 +464,16 @@ def _face_result(work, f):
             l1 = s
         else:
             l2 = s
-        area += s
+    return i, j, k, l0, l1, l2
+
+
+@njit(cache=True, nogil=True)
+def _face_result(work, f):
+    """Depth, normal and witness points (barycentric on the face) of face f."""
+    o = EPA_F + EPA_FROW * f
+    nx, ny, nz, d = work[o + 3], work[o + 4], work[o + 5], work[o + 6]
+    i, j, k, l0, l1, l2 = _face_areas(work, f, d * nx, d * ny, d * nz, nx, ny, nz)
+    area = l0 + l1 + l2
     if area > 0.0:
         l0 /= area
         l1 /= area
@@ -493,22 +500,7 @@ def _refine(work, f, A, B, scale, d, nx, ny, nz, ax, ay, az, bx, by, bz):
     penetration depth is the minimum over unit n of the support function h(n) of A - B, so
     the candidate is kept only if it lowers h below its value at the face normal (on flat
     parts, polytopes included, the face normal is exact and wins)."""
-    o = EPA_F + EPA_FROW * f
-    i, j, k = int(work[o]), int(work[o + 1]), int(work[o + 2])
-    qx, qy, qz = d * nx, d * ny, d * nz
-    l0 = l1 = l2 = 0.0
-    for r in range(3):
-        p = j if r == 0 else (k if r == 1 else i)
-        q = k if r == 0 else (i if r == 1 else j)
-        ux, uy, uz = _pv(work, p, 0) - qx, _pv(work, p, 1) - qy, _pv(work, p, 2) - qz
-        vx, vy, vz = _pv(work, q, 0) - qx, _pv(work, q, 1) - qy, _pv(work, q, 2) - qz
-        s = nx * (uy * vz - uz * vy) + ny * (uz * vx - ux * vz) + nz * (ux * vy - uy * vx)
-        if r == 0:
-            l0 = s
-        elif r == 1:
-            l1 = s
-        else:
-            l2 = s
+    i, j, k, l0, l1, l2 = _face_areas(work, f, d * nx, d * ny, d * nz, nx, ny, nz)
     tot = l0 + l1 + l2
     if not tot > 0.0:
         return d, nx, ny, nz, ax, ay, az, bx, by, bz
