@@ -644,6 +644,21 @@ def table_set(store, A, B, C, nq, nv, nc):
     return fresh_set(nq, nv, nc)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _project_velocity(G, X, AL, AD, v, phi, mu, y, dv, v_out):
+    """The velocity projection ``v_out = v − M⁻¹Gᵀ(GM⁻¹Gᵀ)⁺Gv`` (ArtiSynth
+    §0.5) with the factors of :func:`prepare_kernel`; phi, mu, y, dv: scratch."""
+    nc, nv = G.shape[0], v.shape[0]
+    for i in range(nc):
+        s = 0.0
+        for c in range(nv):
+            s += G[i, c] * v[c]
+        phi[i] = s
+    _apply(X, AL, AD, phi, mu, y, dv)
+    for c in range(nv):
+        v_out[c] = v[c] - dv[c]
+
+
 @njit(cache=True, nogil=True)
 def sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inertia6, meta, Lf, G, X, q_out, v_out):
     """:func:`constrained_sie_kernel` with the set (meta, Lf, G, X): reused
@@ -678,14 +693,7 @@ def sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inert
     ltdl_solve(lam, Lf, a)
     for i in range(nv):
         a[i] = v[i] + dt * a[i]
-    for i in range(nc):
-        s = 0.0
-        for k in range(nv):
-            s += G[i, k] * a[k]
-        phi[i] = s
-    _apply(X, AL, AD, phi, mu, y, c)
-    for i in range(nv):
-        v_out[i] = a[i] - c[i]
+    _project_velocity(G, X, AL, AD, a, phi, mu, y, c, v_out)
     integrate_kernel(tree, q, v_out, dt, q_out)
     return 0
 
@@ -738,14 +746,7 @@ def project_step(tree, lam, q, v, L, poses, jac, spatial, inertia6, tol, max_ite
         entry_frames(poses, body_a, body_b, Pa, Pb, F)
         phi_from_frames(q_out, row, kind, u, w, pitch, gear_row, gear_jq, gear_iq, ratio, offset, F, phi)
         here, frames_done = False, True
-    for i in range(nc):
-        s = 0.0
-        for c in range(nv):
-            s += G[i, c] * v[c]
-        phi[i] = s
-    _apply(X, AL, AD, phi, mu, y, dq)
-    for c in range(nv):
-        v_out[c] = v[c] - dq[c]
+    _project_velocity(G, X, AL, AD, v, phi, mu, y, dq, v_out)
     for i in range(nq):
         key[i] = q_out[i]
     meta[0] = 1.0
