@@ -54,6 +54,8 @@ STATE_ARGUMENTS = ("q", "v", "a or tau", "tau")  # what argument 0, 1, 2, 3 of a
 # ---------------------------------------------------------------------- step
 EFFORT_CLAMPED = 1           # bit: τ was clamped to the effort limits
 VELOCITY_CLAMPED = 2         # bit: v was clamped to the velocity limits
+CONTACT_NOT_CONVERGED = 4    # bit: the contact solver reached its iteration cap (its last iterate was used)
+CONTACTS_DROPPED = 8         # bit: more contacts than the contact buffers hold (the extra ones were ignored)
 MASS_NOT_POSITIVE_DEFINITE = -1  # the limit solver's mass matrix is not positive definite
 LCP_NOT_FINISHED = -2        # a limit LCP did not finish (the checked path solves it by NNLS)
 NON_FINITE = -3              # the integrator's (q1, v1) has a NaN or an inf (or its sum overflows)
@@ -61,6 +63,7 @@ NON_FINITE_AFTER_LIMITS = -4  # (q1, v1) is finite but the limit impulses made i
 TAU_NOT_FINITE = -(1 << 40)  # - k: τ[k] is not finite
 SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular (- 1: a loop-constraint solve)
 NOT_PROJECTED = -(1 << 42)   # the post-stabilization did not converge (the checked path decides)
+CONTACT_FAILED = -(1 << 43)  # the narrow phase failed on a pair (the contact table names it)
 
 _STEP = {
     MASS_NOT_POSITIVE_DEFINITE: "the mass matrix is not positive definite",
@@ -70,6 +73,7 @@ _STEP = {
     SINGULAR: "the velocity equation's matrix is singular",
     SINGULAR - 1: "a loop-constraint solve is singular",
     NOT_PROJECTED: "the post-stabilization did not converge",
+    CONTACT_FAILED: "the narrow phase failed on a pair of geometries",
 }
 
 
@@ -114,7 +118,10 @@ def describe(code, family="step"):
         raise ValueError(f"unknown status family {family!r} (use 'fast', 'state' or 'step')")
     if code >= 0:
         done = [w for w, bit in (("effort", EFFORT_CLAMPED), ("velocity", VELOCITY_CLAMPED)) if code & bit]
-        return "done" + (f" ({' and '.join(done)} clamped)" if done else "")
+        notes = [f"{' and '.join(done)} clamped"] if done else []
+        notes += [w for w, bit in (("contact solver not converged", CONTACT_NOT_CONVERGED),
+                                   ("contacts dropped", CONTACTS_DROPPED)) if code & bit]
+        return "done" + (f" ({'; '.join(notes)})" if notes else "")
     if TAU_NOT_FINITE - (1 << 39) < code <= TAU_NOT_FINITE:
         return f"tau has a non-finite entry at index {TAU_NOT_FINITE - code}"
     return _STEP.get(code, f"unknown step status {code}")

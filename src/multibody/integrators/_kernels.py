@@ -38,11 +38,14 @@ from numba import carray, njit
 from collections import namedtuple
 
 from .._compiled import f64_pointer, i64_pointer, overflowed
-from .._status import EFFORT_CLAMPED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, VELOCITY_CLAMPED  # step statuses
+from .._status import CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACTS_DROPPED, EFFORT_CLAMPED, NOT_PROJECTED, \
+    SINGULAR, TAU_NOT_FINITE, VELOCITY_CLAMPED  # step statuses
+from ..constraints import _contact as CF
 from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_tuple, project_step, \
     sie_step, table_set
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_kernel, ltdl_kernel, ltdl_solve, \
     rnea_kernel, rnea_posed
+from ..kinematics.kernels import fk_kernel
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
 from ..model.data import handle_workspace
 from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
@@ -54,12 +57,12 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # Baumgarte ω (rad/s). section_sizes gives each section's length. Everything the compiled code
 # and StepTable agree on is here.
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
- H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT,
+ H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
  F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_WORK,
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
  I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV,
- HEADER) = range(55)
+ HEADER) = range(56)
 N_SCALARS = 4
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
 # rows 0-10, the step and the rollout the others
@@ -581,13 +584,111 @@ def matvec(A, x, out):
         out[r] = s
 
 
+# ------------------------------------------------------------------ contact
+@njit(cache=True, nogil=True, inline="always")
+def _contacts_at(ws, C, q):
+    """Detect the contacts at q (world poses by forward kinematics); their
+    number, or CONTACT_FAILED. Resets the step's contact flags."""
+    C.head[CF.FLAGS] = 0
+    fk_kernel(ws.tree, q, ws.poses)
+    n = CF.find_contacts(C, ws.poses[0])
+    if n < 0:
+        return CONTACT_FAILED
+    if C.head[CF.DROPPED] > 0:
+        C.head[CF.FLAGS] |= CONTACTS_DROPPED
+    if n == 0:
+        C.head[CF.N_PREV] = 0
+        C.head[CF.ITERATIONS] = 0
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _impulses(C, n, v, vf):
+    """Solve the problem of the n contacts whose rows J and Y = X Jᵀ are in
+    the table; ``vf`` becomes the step's velocity."""
+    if CF.solve_contacts(C, n, v, vf, vf) != 0:
+        C.head[CF.FLAGS] |= CONTACT_NOT_CONVERGED
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_stage_mass(ws, C, q, v, vf):
+    """The contact stage (docs/contact.md) of the explicit steps: the
+    contacts at q (:func:`~multibody.constraints._contact.find_contacts`),
+    their rows at q, and the impulses that turn the free velocity ``vf``
+    (nv, changed in place) into the step's velocity through M(q)⁻¹ (CRBA
+    and the sparse LᵀDL, Featherstone Tables 6.2–6.3). ``v``: the velocity
+    at the start of the step (restitution). Returns the number of contacts,
+    or a failure status (CONTACT_FAILED: the narrow phase failed on a pair;
+    SINGULAR); the step's flags (:data:`~multibody._status.CONTACT_NOT_CONVERGED`,
+    :data:`~multibody._status.CONTACTS_DROPPED`) go to ``C.head[FLAGS]``."""
+    n = _contacts_at(ws, C, q)
+    if n <= 0:
+        return n
+    crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
+    C.Mf[:, :] = ws.M
+    if ltdl_kernel(ws.lam, C.Mf) != 0:
+        return SINGULAR
+    CF.contact_rows(C, ws.jac, ws.lam, n)
+    for r in range(3 * n):
+        y = C.Y[r]
+        y[:] = C.J[r]
+        ltdl_solve(ws.lam, C.Mf, y)
+    _impulses(C, n, v, vf)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_stage_implicit(ws, T, C, q, v, vf, A, kind):
+    """The contact stage of implicit Euler: as :func:`contact_stage_mass`
+    through the step's own matrix ``A = M − hD − h²K`` factored as ``kind``
+    (:func:`solve`), so that stiff springs and dampers act implicitly on the
+    impulses too. The linearization ran CRBA at q: ``ws.jac[1]`` holds the
+    world Jacobian there."""
+    n = _contacts_at(ws, C, q)
+    if n <= 0:
+        return n
+    CF.contact_rows(C, ws.jac, ws.lam, n)
+    for r in range(3 * n):
+        y = C.Y[r]
+        y[:] = C.J[r]
+        solve(ws, T, A, kind, y)
+    _impulses(C, n, v, vf)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_after(ws, C, q, v, q_out, v_out):
+    """The contact stage after an integrator that updates the positions
+    itself (explicit Euler, RK4, trapezoidal, Bridson–Marino, symplectic
+    Euler, and the Python integrators): the impulses on its end velocity
+    ``v_out`` (taken as the free velocity) from the contacts at the start
+    configuration q; in a step with contacts the position is then
+    ``q_out = q ⊕ h v⁺``, the velocity-level time stepping of Stewart and
+    Trinkle (what semi-implicit Euler does): correcting the integrator's
+    own position by h Δv instead leaves the part of the free flight that
+    its higher-order position update adds (½h²a for RK4: a box resting on
+    a plane sank 5 µm and crept). Such a step is first order, as every
+    impulsive contact step is. Returns as :func:`contact_stage_mass`."""
+    n = contact_stage_mass(ws, C, q, v, v_out)
+    if n > 0:
+        integrate_kernel(ws.tree, q, v_out, C.scalars[CF.DT], q_out)
+    return n
+
+
+@njit(cache=True)
+def contact_after_kernel(data, contacts, q, v, q_out, v_out):
+    """:func:`contact_after` on the workspace and contact table behind two
+    handles (the simulator's Python step); returns as it."""
+    return contact_after(handle_workspace(data), CF.contact_view(contacts), q, v, q_out, v_out)
+
+
 # ------------------------------------------------------------------ the integrators
 # Each core steps (q, v) with the checked, clamped joint forces ``tau`` into (q_out, v_out) and
 # returns 0, or a nonzero status (outputs undefined). They are the Python integrators of
 # explicit.py and implicit.py written over the table; the tests hold them to each other.
 
 @njit(cache=True, nogil=True, inline="always")
-def explicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
+def explicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """``q⁺ = q ⊕ h v``, ``v⁺ = v + h v̇(q, v)``."""
     st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
     if st != 0:
@@ -595,11 +696,13 @@ def explicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     integrate_kernel(ws.tree, q, v, T.dt, q_out)
     for k in range(T.nv):
         v_out[k] = v[k] + T.dt * ws.dofs[1, k]
+    if C is not None:
+        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
     return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def semi_implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
+def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1); with
     hard loop constraints the velocity-level KKT step (§0.10:
     :func:`~multibody.constraints._kernels.constrained_sie_kernel`), which
@@ -619,12 +722,16 @@ def semi_implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
         return st
     for k in range(T.nv):
         v_out[k] = v[k] + T.dt * ws.dofs[1, k]
+    if C is not None:  # impulses on the free velocity, before the position update
+        st = contact_stage_mass(ws, C, q, v, v_out)
+        if st < 0:
+            return st
     integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
     return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rk4_core(ws, T, loops, q, v, tau, q_out, v_out):
+def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """Classical RK4 on ``q̇ = Q(q) v``, ``v̇ = FD(q, v)`` with the stage
     configurations normalized (:class:`multibody.integrators.RK4`)."""
     nq, nv, h, W = T.nq, T.nv, T.dt, T.work
@@ -652,6 +759,8 @@ def rk4_core(ws, T, loops, q, v, tau, q_out, v_out):
     normalize_kernel(ws.tree, q_out)
     for i in range(nv):
         v_out[i] = v[i] + c * (kv[0, i] + 2.0 * kv[1, i] + 2.0 * kv[2, i] + kv[3, i])
+    if C is not None:
+        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
     return 0
 
 
@@ -660,7 +769,8 @@ def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
     """Solve ``(M − c_d h D − c_k h² K) v⁺ = (M − c_d h D + c_r h² K) v + h f``
     (the linearized implicit steps) into ``v_out``, as the increment
     ``A (v⁺ − v) = h f + (c_k + c_r) h² K v`` with A the matrix on the left
-    (no product with M or D); returns 0 or SINGULAR."""
+    (no product with M or D); returns the factor's kind (:func:`solve`), 0
+    if A is singular."""
     nv, h = T.nv, T.dt
     f = T.work[0, :nv]
     A, K, D = T.A, T.B, T.C
@@ -672,41 +782,46 @@ def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
         add_times(ws, T, K, (ck + cr) * h * h, v, dv)
     kind = factor_combined(ws, T, ws.M, D, K, cd * h, ck * h * h, A)
     if kind == 0:
-        return SINGULAR
+        return 0
     solve(ws, T, A, kind, dv)
     for r in range(nv):
         v_out[r] = v[r] + dv[r]
-    return 0
+    return kind
 
 
 @njit(cache=True, nogil=True, inline="always")
-def implicit_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
+def implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """``(M − hD − h²K) v⁺ = (M − hD) v + h f``, ``q⁺ = q ⊕ h v⁺``
     (ArtiSynth §0.9.2, :class:`multibody.integrators.ImplicitEuler`)."""
-    st = _velocity_equation(ws, T, q, v, tau, 1.0, 1.0, 0.0, v_out)
-    if st != 0:
-        return st
+    kind = _velocity_equation(ws, T, q, v, tau, 1.0, 1.0, 0.0, v_out)
+    if kind == 0:
+        return SINGULAR
+    if C is not None:  # impulses through the step's own matrix M − hD − h²K
+        st = contact_stage_implicit(ws, T, C, q, v, v_out, T.A, kind)
+        if st < 0:
+            return st
     integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
     return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def trapezoidal_core(ws, T, loops, q, v, tau, q_out, v_out):
+def trapezoidal_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """``(M − (h/2)D − (h²/4)K) v⁺ = (M − (h/2)D + (h²/4)K) v + h f``,
     ``q⁺ = q ⊕ (h/2)(v + v⁺)`` (ArtiSynth §0.9.3 with the erratum of
     notes/seed-000.md, :class:`multibody.integrators.Trapezoidal`)."""
-    st = _velocity_equation(ws, T, q, v, tau, 0.5, 0.25, 0.25, v_out)
-    if st != 0:
-        return st
+    if _velocity_equation(ws, T, q, v, tau, 0.5, 0.25, 0.25, v_out) == 0:
+        return SINGULAR
     mid = T.work[2, :T.nv]
     for k in range(T.nv):
         mid[k] = 0.5 * (v[k] + v_out[k])
     integrate_kernel(ws.tree, q, mid, T.dt, q_out)
+    if C is not None:
+        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
     return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def bridson_marino_core(ws, T, loops, q, v, tau, q_out, v_out):
+def bridson_marino_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """Bridson–Marino (ArtiSynth §0.9.4, :class:`multibody.integrators.BridsonMarino`):
     ``A = M − (h/2)D``; ``A v½ = A v + (h/2) f(q, v)``; ``q⁺ = q ⊕ h v½``;
     ``A v⁺ = A v + (h/2)(f(q, v) + f(q⁺, v))``, each solved for the
@@ -730,11 +845,13 @@ def bridson_marino_core(ws, T, loops, q, v, tau, q_out, v_out):
     solve(ws, T, A, kind, dv)
     for k in range(nv):
         v_out[k] = v[k] + dv[k]
+    if C is not None:
+        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
     return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def symplectic_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
+def symplectic_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """Symplectic Euler in canonical coordinates
     (:class:`multibody.integrators.SymplecticEuler`): ``p = M(q)v``,
     ``p⁺ = p + h(f(q, v) + ∂T/∂q(q, u))`` with ``u = M(q)⁻¹p⁺`` solved by
@@ -784,12 +901,14 @@ def symplectic_euler_core(ws, T, loops, q, v, tau, q_out, v_out):
     if ltdl_kernel(ws.lam, M) != 0:
         return SINGULAR
     ltdl_solve(ws.lam, M, v_out)
+    if C is not None:
+        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
     return 0
 
 
 # ------------------------------------------------------------------ one step, a rollout
 @njit(cache=True, nogil=True, inline="always")
-def fused_step(core, ws, T, loops, q, v, tau, q_out, v_out):
+def fused_step(core, ws, T, loops, C, q, v, tau, q_out, v_out):
     """One step: check and clamp τ, the integrator's ``core``, then the
     end of step (finiteness, position limits, velocity clamping)."""
     flags = applied(T, tau)
@@ -797,9 +916,11 @@ def fused_step(core, ws, T, loops, q, v, tau, q_out, v_out):
         return flags
     W = T.work
     q1, v1 = W[ROW_Q1, :T.nq], W[ROW_V1, :T.nv]
-    st = core(ws, T, loops, q, v, T.tau, q1, v1)
+    st = core(ws, T, loops, C, q, v, T.tau, q1, v1)
     if st != 0:
         return st if st < 0 else -st
+    if C is not None:
+        flags |= C.head[CF.FLAGS]
     st = end_of_step_kernel(ws.tree, ws.lam, q1, v1, T.vmax, T.clamp_velocity, T.lim_q, T.lim_v, T.lim_sign,
                             T.lim_bound, T.restitution, T.threshold, ws.poses, ws.jac, ws.inertia6, ws.M, q_out,
                             v_out, T.vel_mask)
@@ -856,7 +977,7 @@ def control(ws, T, kind, gains, ref, q, v, u, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fused_rollout(core, ws, T, loops, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
                   out_flags, masks):
     """Steps ``start + 1 .. start + n`` of a run from (q, v) (changed in
     place) with joint forces ``taus[k]`` at step k (one row: held) — plus,
@@ -876,7 +997,7 @@ def fused_rollout(core, ws, T, loops, q, v, taus, kind, gains, refs, start, n, e
         if kind != 0:
             control(ws, T, kind, gains, refs[0] if refs.shape[0] == 1 else refs[start + k], q, v, tau, u)
             tau = u
-        st = fused_step(core, ws, T, loops, q, v, tau, qn, vn)
+        st = fused_step(core, ws, T, loops, C, q, v, tau, qn, vn)
         if st < 0:
             return k, st
         q[:] = qn
@@ -897,23 +1018,25 @@ def fused_rollout(core, ws, T, loops, q, v, taus, kind, gains, refs, start, n, e
 
 
 @njit(cache=True, nogil=True, inline="always")
-def step_from_handle(core, with_loops, handle, q, v, tau, q_out, v_out):
+def step_from_handle(core, with_loops, with_contact, handle, q, v, tau, q_out, v_out):
     """:func:`fused_step` on the table and workspace behind a step-table
-    handle; ``with_loops`` None for a system without loop constraints (the
-    loop stages are then not compiled: Numba prunes a branch on None)."""
+    handle; ``with_loops`` (``with_contact``) None for a system without loop
+    constraints (contact): those stages are then not compiled (Numba prunes
+    a branch on None)."""
     ints, floats, data = table_arrays(handle)
     T = table_view(ints, floats)
-    return fused_step(core, handle_workspace(data), T, None if with_loops is None else T.loops, q, v, tau, q_out,
-                      v_out)
+    return fused_step(core, handle_workspace(data), T, None if with_loops is None else T.loops,
+                      None if with_contact is None else CF.contact_view(ints[H_CONTACT]), q, v, tau, q_out, v_out)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rollout_from_handle(core, with_loops, handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
-                        out_v, out_tau, out_flags, masks):
+def rollout_from_handle(core, with_loops, with_contact, handle, q, v, taus, kind, gains, refs, start, n, every,
+                        stop, out_q, out_v, out_tau, out_flags, masks):
     """:func:`fused_rollout` on the table and workspace behind a step-table handle."""
     ints, floats, data = table_arrays(handle)
     T = table_view(ints, floats)
-    return fused_rollout(core, handle_workspace(data), T, None if with_loops is None else T.loops, q, v, taus, kind,
+    return fused_rollout(core, handle_workspace(data), T, None if with_loops is None else T.loops,
+                         None if with_contact is None else CF.contact_view(ints[H_CONTACT]), q, v, taus, kind,
                          gains, refs, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
@@ -921,121 +1044,121 @@ def rollout_from_handle(core, with_loops, handle, q, v, taus, kind, gains, refs,
 # (releases it) per integrator: a run compiles only what it uses.
 @njit(cache=True)
 def explicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(explicit_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(explicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def semi_implicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(semi_implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(semi_implicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def symplectic_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(symplectic_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(symplectic_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def rk4_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(rk4_core, None, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(rk4_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def implicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(implicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def trapezoidal_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(trapezoidal_core, None, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(trapezoidal_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True)
 def bridson_marino_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(bridson_marino_core, None, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(bridson_marino_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True, nogil=True)
 def explicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                            out_tau, out_flags, masks):
-    return rollout_from_handle(explicit_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(explicit_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def semi_implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                                 out_tau, out_flags, masks):
-    return rollout_from_handle(semi_implicit_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(semi_implicit_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def symplectic_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                              out_tau, out_flags, masks):
-    return rollout_from_handle(symplectic_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(symplectic_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def rk4_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                 out_tau, out_flags, masks):
-    return rollout_from_handle(rk4_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(rk4_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                            out_tau, out_flags, masks):
-    return rollout_from_handle(implicit_euler_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(implicit_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def trapezoidal_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                         out_tau, out_flags, masks):
-    return rollout_from_handle(trapezoidal_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(trapezoidal_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True, nogil=True)
 def bridson_marino_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
                            out_tau, out_flags, masks):
-    return rollout_from_handle(bridson_marino_core, None, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(bridson_marino_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True)
 def explicit_euler_step_loops(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(explicit_euler_core, True, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(explicit_euler_core, True, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True, nogil=True)
 def explicit_euler_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
                                  out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(explicit_euler_core, True, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(explicit_euler_core, True, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True)
 def semi_implicit_euler_step_loops(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(semi_implicit_euler_core, True, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(semi_implicit_euler_core, True, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True, nogil=True)
 def semi_implicit_euler_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
                                       out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(semi_implicit_euler_core, True, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(semi_implicit_euler_core, True, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
 @njit(cache=True)
 def rk4_step_loops(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(rk4_core, True, handle, q, v, tau, q_out, v_out)
+    return step_from_handle(rk4_core, True, None, handle, q, v, tau, q_out, v_out)
 
 
 @njit(cache=True, nogil=True)
 def rk4_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
                       out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(rk4_core, True, handle, q, v, taus, kind, gains, refs, start, n,
+    return rollout_from_handle(rk4_core, True, None, handle, q, v, taus, kind, gains, refs, start, n,
                                every, stop, out_q, out_v, out_tau, out_flags, masks)
 
 
@@ -1054,3 +1177,91 @@ STEPS_LOOPS = {"explicit_euler": explicit_euler_step_loops, "semi_implicit_euler
                "rk4": rk4_step_loops}
 ROLLOUTS_LOOPS = {"explicit_euler": explicit_euler_rollout_loops,
                   "semi_implicit_euler": semi_implicit_euler_rollout_loops, "rk4": rk4_rollout_loops}
+
+
+# with contact (the contact stage compiled only for systems that have collision pairs)
+@njit(cache=True)
+def explicit_euler_step_contact(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(explicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def explicit_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                                   out_flags, masks):
+    return rollout_from_handle(explicit_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def semi_implicit_euler_step_contact(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(semi_implicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def semi_implicit_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                                        out_flags, masks):
+    return rollout_from_handle(semi_implicit_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def symplectic_euler_step_contact(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(symplectic_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def symplectic_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                                     out_flags, masks):
+    return rollout_from_handle(symplectic_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def rk4_step_contact(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(rk4_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def rk4_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                        out_flags, masks):
+    return rollout_from_handle(rk4_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def implicit_euler_step_contact(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(implicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def implicit_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                                   out_flags, masks):
+    return rollout_from_handle(implicit_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def trapezoidal_step_contact(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(trapezoidal_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def trapezoidal_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                                out_flags, masks):
+    return rollout_from_handle(trapezoidal_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
+
+
+@njit(cache=True)
+def bridson_marino_step_contact(handle, q, v, tau, q_out, v_out):
+    return step_from_handle(bridson_marino_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+@njit(cache=True, nogil=True)
+def bridson_marino_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
+                                   out_flags, masks):
+    return rollout_from_handle(bridson_marino_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
+                               out_q, out_v, out_tau, out_flags, masks)
+
+STEPS_CONTACT = {"explicit_euler": explicit_euler_step_contact, "semi_implicit_euler": semi_implicit_euler_step_contact, "symplectic_euler": symplectic_euler_step_contact, "rk4": rk4_step_contact, "implicit_euler": implicit_euler_step_contact, "trapezoidal": trapezoidal_step_contact, "bridson_marino": bridson_marino_step_contact}
+ROLLOUTS_CONTACT = {"explicit_euler": explicit_euler_rollout_contact, "semi_implicit_euler": semi_implicit_euler_rollout_contact, "symplectic_euler": symplectic_euler_rollout_contact, "rk4": rk4_rollout_contact, "implicit_euler": implicit_euler_rollout_contact, "trapezoidal": trapezoidal_rollout_contact, "bridson_marino": bridson_marino_rollout_contact}

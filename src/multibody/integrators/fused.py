@@ -57,22 +57,26 @@ def _split_elements(elements, model):
     return rows, damping, tuple(other)
 
 
-def fused_table(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, project):
+def fused_table(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, project, contacts=None):
     """A :class:`StepTable` for ``system`` stepped by the library's
     integrator ``integrator_name``, or None when no fused step covers it:
     soft constraints, a ``loop_method``, hard constraints with the implicit
     integrators (their KKT solves are NumPy's), Python force elements with
-    RK4 or Bridson–Marino."""
+    RK4 or Bridson–Marino, contact together with loop constraints.
+    ``contacts``: the :class:`~multibody.constraints.contact.ContactTable`
+    of the contact stage, or None."""
     if integrator_name not in K.CORES:
         return None
     if system.constraints is not None and (system.soft or system.loop_method is not None
                                            or integrator_name not in _CONSTRAINED):
         return None
+    if system.constraints is not None and contacts is not None:
+        return None
     rows, damping, other = _split_elements(system.forces, system.model)
     if other and integrator_name not in _SINGLE_EVALUATION:
         return None
     return StepTable(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping, other,
-                     project)
+                     project, contacts)
 
 
 def _root_block(model):
@@ -100,7 +104,7 @@ class StepTable:
     its status (:mod:`._kernels`); ``rollout`` runs many."""
 
     def __init__(self, system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping,
-                 other, project):
+                 other, project, contacts=None):
         model = system.model
         nq, nv, nb = model.nq, model.nv, model.nbodies
         self.name = integrator_name
@@ -139,6 +143,8 @@ class StepTable:
         ints[K.H_CLAMP_VELOCITY] = vmax is not None
         ints[K.H_EXTERNAL] = self.external
         ints[K.H_PROJECT] = bool(project)
+        self.contacts = contacts  # kept alive with the handle the table holds
+        ints[K.H_CONTACT] = 0 if contacts is None else contacts.handle
         floats[:K.N_SCALARS] = dt, restitution, threshold, system.baumgarte
 
         def fsec(slot):
@@ -171,7 +177,8 @@ class StepTable:
         self.handle = int(ints.ctypes.data)
         self.loops = C is not None  # the kernels with the loop stages
         if JIT:
-            self._step = entry((K.STEPS_LOOPS if self.loops else K.STEPS)[integrator_name], *_STEP_SIG)
+            kernels = K.STEPS_CONTACT if contacts is not None else K.STEPS_LOOPS if self.loops else K.STEPS
+            self._step = entry(kernels[integrator_name], *_STEP_SIG)
             self._rollout = None
         else:  # no handles without compiled code: the same cores over the arrays
             self._step = self._step_arrays
@@ -182,7 +189,13 @@ class StepTable:
 
     def _step_arrays(self, handle, q, v, tau, q_out, v_out):
         ws, T = self._view()
-        return K.fused_step(K.CORES[self.name], ws, T, T.loops if self.loops else None, q, v, tau, q_out, v_out)
+        return K.fused_step(K.CORES[self.name], ws, T, T.loops if self.loops else None, self._contact_view(), q, v,
+                            tau, q_out, v_out)
+
+    def _contact_view(self):
+        if self.contacts is None:
+            return None
+        return K.CF.contact_view(self.contacts.handle)
 
     def evaluate_elements(self, t, q, v):
         """Write the forces (and, for the implicit integrators, the
@@ -204,7 +217,9 @@ class StepTable:
     def compile_rollout(self):
         """Compile (or load from the cache) the rollout kernel now."""
         if JIT and self._rollout is None:
-            self._rollout = entry((K.ROLLOUTS_LOOPS if self.loops else K.ROLLOUTS)[self.name], *_ROLLOUT_SIG)
+            kernels = K.ROLLOUTS_CONTACT if self.contacts is not None else K.ROLLOUTS_LOOPS if self.loops \
+                else K.ROLLOUTS
+            self._rollout = entry(kernels[self.name], *_ROLLOUT_SIG)
 
     def rollout(self, q, v, taus, control, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
         """Steps ``start + 1 .. start + n`` of a run in one compiled call
@@ -214,7 +229,8 @@ class StepTable:
         done, status)."""
         if not JIT:
             ws, T = self._view()
-            return K.fused_rollout(K.CORES[self.name], ws, T, T.loops if self.loops else None, q, v, taus, *control,
+            return K.fused_rollout(K.CORES[self.name], ws, T, T.loops if self.loops else None, self._contact_view(), q,
+                                   v, taus, *control,
                                    start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
         self.compile_rollout()
         return self._rollout(self.handle, q, v, taus, *control, start, n, every, stop, out_q, out_v, out_tau,

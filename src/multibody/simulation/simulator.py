@@ -9,9 +9,10 @@ import numpy as np
 from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
-from .._status import (EFFORT_CLAMPED, MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED,
-                       describe)
+from .._status import (CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACTS_DROPPED, EFFORT_CLAMPED,
+                       MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED, describe)
 from ..constraints import Constraints, JointLimits, project, project_positions
+from ..constraints.contact import ContactTable
 from ..errors import InputError, MultibodyError, NonFiniteError, SimulationError, SimulationWarning
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
@@ -19,6 +20,7 @@ from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..integrators.fused import NO_CONTROL, fused_table
+from ..integrators._kernels import contact_after_kernel
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
 from ..model.checks import as_float_array, as_vector, real_number
@@ -30,6 +32,8 @@ from .trajectory import Trajectory, model_fingerprint
 
 _END = None
 _TAU = None
+_CONTACT = None
+CONTACT_SOLVERS = ("pgs",)  # the contact_solver names (docs/contact.md)
 _F64 = np.dtype(np.float64)
 
 
@@ -37,6 +41,12 @@ def _tau_entry():
     global _TAU
     _TAU = entry(check_tau_kernel, F64_1, F64_1, types.boolean, F64_1, B_1)
     return _TAU
+
+
+def _contact_entry():
+    global _CONTACT
+    _CONTACT = entry(contact_after_kernel, types.int64, types.int64, F64_1, F64_1, F64_1, F64_1)
+    return _CONTACT
 
 
 def _end_entry():
@@ -136,6 +146,10 @@ class Options:
     baumgarte: float = 10.0
     project: bool = True
     loop_method: str = None
+    contact_solver: str = None
+    friction: str = "cone"
+    ground: bool = False
+    contact_distance: float = 0.01
 
 
 @dataclass(frozen=True)
@@ -212,7 +226,8 @@ class Simulator:
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
                  joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0,
                  restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
-                 baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None):
+                 baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
+                 friction="cone", max_contacts=None, contact_distance=0.01):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -221,7 +236,9 @@ class Simulator:
                                clamp_velocity=clamp_velocity, limits=limits, restitution=restitution,
                                restitution_threshold=restitution_threshold, constraints=constraints,
                                compliance=compliance, constraint_damping=constraint_damping, baumgarte=baumgarte,
-                               project=project, loop_method=loop_method)
+                               project=project, loop_method=loop_method, contact_solver=contact_solver,
+                               ground=ground, friction=friction, max_contacts=max_contacts,
+                               contact_distance=contact_distance)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -245,6 +262,9 @@ class Simulator:
             integrator = INTEGRATORS[integrator]()
         if not isinstance(integrator, Integrator):
             raise InputError(f"integrator must be a name or an Integrator, got {integrator!r}")
+        self._given_model = model  # what a pickle rebuilds from (ground is an argument)
+        if ground:
+            model = model.with_ground()
         self.model = model
         self.dt = float(dt)
         self.integrator = integrator
@@ -279,17 +299,21 @@ class Simulator:
         self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
         self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
+        self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
+                                      self.restitution_threshold)
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
         # else None: the integrator's Python step
         self.fused = None if self._foreign_integrator else fused_table(
             self.system, integrator.name, self.dt, self.limits, self.restitution, self.restitution_threshold,
-            self._effort, self._vmax, self.project)
+            self._effort, self._vmax, self.project, self.contact)
         self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
 
         self.options = Options(self.dt, integrator.name, bool(gravity), bool(joint_damping), bool(joint_springs),
                                bool(clamp_effort), bool(clamp_velocity), bool(limits), self.restitution,
                                self.restitution_threshold, self.system.compliance, self.system.constraint_damping,
-                               self.system.baumgarte, bool(project), loop_method)
+                               self.system.baumgarte, bool(project), loop_method,
+                               None if self.contact is None else contact_solver, friction, bool(ground),
+                               float(contact_distance))
         self.reset(q0, v0)
         self._steps = 0
 
@@ -311,6 +335,8 @@ class Simulator:
         self.state = State(t, q.copy(), v.copy())
         self._steps = 0
         self._set_reported(set())
+        if self.contact is not None:
+            self.contact.reset()
 
     @property
     def fused(self):
@@ -347,13 +373,15 @@ class Simulator:
         self.state = State(t, q, v)
         self._steps = _count(checkpoint.steps, "the checkpoint's steps", 0)
         self._set_reported(set(checkpoint.clamps_reported))
+        if self.contact is not None:
+            self.contact.reset()
 
     def __reduce__(self):
         """Pickle (multiprocessing, Dask) as the arguments the simulator was
         built from and a checkpoint: unpickling builds it again (new
         compiled workspaces) and restores the state. Force elements holding
         lambdas or other unpicklable callables cannot be pickled."""
-        return _rebuild, (self.model, self._arguments, self.checkpoint())
+        return _rebuild, (self._given_model, self._arguments, self.checkpoint())
 
     def step(self, tau=None):
         """Advance one time step with joint forces ``tau`` (nv,; N or N·m;
@@ -427,6 +455,8 @@ class Simulator:
         s, f = self.state, self._fused
         if st & self._unreported:
             self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps + 1, s.t)
+        if st & (CONTACT_NOT_CONVERGED | CONTACTS_DROPPED):
+            self._contact_flags(st, self._steps + 1, s.t)
         self.state = State(s.t + self.dt, q1, v1)
         self._steps += 1
         return st
@@ -487,6 +517,8 @@ class Simulator:
                                              and v1.dtype is _F64 and q1.shape == model.q_shape
                                              and v1.shape == model.v_shape):
             q1, v1 = self._integrator_output(q1, v1, k, s.t)
+        if self.contact is not None:
+            self._contact_after(s, q1, v1, k)
         q, v = np.empty_like(q1), np.empty_like(v1)
         vel_mask = np.empty(v1.shape[0], np.bool_)
         lim, d = self._limit_rows, self.system.data
@@ -514,6 +546,33 @@ class Simulator:
         self._steps = k
         return (EFFORT_CLAMPED if eff_mask.any() else 0) | \
             (VELOCITY_CLAMPED if vel_mask.any() else 0)
+
+    def _contact_after(self, s, q1, v1, k):
+        """The contact stage after a Python integrator's step from ``s`` to
+        (q1, v1), changed in place (:func:`~multibody.integrators._kernels.contact_after`)."""
+        n = (_CONTACT or _contact_entry())(self.system.data.handle, self.contact.handle, s.q, s.v, q1, v1)
+        if n < 0:
+            self._contact_failed(n, k, s.t)
+        self._contact_flags(self.contact.flags, k, s.t)
+
+    def _contact_failed(self, st, k, t0):
+        """Raise the SimulationError of a failed contact stage."""
+        if st == CONTACT_FAILED:
+            a, b = self.contact.failed_pair()
+            raise SimulationError(f"collision detection failed for the geometries '{a}' and '{b}' at "
+                                  f"{self._where(k, t0)} (no penetration depth could be computed)")
+        raise SimulationError(f"the contact stage failed at {self._where(k, t0)}: {describe(st)}")
+
+    def _contact_flags(self, st, k, t0):
+        """Warn, once per run, of a contact solver that reached its cap or of contacts dropped."""
+        for kind, bit, what in (("contact solver", CONTACT_NOT_CONVERGED,
+                                 f"the contact solver reached its iteration cap"),
+                                ("contacts dropped", CONTACTS_DROPPED,
+                                 f"more contacts than max_contacts = {self.contact.capacity if self.contact else 0}; "
+                                 f"the extra ones were ignored")):
+            if st & bit and kind not in self._clamps_reported:
+                self._set_reported(self._clamps_reported | {kind})
+                warnings.warn(f"{what} {self._at(k, t0)}; reported once per run", SimulationWarning, stacklevel=5)
 
     _CLAMP_BITS = (("effort", EFFORT_CLAMPED), ("velocity", VELOCITY_CLAMPED))
 
@@ -876,6 +935,24 @@ class Simulator:
             return kinetic, potential, power, residual
 
         return tuple(labels), derive
+
+def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold):
+    """The :class:`~multibody.constraints.contact.ContactTable` of the
+    contact stage, or None: contact off (``solver`` None) or nothing that
+    can collide."""
+    if solver is None:
+        return None
+    if solver not in CONTACT_SOLVERS:
+        raise InputError(f"unknown contact_solver {solver!r} (known: {', '.join(CONTACT_SOLVERS)}; None: no contact)")
+    distance = _real(distance, "contact_distance (m)")
+    if not (0.0 <= distance < math.inf):
+        raise InputError(f"contact_distance must be a finite distance >= 0 (m), got {distance}")
+    if max_contacts is not None:
+        max_contacts = _count(max_contacts, "max_contacts", 1)
+    table = ContactTable(model, dt, friction=friction, max_contacts=max_contacts, distance=distance,
+                         restitution_threshold=threshold)
+    return table if len(table) else None
+
 
 def _rebuild(model, arguments, checkpoint):
     """A pickled :class:`Simulator` (:meth:`Simulator.__reduce__`)."""

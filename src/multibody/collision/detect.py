@@ -1,0 +1,85 @@
+"""Collision detection of a whole model in one compiled pass (L3): the
+world poses of the geometries, the broad phase over the candidate pairs of
+:class:`~.table.GeometryTable`, and the narrow phase (:mod:`.narrow`) of the
+pairs that pass it.
+
+Broad phase: bounding spheres about each geometry's frame origin (radius
+from :func:`~.table.bounding_radius`; rotation-invariant, so nothing is
+recomputed when a body turns) tested pair by pair over the statically
+filtered candidates; a plane is tested against the other geometry's
+sphere. The cost is linear in the number of candidate pairs: right for
+robots and small scenes (Talos: 60 candidate pairs with its SRDF), not for
+piles of hundreds of free bodies, which would want sweep-and-prune.
+"""
+import numpy as np
+from numba import njit
+
+from .narrow import collide_pair
+from .shapes import PLANE
+
+FAILED = -1  # detect() returns FAILED - pair when the narrow phase failed on a pair
+
+
+@njit(cache=True, nogil=True, inline="always")
+def geometry_poses(body_poses, body, local, R, p):
+    """World rotation ``R[k]`` and position ``p[k]`` of every geometry from
+    the world poses ``body_poses`` (nb, 4, 4) of the bodies and the
+    placements ``local`` (ng, 4, 4) in them."""
+    for k in range(body.shape[0]):
+        b = body[k]
+        for r in range(3):
+            a0, a1, a2 = body_poses[b, r, 0], body_poses[b, r, 1], body_poses[b, r, 2]
+            for c in range(3):
+                R[k, r, c] = a0 * local[k, 0, c] + a1 * local[k, 1, c] + a2 * local[k, 2, c]
+            p[k, r] = a0 * local[k, 0, 3] + a1 * local[k, 1, 3] + a2 * local[k, 2, 3] + body_poses[b, r, 3]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _may_touch(code, radius, R, p, a, b, reach):
+    """Broad phase: can geometries a and b be within ``reach`` (m)?"""
+    if code[a] == PLANE or code[b] == PLANE:
+        P, X = (a, b) if code[a] == PLANE else (b, a)
+        d = (R[P, 0, 2] * (p[X, 0] - p[P, 0]) + R[P, 1, 2] * (p[X, 1] - p[P, 1])
+             + R[P, 2, 2] * (p[X, 2] - p[P, 2]))
+        return d - radius[X] <= reach
+    dx, dy, dz = p[a, 0] - p[b, 0], p[a, 1] - p[b, 1], p[a, 2] - p[b, 2]
+    r = radius[a] + radius[b] + reach
+    return dx * dx + dy * dy + dz * dz <= r * r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def detect(body_poses, code, body, local, size, radius, vstart, vertices, faces, pairs, margin, reach, R, p,
+           dist, pos, frame, cpair, ckey, work):
+    """All contacts of the model at the body poses ``body_poses`` (nb, 4,
+    4, world): for each candidate pair ``pairs[i]`` = (a, b) whose
+    geometries are within ``margin[i] + reach`` (m), its contacts (at most
+    8, :data:`~.narrow.MAX_CONTACTS`) written from row n on into ``dist``,
+    ``pos``, ``frame`` (the narrow phase's: normal from a to b), with
+    ``cpair`` = i and ``ckey`` = 8 i + (index within the pair): the key
+    that matches a contact with the previous step's. ``R``, ``p``: the
+    geometries' world poses (written). Returns (n, dropped): the number of
+    contacts written, and how many did not fit in the buffers (their
+    capacity ``dist.shape[0]``); or (FAILED − i, 0) if the narrow phase
+    failed on pair i."""
+    geometry_poses(body_poses, body, local, R, p)
+    cap = dist.shape[0]
+    n = 0
+    dropped = 0
+    for i in range(pairs.shape[0]):
+        a, b = pairs[i, 0], pairs[i, 1]
+        m = margin[i] + reach
+        if not _may_touch(code, radius, R, p, a, b, m):
+            continue
+        start = n if n < cap else cap
+        k = collide_pair(code[a], size[a], R[a], p[a], vertices[vstart[a]:vstart[a + 1]], faces, code[b], size[b],
+                         R[b], p[b], vertices[vstart[b]:vstart[b + 1]], faces, m, dist, pos, frame, start, cap,
+                         work)
+        if k < 0:
+            return FAILED - i, 0
+        for j in range(k):
+            cpair[start + j] = i
+            ckey[start + j] = 8 * i + j
+        n = start + k
+        if k < 8 and start + k >= cap:  # the buffers are full: count what this pair could not write
+            dropped += 1
+    return n, dropped

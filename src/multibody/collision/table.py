@@ -1,0 +1,160 @@
+"""The packed geometry table of a model (L3): what collision detection
+reads each step, built once from ``model.collision_geometries`` and the
+model's filtering records (docs/collision.md, "Which pairs may collide").
+
+:func:`candidate_pairs` applies the static filter once: geometries on one
+body never collide; static–static pairs (both on the world or on bodies
+welded to it) never; explicit pairs (``model.collision_pairs``) always;
+otherwise MuJoCo's rule — the masks match (``contype1 & conaffinity2`` or
+``contype2 & conaffinity1``), the links are not excluded
+(``model.excluded_link_pairs``: MJCF ``<exclude>``, SRDF
+``<disable_collisions>``), and with ``model.filter_parent`` a body does not
+collide with its parent (``model.collision_parent``) unless that parent is
+the world. Pair parameters combine as MuJoCo's do: the geometry of higher
+``priority`` gives its friction and condim; on equal priorities the
+friction is the maximum and condim the maximum; restitution is the
+maximum (MuJoCo has none; a bouncing ball on a dead floor bounces);
+margins add. :class:`GeometryTable` packs the rest into arrays the
+detection kernel (:mod:`.detect`) takes.
+"""
+import numpy as np
+
+from .shapes import CAPSULE, CONVEX, CYLINDER, ELLIPSOID, HFIELD, MESH, PLANE, SHAPE_CODES, SPHERE, BOX
+
+
+def kernel_size(g):
+    """The kernel half-sizes (3,) of a :class:`~multibody.model.Geometry`
+    (collision/shapes.py): the model's sizes are full extents and lengths."""
+    s = np.zeros(3)
+    size = tuple(g.size)
+    if g.shape == "sphere":
+        s[0] = size[0]
+    elif g.shape in ("capsule", "cylinder"):
+        s[0], s[1] = size[0], 0.5 * size[1]
+    elif g.shape == "box":
+        s[:] = 0.5 * np.asarray(size, float)
+    elif g.shape == "ellipsoid":
+        s[:] = size
+    elif g.shape == "hfield":
+        s[0], s[1], s[2] = 0.5 * size[0], 0.5 * size[1], size[2]
+    return s
+
+
+def bounding_radius(g):
+    """Radius (m) of a sphere about the geometry frame's origin that
+    contains the geometry; inf for a plane."""
+    code = SHAPE_CODES[g.shape]
+    s = kernel_size(g)
+    if code == PLANE:
+        return np.inf
+    if code == SPHERE:
+        return s[0]
+    if code in (CAPSULE, CYLINDER):
+        return s[0] + s[1] if code == CAPSULE else float(np.hypot(s[0], s[1]))
+    if code in (BOX, ELLIPSOID):
+        return float(np.linalg.norm(s)) if code == BOX else float(s.max())
+    if g.vertices is not None and len(g.vertices):
+        return float(np.linalg.norm(g.vertices, axis=1).max())
+    if code == HFIELD:
+        return float(np.linalg.norm(s))
+    return 0.0
+
+
+def _static(model):
+    """(nbodies,) bool: bodies welded to the world (no coordinate moves them)."""
+    static = np.zeros(model.nbodies, bool)
+    static[0] = True
+    for i in range(1, model.nbodies):
+        static[i] = static[model.parents[i]] and model.joints[i].nv == 0
+    return static
+
+
+def _combined(g1, g2):
+    """(μ, restitution, condim, margin) of an automatic pair (module docstring)."""
+    if g1.priority != g2.priority:
+        top = g1 if g1.priority > g2.priority else g2
+        mu, condim = top.friction[0], top.condim
+    else:
+        mu, condim = max(g1.friction[0], g2.friction[0]), max(g1.condim, g2.condim)
+    return mu, max(g1.restitution, g2.restitution), condim, g1.margin + g2.margin
+
+
+def candidate_pairs(model):
+    """The geometry pairs that may collide, after the static filter (module
+    docstring): a list of ``(i, j, mu, restitution, margin)`` with ``i < j``
+    indices into ``model.collision_geometries``, μ the sliding friction
+    coefficient (0 for condim 1) and margin (m) the distance below which a
+    contact is made. Pairs involving a triangle mesh or a height field are
+    left out (no narrow phase for them yet) unless explicit, which is an
+    error raised by :class:`GeometryTable`."""
+    geoms = model.collision_geometries
+    index = {g.name: k for k, g in enumerate(geoms)}
+    static = _static(model)
+    excluded = {frozenset(p) for p in model.excluded_link_pairs}
+    parent = model.collision_parent
+    pairs = {}
+    for a in range(len(geoms)):
+        g1 = geoms[a]
+        for b in range(a + 1, len(geoms)):
+            g2 = geoms[b]
+            b1, b2 = g1.body, g2.body
+            if b1 == b2 or (static[b1] and static[b2]):
+                continue
+            if not (g1.contype & g2.conaffinity or g2.contype & g1.conaffinity):
+                continue
+            if frozenset((g1.link, g2.link)) in excluded:
+                continue
+            if model.filter_parent and ((parent[b1] == b2 and b2 != 0) or (parent[b2] == b1 and b1 != 0)):
+                continue
+            if g1.shape in ("mesh", "hfield") and g2.shape in ("mesh", "hfield"):
+                continue
+            mu, e, condim, margin = _combined(g1, g2)
+            pairs[(a, b)] = (a, b, 0.0 if condim == 1 else mu, e, margin)
+    for p in model.collision_pairs:  # explicit: always, with their own parameters
+        a, b = sorted((index[p.geom1], index[p.geom2]))
+        e = max(geoms[a].restitution, geoms[b].restitution)
+        pairs[(a, b)] = (a, b, 0.0 if p.condim == 1 else p.friction[0], e, p.margin)
+    return [pairs[k] for k in sorted(pairs)]
+
+
+class GeometryTable:
+    """The collision geometry of ``model`` as arrays (geometry k =
+    ``model.collision_geometries[k]``):
+
+    * ``code`` (ng,) int64 shape codes, ``body`` (ng,) int64,
+      ``local`` (ng, 4, 4) placement in the body (m), ``size`` (ng, 3)
+      kernel half-sizes, ``radius`` (ng,) bounding radius (inf: plane),
+      ``vstart`` (ng + 1,) int64 offsets into ``vertices`` (nvert, 3), the
+      hull vertices of "convex" geometries in their frames;
+    * ``pairs`` (npair, 2) int64 candidate pairs (:func:`candidate_pairs`),
+      ``mu``, ``restitution``, ``margin`` (npair,) their parameters.
+
+    Pairs with a triangle mesh or a height field are dropped with
+    ``unsupported`` listing them (no narrow phase yet)."""
+
+    def __init__(self, model):
+        geoms = model.collision_geometries
+        ng = len(geoms)
+        self.geometries = geoms
+        self.code = np.array([SHAPE_CODES[g.shape] for g in geoms], np.int64)
+        self.body = np.array([g.body for g in geoms], np.int64)
+        self.local = np.ascontiguousarray(np.array([g.placement for g in geoms], float).reshape(ng, 4, 4))
+        self.size = np.ascontiguousarray(np.array([kernel_size(g) for g in geoms], float).reshape(ng, 3))
+        self.radius = np.array([bounding_radius(g) for g in geoms], float)
+        counts = [len(g.vertices) if g.shape == "convex" and g.vertices is not None else 0 for g in geoms]
+        self.vstart = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.vertices = np.ascontiguousarray(np.concatenate(
+            [np.asarray(g.vertices, float) for g, c in zip(geoms, counts) if c] or [np.zeros((0, 3))]))
+        kept, self.unsupported = [], []
+        for a, b, mu, e, margin in candidate_pairs(model):
+            if self.code[a] in (MESH, HFIELD) or self.code[b] in (MESH, HFIELD):
+                self.unsupported.append((geoms[a].name, geoms[b].name))
+            else:
+                kept.append((a, b, mu, e, margin))
+        self.pairs = np.array([(a, b) for a, b, *_ in kept], np.int64).reshape(len(kept), 2)
+        self.mu = np.array([k[2] for k in kept], float)
+        self.restitution = np.array([k[3] for k in kept], float)
+        self.margin = np.array([k[4] for k in kept], float)
+
+    def __len__(self):
+        return len(self.pairs)

@@ -1,0 +1,334 @@
+"""Compiled contact stage (L3): the contacts of a configuration, their
+rows in joint space, the velocity-level contact problem and its solution
+by projected Gauss–Seidel (docs/contact.md).
+
+A contact c joins geometry a (body α) and geometry b (body β) at the world
+point p with the frame rows (n, t1, t2), n from a to b. Its three rows are
+the velocities of β relative to α at p along n, t1, t2 (Featherstone
+§11.2–11.4: a point's velocity ``v_O + ω × p`` from the world motion
+subspaces s_k = (ω_k, v_k) of the coordinates supporting the body, at the
+world origin):
+
+    J_{d,k} = σ_k (d·v_k + (p × d)·ω_k),   σ_k = +1 on β's chain, −1 on α's
+
+(the common ancestors cancel). With the velocity v⁺ = v_f + X Jᵀλ of the
+step (v_f the free velocity, X the inverse of the step's velocity matrix:
+M for the explicit steps, M − hD − h²K for implicit Euler) the row
+velocities are ``u = W λ + b``, ``W = J X Jᵀ`` (the Delassus matrix),
+``b = J v_f − target``, with targets on the normal rows only:
+
+* restitution: an approach faster than the threshold (``J_n v < −v_th``, v
+  the velocity at the start of the step) that reaches the surface within
+  the step (``d + h J_n v < 0``) leaves with ``u_n ≥ −e J_n v``
+  (Newton's law, Featherstone §11.6);
+* otherwise non-penetration at the end of the step: ``u_n ≥ −d/h`` for a
+  gap d = dist − margin ≥ 0 (a speculative contact closes exactly: bodies
+  approaching faster than the detection distance allows still never
+  penetrate), ``u_n ≥ −ε d/h`` for a penetration (ε = ``erp``: the share of
+  a penetration removed per step).
+
+Impulses λ (N·s) solve the Coulomb problem: 0 ≤ λ_n ⊥ u_n ≥ 0 and
+maximal dissipation in the disk ‖λ_t‖ ≤ μλ_n (``friction`` CONE) or the
+square |λ_ti| ≤ μλ_n (BOX, ArtiSynth's box friction).
+"""
+import numpy as np
+from collections import namedtuple
+from numba import carray, njit
+
+from .._compiled import f64_pointer, i64_pointer
+from ..collision.detect import detect
+from ..collision.narrow_workspace import WORK_SIZE
+
+# ------------------------------------------------------------------ the table
+# ContactTable.head (int64): sizes, options and results, then the address of every array, in the
+# order of ARRAYS; ContactTable (contact.py) allocates them from the same list.
+(NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
+ N_HEAD) = range(15)
+CONE, BOX = 0, 1
+# ContactTable.scalars (float64): options, then results
+(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, CHANGE, N_SCALARS) = range(8)
+
+# (name, dtype, shape in the sizes ng, npair, cap, nv, nb, nvert)
+ARRAYS = (
+    ("scalars", np.float64, lambda ng, npair, cap, nv, nb, nvert: (N_SCALARS,)),
+    ("code", np.int64, lambda ng, npair, cap, nv, nb, nvert: (ng,)),
+    ("body", np.int64, lambda ng, npair, cap, nv, nb, nvert: (ng,)),
+    ("local", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 4, 4)),
+    ("size", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 3)),
+    ("radius", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng,)),
+    ("vstart", np.int64, lambda ng, npair, cap, nv, nb, nvert: (ng + 1,)),
+    ("vertices", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nvert, 3)),
+    ("faces", np.int64, lambda ng, npair, cap, nv, nb, nvert: (0, 3)),
+    ("pairs", np.int64, lambda ng, npair, cap, nv, nb, nvert: (npair, 2)),
+    ("mu", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair,)),
+    ("restitution", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair,)),
+    ("margin", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair,)),
+    ("last_dof", np.int64, lambda ng, npair, cap, nv, nb, nvert: (nb,)),
+    ("R", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 3, 3)),
+    ("p", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 3)),
+    ("dist", np.float64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
+    ("pos", np.float64, lambda ng, npair, cap, nv, nb, nvert: (cap, 3)),
+    ("frame", np.float64, lambda ng, npair, cap, nv, nb, nvert: (cap, 3, 3)),
+    ("cpair", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
+    ("key", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
+    ("impulse", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap,)),
+    ("prev_key", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
+    ("prev_impulse", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap,)),
+    ("J", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap, nv)),
+    ("Y", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap, nv)),
+    ("W", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap, 3 * cap)),
+    ("b", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap,)),
+    ("pair_mu", np.float64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
+    ("Mf", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv, nv)),
+    ("work", np.float64, lambda ng, npair, cap, nv, nb, nvert: (WORK_SIZE,)),
+)
+ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
+HEAD_SIZE = N_HEAD + len(ARRAYS)
+
+Contacts = namedtuple("Contacts", ("head",) + tuple(name for name, _, _ in ARRAYS))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _f(head, name_slot, shape):
+    return carray(f64_pointer(head[name_slot]), shape)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _i(head, name_slot, shape):
+    return carray(i64_pointer(head[name_slot]), shape)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_view(handle):
+    """The arrays of the contact table behind ``handle`` (ContactTable.handle) as a :data:`Contacts`."""
+    head = carray(i64_pointer(handle), (HEAD_SIZE,))
+    ng, npair, cap, nv, nb, nvert = head[NG], head[NPAIR], head[CAP], head[NV], head[NB], head[NVERT]
+    m = 3 * cap
+    return Contacts(head, _f(head, N_HEAD + 0, (N_SCALARS,)), _i(head, N_HEAD + 1, (ng,)),
+                    _i(head, N_HEAD + 2, (ng,)), _f(head, N_HEAD + 3, (ng, 4, 4)), _f(head, N_HEAD + 4, (ng, 3)),
+                    _f(head, N_HEAD + 5, (ng,)), _i(head, N_HEAD + 6, (ng + 1,)), _f(head, N_HEAD + 7, (nvert, 3)),
+                    _i(head, N_HEAD + 8, (0, 3)), _i(head, N_HEAD + 9, (npair, 2)), _f(head, N_HEAD + 10, (npair,)),
+                    _f(head, N_HEAD + 11, (npair,)), _f(head, N_HEAD + 12, (npair,)), _i(head, N_HEAD + 13, (nb,)),
+                    _f(head, N_HEAD + 14, (ng, 3, 3)), _f(head, N_HEAD + 15, (ng, 3)), _f(head, N_HEAD + 16, (cap,)),
+                    _f(head, N_HEAD + 17, (cap, 3)), _f(head, N_HEAD + 18, (cap, 3, 3)),
+                    _i(head, N_HEAD + 19, (cap,)), _i(head, N_HEAD + 20, (cap,)), _f(head, N_HEAD + 21, (m,)),
+                    _i(head, N_HEAD + 22, (cap,)), _f(head, N_HEAD + 23, (m,)), _f(head, N_HEAD + 24, (m, nv)),
+                    _f(head, N_HEAD + 25, (m, nv)), _f(head, N_HEAD + 26, (m, m)), _f(head, N_HEAD + 27, (m,)),
+                    _f(head, N_HEAD + 28, (cap,)), _f(head, N_HEAD + 29, (nv, nv)),
+                    _f(head, N_HEAD + 30, (WORK_SIZE,)))
+
+
+# ------------------------------------------------------------------ detection and rows
+@njit(cache=True, nogil=True, inline="always")
+def find_contacts(C, body_poses):
+    """Detect the contacts at the world body poses ``body_poses`` (nb, 4,
+    4) into the table (``head[N]``, ``dist``, ``pos``, ``frame``, ``cpair``,
+    ``key``); returns their number, or a negative status (``head[FAILED_PAIR]``
+    names the pair)."""
+    n, dropped = detect(body_poses, C.code, C.body, C.local, C.size, C.radius, C.vstart, C.vertices, C.faces,
+                        C.pairs, C.margin, C.scalars[REACH], C.R, C.p, C.dist, C.pos, C.frame, C.cpair, C.key,
+                        C.work)
+    C.head[DROPPED] = dropped
+    if n < 0:
+        C.head[FAILED_PAIR] = -1 - n
+        C.head[N] = 0
+        return -1
+    C.head[N] = n
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_chain(jac, last_dof, lam, body, sign, px, py, pz, F, c, row):
+    """Add σ (d·v_k + (p × d)·ω_k) along the chain of ``body`` for the three directions of contact c."""
+    k = last_dof[body]
+    while k >= 0:
+        w0, w1, w2, u0, u1, u2 = jac[1, 0, k], jac[1, 1, k], jac[1, 2, k], jac[1, 3, k], jac[1, 4, k], jac[1, 5, k]
+        # v_k + ω_k × p: the velocity of the point p due to coordinate k
+        a0 = u0 + w1 * pz - w2 * py
+        a1 = u1 + w2 * px - w0 * pz
+        a2 = u2 + w0 * py - w1 * px
+        for d in range(3):
+            row[3 * c + d, k] += sign * (F[c, d, 0] * a0 + F[c, d, 1] * a1 + F[c, d, 2] * a2)
+        k = lam[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_rows(C, jac, lam, n):
+    """The rows J (3n, nv) of the n contacts (module docstring) from the
+    world joint Jacobian ``jac[1]`` (CRBA's) at the contacts' configuration."""
+    J = C.J
+    nv = J.shape[1]
+    for r in range(3 * n):
+        for k in range(nv):
+            J[r, k] = 0.0
+    for c in range(n):
+        i = C.cpair[c]
+        ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
+        px, py, pz = C.pos[c, 0], C.pos[c, 1], C.pos[c, 2]
+        _add_chain(jac, C.last_dof, lam, bb, 1.0, px, py, pz, C.frame, c, J)
+        _add_chain(jac, C.last_dof, lam, ba, -1.0, px, py, pz, C.frame, c, J)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dot(A, r, x):
+    s = 0.0
+    for k in range(x.shape[0]):
+        s += A[r, k] * x[k]
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_problem(C, n, v, vf):
+    """Delassus matrix W = J Yᵀ (Y = rows of X Jᵀ, already in ``C.Y``) and
+    b = J v_f − target (module docstring) for the n contacts, with v the
+    velocity at the start of the step; the warm start from the previous
+    step's impulses of the contacts with the same key."""
+    J, Y, W, b = C.J, C.Y, C.W, C.b
+    h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
+    m = 3 * n
+    for r in range(m):
+        for s in range(r + 1):
+            w = _dot(J, r, Y[s])
+            W[r, s] = w
+            W[s, r] = w
+    for c in range(n):
+        i = C.cpair[c]
+        C.pair_mu[c] = C.mu[i]
+        d = C.dist[c] - C.margin[i]
+        un = _dot(J, 3 * c, v)
+        e = C.restitution[i]
+        if e > 0.0 and un < -vth and d + h * un < 0.0:
+            target = -e * un
+        elif d >= 0.0:
+            target = -d / h
+        else:
+            target = -erp * d / h
+        b[3 * c] = _dot(J, 3 * c, vf) - target
+        b[3 * c + 1] = _dot(J, 3 * c + 1, vf)
+        b[3 * c + 2] = _dot(J, 3 * c + 2, vf)
+    # warm start: both key lists are increasing (detect writes pairs in order)
+    j = 0
+    nprev = C.head[N_PREV]
+    for c in range(n):
+        key = C.key[c]
+        while j < nprev and C.prev_key[j] < key:
+            j += 1
+        if j < nprev and C.prev_key[j] == key:
+            for d in range(3):
+                C.impulse[3 * c + d] = C.prev_impulse[3 * j + d]
+        else:
+            for d in range(3):
+                C.impulse[3 * c + d] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_velocity(W, b, lam, r, m):
+    """u_r = (Wλ + b)_r."""
+    u = b[r]
+    for s in range(m):
+        u += W[r, s] * lam[s]
+    return u
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cone_step(W, b, lam, r, m, lim):
+    """The tangent impulses of the contact whose normal row is r, for the
+    disk of radius ``lim``: the exact 2x2 block solution (u_t = 0) if it
+    lies in the disk (sticking), else one projected step
+    ``λ_t ← Π(λ_t − u_t / w_max)`` with w_max the block's largest
+    eigenvalue. A step by one scalar keeps the fixed point on Coulomb's
+    maximal dissipation, λ_t = −lim u_t/‖u_t‖; projecting the row-by-row
+    (or block) solution would not: its fixed point points along
+    ``W_tt⁻¹ u_t``, which for a contact off its body's principal axes is
+    not opposite to the sliding velocity (a box sliding on four corners
+    then feels 10% less friction)."""
+    a, c, d = W[r + 1, r + 1], W[r + 1, r + 2], W[r + 2, r + 2]
+    u1 = _row_velocity(W, b, lam, r + 1, m)
+    u2 = _row_velocity(W, b, lam, r + 2, m)
+    t1, t2 = lam[r + 1], lam[r + 2]
+    det = a * d - c * c
+    if det > 1e-14 * (a * d) and a > 0.0:
+        x1 = t1 - (d * u1 - c * u2) / det
+        x2 = t2 - (a * u2 - c * u1) / det
+        if x1 * x1 + x2 * x2 <= lim * lim:
+            lam[r + 1], lam[r + 2] = x1, x2
+            return
+    w = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) * (a - d) + c * c)
+    if w <= 0.0:
+        lam[r + 1], lam[r + 2] = 0.0, 0.0
+        return
+    x1, x2 = t1 - u1 / w, t2 - u2 / w
+    nt = np.sqrt(x1 * x1 + x2 * x2)
+    if nt > lim:
+        x1, x2 = x1 * lim / nt, x2 * lim / nt
+    lam[r + 1], lam[r + 2] = x1, x2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pgs(W, b, mu, n, friction, lam, max_iterations, tol):
+    """Projected Gauss–Seidel on the n contacts' problem (module
+    docstring; ArtiSynth's Gauss–Seidel friction), warm-started from
+    ``lam`` (3n, changed in place): per contact, the normal row clipped at
+    0, then the tangent rows within the friction set of the new normal
+    impulse — row by row clipped to the square (BOX), or by
+    :func:`_cone_step` (CONE). Rows with W_rr ≤ 0 (a contact no coordinate
+    can move) keep λ = 0. Stops when a sweep changes no impulse by more than
+    ``tol`` times the largest impulse; returns (sweeps, the last sweep's
+    largest change), sweeps negative (−cap) if the cap was reached first."""
+    m = 3 * n
+    change = 0.0
+    for it in range(max_iterations):
+        change = 0.0
+        big = 0.0
+        for c in range(n):
+            r = 3 * c
+            n0, t10, t20 = lam[r], lam[r + 1], lam[r + 2]
+            x = lam[r] - _row_velocity(W, b, lam, r, m) / W[r, r] if W[r, r] > 0.0 else 0.0
+            lam[r] = x if x > 0.0 else 0.0
+            lim = mu[c] * lam[r]
+            if friction == BOX:
+                for d in (1, 2):
+                    y = lam[r + d] - _row_velocity(W, b, lam, r + d, m) / W[r + d, r + d] \
+                        if W[r + d, r + d] > 0.0 else 0.0
+                    lam[r + d] = min(max(y, -lim), lim)
+            else:
+                _cone_step(W, b, lam, r, m, lim)
+            change = max(change, abs(lam[r] - n0), abs(lam[r + 1] - t10), abs(lam[r + 2] - t20))
+            big = max(big, abs(lam[r]), abs(lam[r + 1]), abs(lam[r + 2]))
+        if change <= tol * big:
+            return it + 1, change
+    return -max_iterations, change
+
+
+@njit(cache=True, nogil=True, inline="always")
+def finish_contacts(C, n, vf, v_out):
+    """``v_out = v_f + Yᵀλ`` and the impulses kept as the next step's warm start."""
+    nv = vf.shape[0]
+    for k in range(nv):
+        v_out[k] = vf[k]
+    for r in range(3 * n):
+        x = C.impulse[r]
+        if x != 0.0:
+            for k in range(nv):
+                v_out[k] += C.Y[r, k] * x
+    for c in range(n):
+        C.prev_key[c] = C.key[c]
+        for d in range(3):
+            C.prev_impulse[3 * c + d] = C.impulse[3 * c + d]
+    C.head[N_PREV] = n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def solve_contacts(C, n, v, vf, v_out):
+    """Build the problem of the n detected contacts (rows J and Y = X Jᵀ
+    already in the table), solve it by PGS, write ``v_out``; returns 0, or
+    a negative status when the solver did not converge (the velocity is
+    still written from its last iterate; ``head[ITERATIONS]`` and
+    ``scalars[CHANGE]`` say how far it got)."""
+    contact_problem(C, n, v, vf)
+    it, change = pgs(C.W, C.b, C.pair_mu, n, C.head[FRICTION], C.impulse, C.head[MAX_ITER],
+                     C.scalars[TOLERANCE])
+    C.head[ITERATIONS] = it
+    C.scalars[CHANGE] = change
+    finish_contacts(C, n, vf, v_out)
+    return 0 if it > 0 else -1

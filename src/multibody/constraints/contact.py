@@ -1,0 +1,139 @@
+"""Rigid contact with friction (L3): the contact table a simulator's step
+reads and writes (docs/contact.md), and the contacts of its last step.
+
+:class:`ContactTable` packs a model's collision geometry
+(:class:`~multibody.collision.table.GeometryTable`), the options of the
+contact stage and every buffer it needs (contacts, rows, the Delassus
+matrix, impulses and the warm start) into arrays reached from one handle;
+the compiled stage is :mod:`._contact` (detection, rows, projected
+Gauss–Seidel), called by the fused steps of
+:mod:`multibody.integrators._kernels`.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..collision.table import GeometryTable
+from ..errors import InputError
+from ..model.joints import C_NV, C_V
+from . import _contact as CF
+
+FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX}
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact of the last step (world frame, SI units): geometries
+    ``geom1`` and ``geom2`` (names) on bodies ``body1``, ``body2``
+    (indices); ``position`` (3,) midway between the surfaces; ``frame``
+    (3, 3) rows (normal from geom 1 to geom 2, t1, t2); ``distance`` (m,
+    < 0: penetration) at the start of the step; ``impulse`` (3,) (N·s) in
+    the contact frame, acting on geom 2 (−impulse on geom 1); ``force`` (3,)
+    (N) the mean force over the step in world coordinates, on geom 2."""
+    geom1: str
+    geom2: str
+    body1: int
+    body2: int
+    position: np.ndarray
+    frame: np.ndarray
+    distance: float
+    impulse: np.ndarray
+    force: np.ndarray
+
+
+def _last_dof(model):
+    """(nbodies,) the last coordinate moving each body (−1: none, the world or welded to it)."""
+    tree = model.tree
+    out = np.full(model.nbodies, -1, np.int64)
+    for i in range(1, model.nbodies):
+        nv = int(tree[i, C_NV])
+        out[i] = int(tree[i, C_V]) + nv - 1 if nv > 0 else out[model.parents[i]]
+    return out
+
+
+class ContactTable:
+    """The contact stage's table for ``model`` with time step ``dt`` (s).
+
+    Options: ``friction`` "cone" (Coulomb's disk, default) or "box"
+    (ArtiSynth's box friction); ``max_contacts`` (default 8 per candidate
+    pair, at most 256); ``distance`` (m, default 0.01): contacts are made
+    between geometries closer than their pair margin plus ``distance``
+    (speculative contacts: a contact closes its gap within one step but not
+    faster, so bodies approaching at up to ``distance``/dt never
+    penetrate); ``erp``: the share of a penetration removed per step
+    (default 0.2); ``restitution_threshold`` (m/s): approach speeds below it
+    do not bounce; ``tolerance`` and ``max_iterations`` of projected
+    Gauss–Seidel (relative change of the impulses per sweep; default
+    1e-10, 500)."""
+
+    def __init__(self, model, dt, friction="cone", max_contacts=None, distance=0.01, erp=0.2,
+                 restitution_threshold=1e-2, tolerance=1e-10, max_iterations=500):
+        if friction not in FRICTION_MODELS:
+            raise InputError(f"friction must be one of {', '.join(FRICTION_MODELS)}, got {friction!r}")
+        self.model = model
+        self.geometry = g = GeometryTable(model)
+        npair = len(g)
+        cap = min(8 * npair, 256) if max_contacts is None else int(max_contacts)
+        if cap < 1 and npair:
+            raise InputError(f"max_contacts must be >= 1, got {max_contacts}")
+        self.capacity = cap
+        sizes = (len(g.code), npair, cap, model.nv, model.nbodies, len(g.vertices))
+        self.arrays = {name: np.zeros(shape(*sizes), dtype) for name, dtype, shape in CF.ARRAYS}
+        a = self.arrays
+        for name in ("code", "body", "local", "size", "radius", "vstart", "vertices", "pairs", "mu", "restitution",
+                     "margin"):
+            a[name][...] = getattr(g, name)
+        a["last_dof"][:] = _last_dof(model)
+        a["scalars"][[CF.DT, CF.REACH, CF.ERP, CF.THRESHOLD, CF.TOLERANCE, CF.OMEGA]] = \
+            dt, distance, erp, restitution_threshold, tolerance, 1.0
+        self.head = head = np.zeros(CF.HEAD_SIZE, np.int64)
+        head[[CF.NG, CF.NPAIR, CF.CAP, CF.NV, CF.NB, CF.NVERT]] = sizes
+        head[CF.FRICTION] = FRICTION_MODELS[friction]
+        head[CF.MAX_ITER] = max_iterations
+        for name, _, _ in CF.ARRAYS:
+            head[CF.ADDRESS[name]] = a[name].ctypes.data
+        self.handle = int(head.ctypes.data)
+        self.friction = friction
+
+    def __len__(self):
+        """The number of candidate pairs."""
+        return len(self.geometry)
+
+    @property
+    def count(self):
+        """The number of contacts of the last step."""
+        return int(self.head[CF.N])
+
+    @property
+    def iterations(self):
+        """The solver's sweeps in the last step (negative: it hit its cap)."""
+        return int(self.head[CF.ITERATIONS])
+
+    @property
+    def flags(self):
+        """The last step's contact flags (CONTACT_NOT_CONVERGED, CONTACTS_DROPPED of multibody._status)."""
+        return int(self.head[CF.FLAGS])
+
+    def reset(self):
+        """Forget the warm start (a new run, a restored state)."""
+        self.head[CF.N_PREV] = 0
+        self.head[CF.N] = 0
+
+    def contacts(self):
+        """The contacts of the last step: a list of :class:`Contact`."""
+        a, g = self.arrays, self.geometry
+        h = a["scalars"][CF.DT]
+        out = []
+        for c in range(self.count):
+            i = a["cpair"][c]
+            ga, gb = g.pairs[i]
+            lam = a["impulse"][3 * c:3 * c + 3].copy()
+            F = a["frame"][c].copy()
+            out.append(Contact(g.geometries[ga].name, g.geometries[gb].name, int(g.body[ga]), int(g.body[gb]),
+                               a["pos"][c].copy(), F, float(a["dist"][c]), lam, F.T @ lam / h))
+        return out
+
+    def failed_pair(self):
+        """The names of the geometries of the pair the narrow phase failed on."""
+        a, b = self.geometry.pairs[self.head[CF.FAILED_PAIR]]
+        return self.geometry.geometries[a].name, self.geometry.geometries[b].name

@@ -1,0 +1,39 @@
+"""Test scenes of the contact stage (closed forms in the tests)."""
+import numpy as np
+
+import multibody as mb
+
+
+def rotation_y(angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def ball(radius=0.1, mass=1.0, restitution=0.0, friction=1.0, ground=True, gravity=(0.0, 0.0, -9.81)):
+    """A free sphere (body "ball"), optionally over a ground plane z = 0."""
+    b = mb.ModelBuilder(gravity=gravity)
+    b.add_body("ball", joint="free", mass=mass, inertia=np.eye(3) * 0.4 * mass * radius ** 2)
+    b.add_geometry("ball", "sphere", (radius,), name="ball", restitution=restitution,
+                   friction=(friction, 0.005, 0.0001))
+    if ground:
+        b.add_geometry("world", "plane", name="ground", restitution=restitution, friction=(friction, 0.005, 0.0001))
+    return b.build()
+
+
+def incline(angle, mu, size=(0.2, 0.2, 0.1), mass=1.0, gravity=9.8):
+    """A box (body "box", free) resting on the plane through the origin
+    tilted by ``angle`` about y (downhill: the plane's −x direction), friction
+    ``mu`` on both; returns (model, q0, R) with R the plane's rotation."""
+    R = rotation_y(angle)
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -gravity))
+    a, c, h = size
+    inertia = mass / 12.0 * np.diag([c * c + h * h, a * a + h * h, a * a + c * c])
+    b.add_body("box", joint="free", mass=mass, inertia=inertia)
+    b.add_geometry("box", "box", size, name="box", friction=(mu, 0.0, 0.0))
+    b.add_geometry("world", "plane", placement=(R, np.zeros(3)), name="slope", friction=(mu, 0.0, 0.0))
+    model = b.build()
+    q0 = model.neutral()
+    q0[:3] = R @ np.array([0.0, 0.0, 0.5 * h])  # resting on the surface
+    w = np.cos(angle / 2), 0.0, np.sin(angle / 2), 0.0
+    q0[3:7] = w
+    return model, q0, R
