@@ -69,12 +69,14 @@ def test_over_relaxed_pgs_and_the_wrapper_find_the_same_solution():
 
 @pytest.mark.slow
 def test_frictionless_campaign():
-    """400 random problems, m up to 30, eigenvalues in [0.1, 10]."""
+    """400 random problems, m up to 30, eigenvalues in [0.1, 10]: Lemke and
+    Murty within 1e-8 of PGS, clarabel (interior point, a condition number of
+    100) within 1e-7."""
     rng = np.random.default_rng(2024)
     for _ in range(400):
         nc = int(rng.integers(1, 11))
         W, b, mu = spd(rng, 3 * nc, 0.1, 10.0), rng.normal(size=3 * nc), np.zeros(nc)
         lam = np.zeros(3 * nc)
         assert pgs(W, b, mu, lam, CONE, 1e-15, 1000000, 1.0) > 0
-        for other in _four_ways(np.ascontiguousarray(W[::3, ::3]), b[::3].copy()):
-            assert np.abs(other - lam[::3]).max() < 1e-8
+        for other, tol in zip(_four_ways(np.ascontiguousarray(W[::3, ::3]), b[::3].copy()), (1e-8, 1e-8, 1e-7)):
+            assert np.abs(other - lam[::3]).max() < tol
