@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq, minimize_scalar
 
-from multibody.solvers import (BOX, CONE, PYRAMID, contact_residual, disk_minimum, lemke, pgs, pyramid_lcp,
+from multibody.solvers import (BOX, CONE, PYRAMID, contact_residual, disk_minimum, lemke_lcp, projected_gauss_seidel, pyramid_lcp,
                                solve_contact)
 from multibody.solvers.lemke import friction_lcp, pyramid_directions
 
@@ -19,7 +19,7 @@ def _pgs(W, b, mu, model=CONE, tol=1e-13, iterations=100000, omegas=(1.0, 0.5)):
     ~1% of the random problems here), under-relaxed."""
     for omega in omegas:
         lam = np.zeros(b.size)
-        status = pgs(W, b, mu, lam, model, tol, iterations, omega)
+        status = projected_gauss_seidel(W, b, mu, lam, model, tol, iterations, omega)
         if status > 0:
             return lam
     raise AssertionError(f"PGS did not converge: status {status}")
@@ -187,7 +187,7 @@ def test_lemke_solves_the_stewart_trinkle_lcp_exactly(seed):
     A, q = friction_lcp(W, b, mu, cs, sn, group, 1)
     assert np.abs(A - A_ref).max() < 1e-12 and np.abs(q - q_ref).max() < 1e-12
     z, w = np.empty(q.size), np.empty(q.size)
-    assert lemke(A, q, z, w, 10000) >= 0
+    assert lemke_lcp(A, q, z, w, 10000) >= 0
     w_ref = A_ref @ z + q_ref
     assert z.min() >= 0 and w_ref.min() > -1e-10 and np.abs(z * w_ref).max() < 1e-10
     lam = np.zeros(3 * nc)

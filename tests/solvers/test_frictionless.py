@@ -6,7 +6,7 @@ must all find it."""
 import numpy as np
 import pytest
 
-from multibody.solvers import CONE, contact_residual, lemke, pgs, pyramid_lcp, solve_contact
+from multibody.solvers import CONE, contact_residual, lemke_lcp, projected_gauss_seidel, pyramid_lcp, solve_contact
 from multibody.solvers.lcp import principal_pivoting_lcp
 from multibody.solvers.qp import nonnegative_qp
 
@@ -17,7 +17,7 @@ def _four_ways(W, b):
     """λ of the normal LCP (W, b) by Lemke, Murty and clarabel."""
     n = b.size
     z, w = np.empty(n), np.empty(n)
-    assert lemke(W, b, z, w, 50 * n + 100) >= 0
+    assert lemke_lcp(W, b, z, w, 50 * n + 100) >= 0
     murty, w2 = np.empty(n), np.empty(n)
     assert principal_pivoting_lcp(W, b, murty, w2, 50 + 10 * n * n) > 0
     qp, _ = nonnegative_qp(W, b)
@@ -35,7 +35,7 @@ def test_frictionless_contacts_all_solvers_agree(seed):
     b = rng.normal(size=3 * nc)
     mu = np.zeros(nc)
     lam = np.zeros(3 * nc)
-    assert pgs(W, b, mu, lam, CONE, 1e-14, 100000, 1.0) > 0
+    assert projected_gauss_seidel(W, b, mu, lam, CONE, 1e-14, 100000, 1.0) > 0
     assert (lam[1::3] == 0).all() and (lam[2::3] == 0).all()
     lam_lcp = np.zeros(3 * nc)
     assert pyramid_lcp(W, b, mu, 4, lam_lcp, 1000) >= 0
@@ -77,6 +77,6 @@ def test_frictionless_campaign():
         nc = int(rng.integers(1, 11))
         W, b, mu = spd(rng, 3 * nc, 0.1, 10.0), rng.normal(size=3 * nc), np.zeros(nc)
         lam = np.zeros(3 * nc)
-        assert pgs(W, b, mu, lam, CONE, 1e-15, 1000000, 1.0) > 0
+        assert projected_gauss_seidel(W, b, mu, lam, CONE, 1e-15, 1000000, 1.0) > 0
         for other, tol in zip(_four_ways(np.ascontiguousarray(W[::3, ::3]), b[::3].copy()), (1e-8, 1e-8, 1e-7)):
             assert np.abs(other - lam[::3]).max() < tol

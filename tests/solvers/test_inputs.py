@@ -7,7 +7,7 @@ import pytest
 
 from multibody import _status as S
 from multibody.errors import ContactSolveError, InputError, NonFiniteError, SimulationError
-from multibody.solvers import BOX, CONE, contact_residual, pgs, residual, solve_contact
+from multibody.solvers import BOX, CONE, contact_residual, projected_gauss_seidel, residual_of, solve_contact
 
 W3, b3, mu1 = np.eye(3), np.array([-1.0, 0.5, 0.0]), np.array([0.5])
 
@@ -72,11 +72,11 @@ def test_pgs_never_divides_by_an_immovable_row():
     mu = np.array([0.5, 0.5])
     for model in (CONE, BOX):
         lam = np.zeros(6)
-        assert pgs(W, b, mu, lam, model, 1e-12, 100, 1.0) > 0
+        assert projected_gauss_seidel(W, b, mu, lam, model, 1e-12, 100, 1.0) > 0
         assert np.isfinite(lam).all() and (lam[3:] == 0).all()
     W = np.diag([1.0, 0.0, 1.0])
     lam = np.zeros(3)
-    assert pgs(W, np.array([-1.0, 0.4, 0.0]), mu1, lam, BOX, 1e-12, 100, 1.0) > 0
+    assert projected_gauss_seidel(W, np.array([-1.0, 0.4, 0.0]), mu1, lam, BOX, 1e-12, 100, 1.0) > 0
     assert np.allclose(lam, [1.0, -0.5, 0.0])
 
 
@@ -85,30 +85,30 @@ def test_pgs_statuses_and_warm_start():
     B = rng.normal(size=(9, 9))
     W, b, mu = B @ B.T + np.eye(9), rng.normal(size=9) - np.tile([1.0, 0, 0], 3), np.full(3, 0.4)
     lam = np.zeros(9)
-    assert pgs(W, b, mu, lam, CONE, 1e-12, 1, 1.0) == S.NOT_CONVERGED
+    assert projected_gauss_seidel(W, b, mu, lam, CONE, 1e-12, 1, 1.0) == S.NOT_CONVERGED
     result = solve_contact(W, b, mu, max_iterations=1)
     assert not result.converged and result.iterations == 1  # the last sweep, no error
     cold = solve_contact(W, b, mu, tol=1e-13)
     warm = solve_contact(W, b, mu, tol=1e-13, lam0=cold.lam)
     assert warm.iterations < cold.iterations and np.abs(warm.lam - cold.lam).max() < 1e-10
-    assert pgs(W, b, mu, np.zeros(8), CONE, 1e-12, 10, 1.0) == S.CONTACT_BAD_SHAPE
-    assert pgs(W, b, mu, np.zeros(9), 7, 1e-12, 10, 1.0) == S.CONTACT_BAD_SHAPE
+    assert projected_gauss_seidel(W, b, mu, np.zeros(8), CONE, 1e-12, 10, 1.0) == S.CONTACT_BAD_SHAPE
+    assert projected_gauss_seidel(W, b, mu, np.zeros(9), 7, 1e-12, 10, 1.0) == S.CONTACT_BAD_SHAPE
     bad = b.copy()
     bad[4] = np.inf
-    assert pgs(W, bad, mu, np.zeros(9), CONE, 1e-12, 10, 1.0) == S.CONTACT_NON_FINITE
+    assert projected_gauss_seidel(W, bad, mu, np.zeros(9), CONE, 1e-12, 10, 1.0) == S.CONTACT_NON_FINITE
 
 
 def test_residual_measures_each_condition():
     """One contact, W = I, b = (−1, 2, 0): the solution λ = (1, −0.5, 0) has a
     zero residual; each perturbation shows in its own field."""
     b = np.array([-1.0, 2.0, 0.0])
-    assert residual(W3, b, mu1, [1.0, -0.5, 0.0]) == (0.0, 0.0, 0.0, 0.0)
-    r = residual(W3, b, mu1, [2.0, -0.5, 0.0])    # pushes apart: u_n = 1 with λ_n = 2
+    assert residual_of(W3, b, mu1, [1.0, -0.5, 0.0]) == (0.0, 0.0, 0.0, 0.0)
+    r = residual_of(W3, b, mu1, [2.0, -0.5, 0.0])    # pushes apart: u_n = 1 with λ_n = 2
     assert r.normal == 1.0 and r.complementarity == 2.0
-    r = residual(W3, b, mu1, [1.0, -0.6, 0.0])    # outside the cone by 0.1
+    r = residual_of(W3, b, mu1, [1.0, -0.6, 0.0])    # outside the cone by 0.1
     assert np.isclose(r.cone, 0.1)
-    r = residual(W3, b, mu1, [1.0, -0.3, -0.4])   # on the circle, not opposing u_t
+    r = residual_of(W3, b, mu1, [1.0, -0.3, -0.4])   # on the circle, not opposing u_t
     assert r.cone < 1e-15 and r.dissipation > 0.1
-    assert residual(W3, b, mu1, [1.0, -0.5, 0.5], "box").dissipation == 0.5  # u_t = (1.5, 0.5): the corner (−.5, −.5)
+    assert residual_of(W3, b, mu1, [1.0, -0.5, 0.5], "box").dissipation == 0.5  # u_t = (1.5, 0.5): the corner (−.5, −.5)
     assert np.isnan(contact_residual(W3, b, mu1, np.array([np.nan, 0, 0]), CONE, 0)).all()
     assert contact_residual(W3, b, mu1, np.zeros(4), CONE, 0) == (np.inf,) * 4

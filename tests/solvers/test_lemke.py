@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from multibody import _status as S
-from multibody.solvers import lemke
+from multibody.solvers import lemke_lcp
 
 
 def _solve(A, q, max_pivots=200):
     A, q = np.array(A, float), np.array(q, float)
     z, w = np.full(q.size, np.nan), np.full(q.size, np.nan)
-    return lemke(A, q, z, w, max_pivots), z, w
+    return lemke_lcp(A, q, z, w, max_pivots), z, w
 
 
 def _solutions(A, q):

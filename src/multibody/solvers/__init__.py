@@ -3,12 +3,30 @@ linear complementarity problem of unilateral constraints (``lcp``), and the
 contact problem with friction (docs/contact.md, "Contact solvers"):
 projected Gauss–Seidel (``pgs``), Lemke's method and the friction LCPs
 (``lemke``), their residual (``residual``), the convex reference modes by
-clarabel (``qp``, imported on first use) and the wrapper ``solve_contact``."""
-from .contact import ContactResidual, ContactResult, METHODS, residual, solve_contact
-from .lcp import solve_spd_lcp
-from .lemke import box_lcp, lemke, pyramid_lcp
-from .pgs import disk_minimum, pgs
-from .residual import BOX, CONE, PYRAMID, contact_residual
+clarabel (``qp``) and the wrapper ``solve_contact`` (``contact``).
 
-__all__ = ["solve_spd_lcp", "solve_contact", "ContactResult", "ContactResidual", "METHODS", "residual",
-           "contact_residual", "pgs", "disk_minimum", "lemke", "pyramid_lcp", "box_lcp", "CONE", "BOX", "PYRAMID"]
+Only ``lcp`` is imported with the package (the simulator's limit solver
+needs it at start-up); the contact names load on first access (PEP 562:
+importing and decorating their kernels cost ~12 ms of every
+``import multibody``). No function shares its name with a submodule."""
+import importlib
+
+from .lcp import solve_spd_lcp
+
+_LAZY = {
+    "solve_contact": "contact", "ContactResult": "contact", "ContactResidual": "contact", "METHODS": "contact",
+    "residual_of": "contact", "contact_residual": "residual", "CONE": "residual", "BOX": "residual",
+    "PYRAMID": "residual", "projected_gauss_seidel": "pgs", "disk_minimum": "pgs", "lemke_lcp": "lemke",
+    "pyramid_lcp": "lemke", "box_lcp": "lemke",
+}
+
+__all__ = ["solve_spd_lcp", *_LAZY]
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

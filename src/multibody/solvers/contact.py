@@ -7,7 +7,7 @@ import numpy as np
 from .._status import NOT_CONVERGED, describe
 from ..errors import ContactSolveError, InputError, NonFiniteError
 from .lemke import box_lcp, pyramid_lcp
-from .pgs import pgs
+from .pgs import projected_gauss_seidel
 from .residual import BOX, CONE, PYRAMID, contact_residual
 
 METHODS = {  # method: the friction models it solves
@@ -73,7 +73,7 @@ def check_contact_problem(W, b, mu):
     return W, b, mu
 
 
-def residual(W, b, mu, lam, friction="cone", k=4):
+def residual_of(W, b, mu, lam, friction="cone", k=4):
     """The :class:`ContactResidual` of ``lam`` for the problem (W, b, mu)
     with the friction set ``friction`` ("cone", "box" or "pyramid" with k
     sides), by the compiled :func:`contact_residual`."""
@@ -93,7 +93,7 @@ def solve_contact(W, b, mu, method="pgs", friction="cone", *, k=4, lam0=None, to
     friction by ``friction`` (docs/contact.md, "Contact solvers"):
 
     * ``method="pgs"`` (``friction`` "cone" or "box"): compiled projected
-      Gauss–Seidel (:func:`~multibody.solvers.pgs.pgs`), warm-started from
+      Gauss–Seidel (:func:`~multibody.solvers.pgs.projected_gauss_seidel`), warm-started from
       ``lam0`` (zeros if None), stopping when a sweep changes λ by at most
       ``tol`` (default 1e-10) relative to ``max|λ|`` or after ``max_iterations`` sweeps
       (default 1000; not converged: ``converged`` False, λ the last sweep,
@@ -145,7 +145,7 @@ def solve_contact(W, b, mu, method="pgs", friction="cone", *, k=4, lam0=None, to
     if m == 0:
         return ContactResult(lam, 0, True, ContactResidual(0.0, 0.0, 0.0, 0.0))
     if method == "pgs":
-        status = pgs(W, b, mu, lam, model, float(tol), int(max_iterations or 1000), float(omega))
+        status = projected_gauss_seidel(W, b, mu, lam, model, float(tol), int(max_iterations or 1000), float(omega))
         if status < 0 and status != NOT_CONVERGED:  # NOT_CONVERGED keeps its λ; anything else is a failure
             raise ContactSolveError(f"projected Gauss–Seidel: {describe(status, 'contact')}")
         iterations, converged = (status, True) if status >= 0 else (int(max_iterations or 1000), False)

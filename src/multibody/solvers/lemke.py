@@ -150,7 +150,7 @@ def _refine(A, q, z, basic, G, y, perm):
 
 
 @njit(cache=True, nogil=True)
-def lemke(A, q, z, w, max_pivots):
+def lemke_lcp(A, q, z, w, max_pivots):
     """Solve ``LCP(A, q)``: ``w = A z + q ≥ 0``, ``z ≥ 0``, ``zᵀw = 0`` by
     Lemke's method with the lexicographic minimum-ratio test (module
     docstring) on the problem scaled to ``max|A_ij| = max|q_i| = 1``; the
@@ -304,7 +304,7 @@ def friction_lcp(W, b, mu, cs, sn, group, ngroups):
 
 @njit(cache=True, nogil=True)
 def _solve_friction_lcp(W, b, mu, cs, sn, group, ngroups, lam, max_pivots):
-    """:func:`friction_lcp` solved by :func:`lemke`; writes λ (m,) in the
+    """:func:`friction_lcp` solved by :func:`lemke_lcp`; writes λ (m,) in the
     (n, t1, t2) layout (λ_n = z_n, ``λ_t = Σ β_j d_j``) and returns Lemke's
     status (λ untouched on a failure)."""
     m = b.shape[0]
@@ -315,7 +315,7 @@ def _solve_friction_lcp(W, b, mu, cs, sn, group, ngroups, lam, max_pivots):
     A, q = friction_lcp(W, b, mu, cs, sn, group, ngroups)
     z = np.empty(q.shape[0])
     w = np.empty(q.shape[0])
-    status = lemke(A, q, z, w, max_pivots)
+    status = lemke_lcp(A, q, z, w, max_pivots)
     if status < 0:
         return status
     friction, nf = _friction_index(mu)
@@ -363,7 +363,7 @@ def pyramid_lcp(W, b, mu, k, lam, max_pivots):
     directions ``d_j = (cos 2πj/k, sin 2πj/k)`` in the (t1, t2) plane, one
     bound ``Σ_j β_j ≤ μλ_n``: the friction set is the polygon of the d_j;
     k = 4 gives the diamond ``|λ_t1| + |λ_t2| ≤ μλ_n``, not the box) as the
-    Stewart–Trinkle LCP solved by :func:`lemke` (see :func:`friction_lcp`;
+    Stewart–Trinkle LCP solved by :func:`lemke_lcp` (see :func:`friction_lcp`;
     contacts with μ = 0 contribute their normal row only, so all μ = 0 is
     ``LCP(W_nn, b_n)``). Writes λ (m,); returns Lemke's status. Allocates
     the LCP (N = nc + (k+1)·#{μ>0}) and Lemke's tableau once per call."""
@@ -379,7 +379,7 @@ def box_lcp(W, b, mu, lam, max_pivots):
     tangent row, maximal dissipation per row: ArtiSynth's box friction with
     the bound μλ_n of the unknown λ_n rather than an estimate) as an LCP:
     the directions ±t1, ±t2 with one bound per axis,
-    ``β_{+i} + β_{−i} ≤ μλ_n``, solved by :func:`lemke`. Writes λ (m,);
+    ``β_{+i} + β_{−i} ≤ μλ_n``, solved by :func:`lemke_lcp`. Writes λ (m,);
     returns Lemke's status. Allocates the LCP (N = nc + 6·#{μ>0}) and
     Lemke's tableau once per call."""
     cs, sn, group = box_directions()

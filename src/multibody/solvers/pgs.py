@@ -85,7 +85,7 @@ def disk_minimum(a11, a12, a22, g1, g2, r):
 
 
 @njit(cache=True, nogil=True)
-def pgs(W, b, mu, lam, model, tol, max_iterations, omega):
+def projected_gauss_seidel(W, b, mu, lam, model, tol, max_iterations, omega):
     """Projected Gauss–Seidel sweeps over the contacts (module docstring)
     for the friction set ``model`` (``CONE`` or ``BOX`` of ``residual.py``),
     over-relaxed by ``omega`` (1: plain Gauss–Seidel; each relaxed value is
