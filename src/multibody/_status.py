@@ -35,6 +35,13 @@ different families may coincide):
   step found a NaN or an infinity), ``SINGULAR`` (the velocity equation's
   matrix; ``SINGULAR - 1`` for a loop-constraint solve) and
   ``NOT_PROJECTED`` (the post-stabilization did not converge).
+* **contact** (the contact solvers of ``solvers/``: ``pgs``, ``lemke``,
+  ``pyramid_lcp``, ``box_lcp``): >= 0 done (the number of iterations or
+  pivots); ``NOT_CONVERGED`` (the iteration cap came first: the outputs
+  hold the last iterate), ``RAY`` (Lemke ended on a secondary ray: no
+  solution found, e.g. an infeasible LCP), ``PIVOT_CAP`` (Lemke's pivot cap
+  came first), ``CONTACT_BAD_SHAPE`` (inconsistent array sizes: nothing
+  computed), ``CONTACT_NON_FINITE`` (a NaN or an infinity appeared).
 
 Classifying failures by the *type* of the exception, never by the words of
 its message: a non-finite value found by a check raises
@@ -65,6 +72,21 @@ SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular (- 1: 
 NOT_PROJECTED = -(1 << 42)   # the post-stabilization did not converge (the checked path decides)
 CONTACT_FAILED = -(1 << 43)  # the narrow phase failed on a pair (the contact table names it)
 
+# ------------------------------------------------------------------- contact
+NOT_CONVERGED = -1           # an iterative contact solver reached its iteration cap (outputs: the last iterate)
+RAY = -2                     # Lemke's method ended on a secondary ray (no solution found)
+PIVOT_CAP = -3               # Lemke's method reached its pivot cap
+CONTACT_BAD_SHAPE = -4       # inconsistent array sizes (nothing computed)
+CONTACT_NON_FINITE = -5      # a NaN or an infinity in the inputs or the iterates
+
+_CONTACT = {
+    NOT_CONVERGED: "the iteration cap was reached before convergence",
+    RAY: "Lemke's method ended on a secondary ray (no solution found: e.g. an infeasible LCP)",
+    PIVOT_CAP: "Lemke's method reached its pivot cap",
+    CONTACT_BAD_SHAPE: "the arrays have inconsistent sizes",
+    CONTACT_NON_FINITE: "a NaN or an infinity appeared",
+}
+
 _STEP = {
     MASS_NOT_POSITIVE_DEFINITE: "the mass matrix is not positive definite",
     LCP_NOT_FINISHED: "a position-limit LCP did not finish",
@@ -93,8 +115,8 @@ def decode_state(code):
 
 
 def describe(code, family="step"):
-    """What the status ``code`` of a kernel of ``family`` ("fast", "state"
-    or "step") means, in words (for messages and debugging; the errors
+    """What the status ``code`` of a kernel of ``family`` ("fast", "state",
+    "step" or "contact") means, in words (for messages and debugging; the errors
     raised to users are built by the callers, which know the names)."""
     if family == "fast":
         if code == BAD_SHAPE:
@@ -114,8 +136,10 @@ def describe(code, family="step"):
         if kind == "singular":  # fd by CRBA: pivot index - 1 of the joint-space inertia
             return f"a singular inertia at body {index} (articulated or composite)"
         return "the model has no free root joint"
+    if family == "contact":
+        return f"done ({code} iterations or pivots)" if code >= 0 else _CONTACT.get(code, f"unknown contact status {code}")
     if family != "step":
-        raise ValueError(f"unknown status family {family!r} (use 'fast', 'state' or 'step')")
+        raise ValueError(f"unknown status family {family!r} (use 'fast', 'state', 'step' or 'contact')")
     if code >= 0:
         done = [w for w, bit in (("effort", EFFORT_CLAMPED), ("velocity", VELOCITY_CLAMPED)) if code & bit]
         notes = [f"{' and '.join(done)} clamped"] if done else []

@@ -35,6 +35,13 @@ class SimulationError(MultibodyError, RuntimeError):
     """A simulation that cannot go on (non-finite state, failed solve)."""
 
 
+class ContactSolveError(SimulationError):
+    """A contact solve failed (``multibody.solvers.solve_contact``): Lemke's
+    method ended on a secondary ray (no solution found; for the contact
+    LCPs an infeasible problem) or at its pivot cap, or the conic solver of
+    a reference mode reported anything but success."""
+
+
 class ModelWarning(UserWarning):
     """A model file was accepted with values multibody kept or repaired
     (e.g. an inertia violating the triangle inequality, a dropped MJCF

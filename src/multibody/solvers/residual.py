@@ -1,0 +1,125 @@
+"""The contact problem every contact solver answers, and its residual
+(docs/contact.md, "Contact solvers").
+
+Per contact ``c = 0..nc-1`` the rows ``3c`` (normal n), ``3c+1``, ``3c+2``
+(tangents t1, t2) of ``u = W λ + b``, with W (m, m) symmetric positive
+semi-definite (the Delassus matrix ``J M⁻¹ Jᵀ``), b the row velocities
+without impulses minus their targets, ``mu`` (nc,) ≥ 0. Normal:
+``0 ≤ λ_n ⊥ u_n ≥ 0``; friction: λ_t in the friction set ``μ λ_n F`` and
+maximal dissipation, ``λ_t·u_t = min over x ∈ μλ_n F of x·u_t``, where F
+is, by ``model``:
+
+* ``CONE``: the unit disk (Coulomb's cone);
+* ``BOX``: the square ``|x_1| ≤ 1, |x_2| ≤ 1`` (ArtiSynth's box friction,
+  each tangent row on its own);
+* ``PYRAMID`` with ``sides = k ≥ 3``: the polygon with the vertices
+  ``d_j = (cos 2πj/k, sin 2πj/k)`` (Stewart–Trinkle / Anitescu–Stewart,
+  ``λ_t = Σ β_j d_j``, ``β ≥ 0``, ``Σβ ≤ μλ_n``). For k = 4 this is the
+  diamond ``|x_1| + |x_2| ≤ 1`` inscribed in the box, not the box: the two
+  agree only when λ_t lies on a tangent axis.
+
+The kernels here are compiled (``@njit(cache=True, nogil=True)``) and
+allocate nothing.
+"""
+import numpy as np
+from numba import njit
+
+CONE = 0
+BOX = 1
+PYRAMID = 2
+
+# A row whose diagonal W_ii is at most IMMOVABLE times the largest diagonal entry of W is one
+# the Jacobian cannot move (its W row is zero up to round-off): the solvers never divide by it.
+IMMOVABLE = 1e-12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_velocity(W, b, lam, i):
+    """``u_i = b_i + Σ_k W_ik λ_k`` (row i of C-contiguous W: one contiguous pass)."""
+    s = b[i]
+    for k in range(lam.shape[0]):
+        s += W[i, k] * lam[k]
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _worse(current, value):
+    """``max(current, value)`` that keeps a NaN (``value`` wins unless it is ≤ current)."""
+    return current if value <= current else value
+
+
+@njit(cache=True, nogil=True)
+def contact_residual(W, b, mu, lam, model, sides):
+    """How far ``lam`` is from solving the contact problem of (W, b, mu) with
+    the friction set ``model`` (``CONE``, ``BOX`` or ``PYRAMID`` with
+    ``sides`` ≥ 3 directions; ``sides`` is read only for ``PYRAMID``).
+    With ``u = W λ + b`` and, per contact c, ``r_c = μ_c λ_n``, returns the
+    four maxima over the contacts
+
+    * ``normal = max_c |min(W_nn λ_n, u_n)|``: the natural map of
+      ``0 ≤ λ_n ⊥ u_n ≥ 0``, λ_n scaled by the diagonal so that it is a
+      velocity (0 exactly at a fixed point of the Gauss–Seidel normal step
+      ``λ_n = max(0, λ_n − u_n/W_nn)``); it also measures ``λ_n < 0`` and
+      ``u_n < 0`` (a row that cannot be moved, W_nn = 0, with u_n < 0
+      reports ``|u_n|``: no impulse stops it);
+    * ``cone = max_c max(0, g_F(λ_t) − r_c)``: the violation of the
+      friction set, with g_F the gauge of F: ``‖λ_t‖`` (cone),
+      ``max(|λ_t1|, |λ_t2|)`` (box), ``max_j λ_t·n_j / cos(π/k)`` over the
+      outward facet normals ``n_j = (cos (2j+1)π/k, sin (2j+1)π/k)``
+      (pyramid);
+    * ``complementarity = max_c |λ_n u_n|``;
+    * ``dissipation = max_c |λ_t·u_t − r_c σ_F(u_t)|`` with
+      ``σ_F(u) = min over x ∈ F of x·u``: ``−‖u‖`` (cone),
+      ``−|u_1| − |u_2|`` (box), ``min_j d_j·u`` (pyramid). For λ_t in the
+      set this is ≥ 0 and is 0 exactly when λ_t dissipates the most:
+      ``λ_t = −μλ_n u_t/‖u_t‖`` when sliding in the cone, any λ_t when
+      ``u_t = 0``.
+
+    All four are 0 exactly at a solution (Coulomb's law with maximal
+    dissipation for the chosen set); ``normal`` is a velocity,
+    ``cone`` an impulse, the other two impulse × velocity. A NaN anywhere
+    gives NaN. Returns ``(normal, cone, complementarity, dissipation)``;
+    inconsistent sizes give four infinities. Allocates nothing."""
+    m = b.shape[0]
+    nc = m // 3
+    inf = np.inf
+    if m != 3 * nc or W.shape[0] != m or W.shape[1] != m or mu.shape[0] != nc or lam.shape[0] != m \
+            or (model == PYRAMID and sides < 3) or model < CONE or model > PYRAMID:
+        return inf, inf, inf, inf
+    normal = 0.0
+    cone = 0.0
+    comp = 0.0
+    diss = 0.0
+    check = 0.0  # x·0 is NaN for a non-finite x (min and max may drop a NaN)
+    half = np.pi / sides if model == PYRAMID else 0.0
+    for c in range(nc):
+        i = 3 * c
+        un = row_velocity(W, b, lam, i)
+        u1 = row_velocity(W, b, lam, i + 1)
+        u2 = row_velocity(W, b, lam, i + 2)
+        ln = lam[i]
+        l1 = lam[i + 1]
+        l2 = lam[i + 2]
+        normal = _worse(normal, abs(min(max(W[i, i], 0.0) * ln, un)))
+        comp = _worse(comp, abs(ln * un))
+        r = mu[c] * ln
+        check += (un + u1 + u2 + r) * 0.0  # u_i is NaN if b_i, a λ_k or a W_ik is not finite
+        if model == CONE:
+            gauge = np.sqrt(l1 * l1 + l2 * l2)
+            support = -np.sqrt(u1 * u1 + u2 * u2)
+        elif model == BOX:
+            gauge = max(abs(l1), abs(l2))
+            support = -abs(u1) - abs(u2)
+        else:
+            gauge = -inf
+            support = inf
+            for j in range(sides):
+                a = (2 * j + 1) * half
+                gauge = max(gauge, (l1 * np.cos(a) + l2 * np.sin(a)) / np.cos(half))
+                a = 2 * j * half
+                support = min(support, u1 * np.cos(a) + u2 * np.sin(a))
+        cone = _worse(cone, max(gauge - r, 0.0))
+        diss = _worse(diss, abs(l1 * u1 + l2 * u2 - r * support))
+    if check != 0.0:
+        return np.nan, np.nan, np.nan, np.nan
+    return normal, cone, comp, diss
