@@ -167,6 +167,24 @@ def i64_pointer(typingctx, address):
     return types.CPointer(types.int64)(types.intp), codegen
 
 
+@intrinsic
+def call_address(typingctx, address, a, b, c):
+    """Call the C function ``int64 f(int64, int64, int64)`` at ``address``
+    (a ``numba.cfunc``'s) with (a, b, c). A kernel that calls a large
+    compiled function this way does not link its code: Numba re-optimizes
+    every function a kernel calls directly as part of that kernel, which
+    made each fused step with contact take ~90 s to compile (the narrow
+    phase, once per step kernel). The address is read at run time (a
+    table entry), so the caller stays cacheable."""
+    sig = types.int64(types.int64, types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = builder.inttoptr(args[0], ir.FunctionType(i64, [i64, i64, i64]).as_pointer())
+        return builder.call(fn, [args[1], args[2], args[3]])
+    return sig, codegen
+
+
 # The C function whose value threading.get_ident() returns on this platform.
 _THREAD_ID_FUNCTION, _THREAD_ID_BITS = ("GetCurrentThreadId", 32) if sys.platform == "win32" else ("pthread_self", 64)
 

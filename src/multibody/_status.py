@@ -71,6 +71,7 @@ TAU_NOT_FINITE = -(1 << 40)  # - k: τ[k] is not finite
 SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular (- 1: a loop-constraint solve)
 NOT_PROJECTED = -(1 << 42)   # the post-stabilization did not converge (the checked path decides)
 CONTACT_FAILED = -(1 << 43)  # the narrow phase failed on a pair (the contact table names it)
+CONTACT_SOLVE_FAILED = -(1 << 44)  # the contact solver found no solution (Lemke: a ray or the pivot cap)
 
 # ------------------------------------------------------------------- contact
 NOT_CONVERGED = -1           # an iterative contact solver reached its iteration cap (outputs: the last iterate)
@@ -96,6 +97,7 @@ _STEP = {
     SINGULAR - 1: "a loop-constraint solve is singular",
     NOT_PROJECTED: "the post-stabilization did not converge",
     CONTACT_FAILED: "the narrow phase failed on a pair of geometries",
+    CONTACT_SOLVE_FAILED: "the contact solver found no solution",
 }
 
 

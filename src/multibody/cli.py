@@ -22,9 +22,11 @@ def demo(path=None, seed=0, out=print):
     """Run the demo on ``path`` (default: the shipped 7-DoF arm)."""
     import multibody as mb
 
+    # the shipped arm comes with its SRDF: the self-collision pairs MoveIt would disable (docs/contact.md)
+    srdf = os.path.join(DATA, "mb_arm.srdf") if path is None else None
     path = path or os.path.join(DATA, "mb_arm.urdf")
     t0 = time.perf_counter()
-    model = mb.load_urdf(path)
+    model = mb.load_urdf(path, srdf=srdf)
     out(f"loaded {os.path.basename(path)} in {1e3 * (time.perf_counter() - t0):.1f} ms")
     out(model.summary())
     out(f"nq = {model.nq}, nv = {model.nv}, bodies = {model.nbodies - 1} (+ world), "

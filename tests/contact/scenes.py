@@ -37,3 +37,30 @@ def incline(angle, mu, size=(0.2, 0.2, 0.1), mass=1.0, gravity=9.8):
     w = np.cos(angle / 2), 0.0, np.sin(angle / 2), 0.0
     q0[3:7] = w
     return model, q0, R
+
+
+def spheres(n=2, radius=0.1, friction=0.5, restitution=0.0, offset=0.08, spin=True, masses=(1.0, 2.0), gap=0.3,
+            speed=2.0):
+    """n free spheres in zero gravity along x (bodies "s0", "s1", ...),
+    ``gap`` (m) between neighbouring surfaces; the first moves at ``speed``
+    (m/s) along +x, the last (n = 2) at −speed/2, and is shifted by
+    ``offset`` (m) along y (an off-centre hit); ``spin``: both spin about
+    axes not parallel to their motion. Returns (model, q0, v0)."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    for i in range(n):
+        m = masses[i]
+        b.add_body(f"s{i}", joint="free", mass=m, inertia=np.eye(3) * 0.4 * m * radius ** 2)
+        b.add_geometry(f"s{i}", "sphere", (radius,), name=f"s{i}", friction=(friction, 0.0, 0.0),
+                       restitution=restitution, condim=3 if friction > 0 else 1)
+    model = b.build()
+    q0, v0 = model.neutral(), np.zeros(model.nv)
+    for i in range(n):
+        q0[7 * i] = i * (2 * radius + gap)
+    q0[7 * (n - 1) + 1] = offset
+    v0[3] = speed
+    if n == 2:
+        v0[9] = -0.5 * speed
+    if spin:
+        v0[0:3] = (0.0, 3.0, 5.0)
+        v0[6:9] = (-2.0, 0.0, 1.0)
+    return model, q0, v0

@@ -33,20 +33,25 @@ square |λ_ti| ≤ μλ_n (BOX, ArtiSynth's box friction).
 """
 import numpy as np
 from collections import namedtuple
-from numba import carray, njit
+from numba import carray, cfunc, njit, types
+from numba.extending import overload
 
-from .._compiled import f64_pointer, i64_pointer
+from .._compiled import JIT, call_address, f64_pointer, i64_pointer
+from .._status import NOT_CONVERGED
 from ..collision.detect import detect
 from ..collision.narrow_workspace import WORK_SIZE
+from ..solvers.lemke import box_lcp, pyramid_lcp
+from ..solvers.pgs import projected_gauss_seidel
+from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction models of head[FRICTION])
 
 # ------------------------------------------------------------------ the table
 # ContactTable.head (int64): sizes, options and results, then the address of every array, in the
 # order of ARRAYS; ContactTable (contact.py) allocates them from the same list.
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
- N_HEAD) = range(15)
-CONE, BOX = 0, 1
+ SELF, DETECT, SOLVER, SOLVE, SIDES, N_HEAD) = range(20)
+PGS, LEMKE = 0, 1  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
-(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, CHANGE, N_SCALARS) = range(8)
+(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, N_SCALARS) = range(7)
 
 # (name, dtype, shape in the sizes ng, npair, cap, nv, nb, nvert)
 ARRAYS = (
@@ -76,7 +81,7 @@ ARRAYS = (
     ("prev_impulse", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap,)),
     ("J", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap, nv)),
     ("Y", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap, nv)),
-    ("W", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap, 3 * cap)),
+    ("W", np.float64, lambda ng, npair, cap, nv, nb, nvert: (9 * cap * cap,)),  # W of n contacts: (3n, 3n) first
     ("b", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3 * cap,)),
     ("pair_mu", np.float64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
     ("Mf", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv, nv)),
@@ -113,7 +118,7 @@ def contact_view(handle):
                     _f(head, N_HEAD + 17, (cap, 3)), _f(head, N_HEAD + 18, (cap, 3, 3)),
                     _i(head, N_HEAD + 19, (cap,)), _i(head, N_HEAD + 20, (cap,)), _f(head, N_HEAD + 21, (m,)),
                     _i(head, N_HEAD + 22, (cap,)), _f(head, N_HEAD + 23, (m,)), _f(head, N_HEAD + 24, (m, nv)),
-                    _f(head, N_HEAD + 25, (m, nv)), _f(head, N_HEAD + 26, (m, m)), _f(head, N_HEAD + 27, (m,)),
+                    _f(head, N_HEAD + 25, (m, nv)), _f(head, N_HEAD + 26, (m * m,)), _f(head, N_HEAD + 27, (m,)),
                     _f(head, N_HEAD + 28, (cap,)), _f(head, N_HEAD + 29, (nv, nv)),
                     _f(head, N_HEAD + 30, (WORK_SIZE,)))
 
@@ -135,6 +140,50 @@ def find_contacts(C, body_poses):
         return -1
     C.head[N] = n
     return n
+
+
+def _find_contacts_c(handle, poses, nb):
+    """:func:`find_contacts` on the table behind ``handle`` and the body
+    poses (nb, 4, 4) at the address ``poses``: the C entry point the steps
+    call through a function pointer (:func:`detect_contacts`)."""
+    return find_contacts(contact_view(handle), carray(f64_pointer(poses), (nb, 4, 4)))
+
+
+def _solve_c(handle, n, unused):
+    """:func:`solve_problem` on the table behind ``handle``: the C entry
+    point the steps call through a function pointer."""
+    return solve_problem(contact_view(handle), n)
+
+
+_ENTRIES = {}
+
+
+def c_address(name):
+    """The address of the compiled C entry point ``name`` ("detect" or
+    "solve"; compiled or loaded from the cache on first use; 0 without
+    JIT). The steps call the detection and the solvers through these
+    addresses (:func:`~multibody._compiled.call_address`), so that each
+    step kernel does not compile them again."""
+    if not JIT:
+        return 0
+    if name not in _ENTRIES:
+        fn = {"detect": _find_contacts_c, "solve": _solve_c}[name]
+        _ENTRIES[name] = cfunc(types.int64(types.int64, types.int64, types.int64), cache=True, nopython=True)(fn)
+    return _ENTRIES[name].address
+
+
+def detect_contacts(C, body_poses):
+    """:func:`find_contacts`; in compiled code a call through the address
+    in ``C.head[DETECT]`` (:func:`~multibody._compiled.call_address`), so
+    that the step kernels do not each compile the narrow phase again."""
+    return find_contacts(C, body_poses)
+
+
+@overload(detect_contacts, jit_options=dict(cache=True))
+def _detect_contacts_compiled(C, body_poses):
+    def impl(C, body_poses):
+        return call_address(C.head[DETECT], C.head[SELF], body_poses.ctypes.data, body_poses.shape[0])
+    return impl
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -183,9 +232,9 @@ def contact_problem(C, n, v, vf):
     b = J v_f − target (module docstring) for the n contacts, with v the
     velocity at the start of the step; the warm start from the previous
     step's impulses of the contacts with the same key."""
-    J, Y, W, b = C.J, C.Y, C.W, C.b
-    h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
     m = 3 * n
+    J, Y, W, b = C.J, C.Y, C.W[:m * m].reshape((m, m)), C.b
+    h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
     for r in range(m):
         for s in range(r + 1):
             w = _dot(J, r, Y[s])
@@ -222,85 +271,6 @@ def contact_problem(C, n, v, vf):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _row_velocity(W, b, lam, r, m):
-    """u_r = (Wλ + b)_r."""
-    u = b[r]
-    for s in range(m):
-        u += W[r, s] * lam[s]
-    return u
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _cone_step(W, b, lam, r, m, lim):
-    """The tangent impulses of the contact whose normal row is r, for the
-    disk of radius ``lim``: the exact 2x2 block solution (u_t = 0) if it
-    lies in the disk (sticking), else one projected step
-    ``λ_t ← Π(λ_t − u_t / w_max)`` with w_max the block's largest
-    eigenvalue. A step by one scalar keeps the fixed point on Coulomb's
-    maximal dissipation, λ_t = −lim u_t/‖u_t‖; projecting the row-by-row
-    (or block) solution would not: its fixed point points along
-    ``W_tt⁻¹ u_t``, which for a contact off its body's principal axes is
-    not opposite to the sliding velocity (a box sliding on four corners
-    then feels 10% less friction)."""
-    a, c, d = W[r + 1, r + 1], W[r + 1, r + 2], W[r + 2, r + 2]
-    u1 = _row_velocity(W, b, lam, r + 1, m)
-    u2 = _row_velocity(W, b, lam, r + 2, m)
-    t1, t2 = lam[r + 1], lam[r + 2]
-    det = a * d - c * c
-    if det > 1e-14 * (a * d) and a > 0.0:
-        x1 = t1 - (d * u1 - c * u2) / det
-        x2 = t2 - (a * u2 - c * u1) / det
-        if x1 * x1 + x2 * x2 <= lim * lim:
-            lam[r + 1], lam[r + 2] = x1, x2
-            return
-    w = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) * (a - d) + c * c)
-    if w <= 0.0:
-        lam[r + 1], lam[r + 2] = 0.0, 0.0
-        return
-    x1, x2 = t1 - u1 / w, t2 - u2 / w
-    nt = np.sqrt(x1 * x1 + x2 * x2)
-    if nt > lim:
-        x1, x2 = x1 * lim / nt, x2 * lim / nt
-    lam[r + 1], lam[r + 2] = x1, x2
-
-
-@njit(cache=True, nogil=True, inline="always")
-def pgs(W, b, mu, n, friction, lam, max_iterations, tol):
-    """Projected Gauss–Seidel on the n contacts' problem (module
-    docstring; ArtiSynth's Gauss–Seidel friction), warm-started from
-    ``lam`` (3n, changed in place): per contact, the normal row clipped at
-    0, then the tangent rows within the friction set of the new normal
-    impulse — row by row clipped to the square (BOX), or by
-    :func:`_cone_step` (CONE). Rows with W_rr ≤ 0 (a contact no coordinate
-    can move) keep λ = 0. Stops when a sweep changes no impulse by more than
-    ``tol`` times the largest impulse; returns (sweeps, the last sweep's
-    largest change), sweeps negative (−cap) if the cap was reached first."""
-    m = 3 * n
-    change = 0.0
-    for it in range(max_iterations):
-        change = 0.0
-        big = 0.0
-        for c in range(n):
-            r = 3 * c
-            n0, t10, t20 = lam[r], lam[r + 1], lam[r + 2]
-            x = lam[r] - _row_velocity(W, b, lam, r, m) / W[r, r] if W[r, r] > 0.0 else 0.0
-            lam[r] = x if x > 0.0 else 0.0
-            lim = mu[c] * lam[r]
-            if friction == BOX:
-                for d in (1, 2):
-                    y = lam[r + d] - _row_velocity(W, b, lam, r + d, m) / W[r + d, r + d] \
-                        if W[r + d, r + d] > 0.0 else 0.0
-                    lam[r + d] = min(max(y, -lim), lim)
-            else:
-                _cone_step(W, b, lam, r, m, lim)
-            change = max(change, abs(lam[r] - n0), abs(lam[r + 1] - t10), abs(lam[r + 2] - t20))
-            big = max(big, abs(lam[r]), abs(lam[r + 1]), abs(lam[r + 2]))
-        if change <= tol * big:
-            return it + 1, change
-    return -max_iterations, change
-
-
-@njit(cache=True, nogil=True, inline="always")
 def finish_contacts(C, n, vf, v_out):
     """``v_out = v_f + Yᵀλ`` and the impulses kept as the next step's warm start."""
     nv = vf.shape[0]
@@ -318,17 +288,48 @@ def finish_contacts(C, n, vf, v_out):
     C.head[N_PREV] = n
 
 
+@njit(cache=True, nogil=True)
+def solve_problem(C, n):
+    """Solve the contact problem of the n contacts in the table (W, b, μ;
+    the impulses hold the warm start) by the table's solver: projected
+    Gauss–Seidel (:func:`~multibody.solvers.pgs.projected_gauss_seidel`,
+    cone or box friction) or Lemke's method on the box or k-sided pyramid
+    LCP (:func:`~multibody.solvers.lemke.box_lcp`,
+    :func:`~multibody.solvers.lemke.pyramid_lcp`). Returns the solver's
+    status (contact family of :mod:`multibody._status`)."""
+    m = 3 * n
+    W, b, mu, lam = C.W[:m * m].reshape((m, m)), C.b[:m], C.pair_mu[:n], C.impulse[:m]
+    if C.head[SOLVER] == LEMKE:
+        if C.head[FRICTION] == BOX:
+            return box_lcp(W, b, mu, lam, C.head[MAX_ITER])
+        return pyramid_lcp(W, b, mu, C.head[SIDES], lam, C.head[MAX_ITER])
+    return projected_gauss_seidel(W, b, mu, lam, C.head[FRICTION], C.scalars[TOLERANCE], C.head[MAX_ITER],
+                                  C.scalars[OMEGA])
+
+
+def solve_via_address(C, n):
+    """:func:`solve_problem`; in compiled code a call through the address
+    in ``C.head[SOLVE]``."""
+    return solve_problem(C, n)
+
+
+@overload(solve_via_address, jit_options=dict(cache=True))
+def _solve_via_address_compiled(C, n):
+    def impl(C, n):
+        return call_address(C.head[SOLVE], C.head[SELF], n, 0)
+    return impl
+
+
 @njit(cache=True, nogil=True, inline="always")
 def solve_contacts(C, n, v, vf, v_out):
     """Build the problem of the n detected contacts (rows J and Y = X Jᵀ
-    already in the table), solve it by PGS, write ``v_out``; returns 0, or
-    a negative status when the solver did not converge (the velocity is
-    still written from its last iterate; ``head[ITERATIONS]`` and
-    ``scalars[CHANGE]`` say how far it got)."""
+    already in the table), solve it (:func:`solve_problem`), write
+    ``v_out``; returns the solver's status (``head[ITERATIONS]`` too): ≥ 0
+    done; NOT_CONVERGED (PGS's cap: the velocity is still written from its
+    last iterate); other negative values: no solution (nothing written)."""
     contact_problem(C, n, v, vf)
-    it, change = pgs(C.W, C.b, C.pair_mu, n, C.head[FRICTION], C.impulse, C.head[MAX_ITER],
-                     C.scalars[TOLERANCE])
+    it = solve_via_address(C, n)
     C.head[ITERATIONS] = it
-    C.scalars[CHANGE] = change
-    finish_contacts(C, n, vf, v_out)
-    return 0 if it > 0 else -1
+    if it >= 0 or it == NOT_CONVERGED:
+        finish_contacts(C, n, vf, v_out)
+    return it

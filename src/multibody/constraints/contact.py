@@ -18,7 +18,9 @@ from ..errors import InputError
 from ..model.joints import C_NV, C_V
 from . import _contact as CF
 
-FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX}
+FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX, "pyramid": CF.PYRAMID}
+# the compiled solvers and the friction models each takes (docs/contact.md)
+SOLVERS = {"pgs": (CF.PGS, ("cone", "box")), "lemke": (CF.LEMKE, ("box", "pyramid"))}
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,11 @@ def _last_dof(model):
 class ContactTable:
     """The contact stage's table for ``model`` with time step ``dt`` (s).
 
-    Options: ``friction`` "cone" (Coulomb's disk, default) or "box"
-    (ArtiSynth's box friction); ``max_contacts`` (default 8 per candidate
+    Options: ``solver`` "pgs" (projected Gauss–Seidel, default) or
+    "lemke" (Lemke's method on the friction LCP); ``friction`` "cone"
+    (Coulomb's disk, default; PGS), "box" (ArtiSynth's box friction) or
+    "pyramid" (the ``sides``-sided Stewart–Trinkle pyramid; Lemke);
+    ``max_contacts`` (default 8 per candidate
     pair, at most 256); ``distance`` (m, default 0.01): contacts are made
     between geometries closer than their pair margin plus ``distance``
     (speculative contacts: a contact closes its gap within one step but not
@@ -64,12 +69,18 @@ class ContactTable:
     (default 0.2); ``restitution_threshold`` (m/s): approach speeds below it
     do not bounce; ``tolerance`` and ``max_iterations`` of projected
     Gauss–Seidel (relative change of the impulses per sweep; default
-    1e-10, 500)."""
+    1e-10, 500 sweeps), Lemke's pivot cap (default 500 + 50 per candidate
+    contact row)."""
 
-    def __init__(self, model, dt, friction="cone", max_contacts=None, distance=0.01, erp=0.2,
-                 restitution_threshold=1e-2, tolerance=1e-10, max_iterations=500):
-        if friction not in FRICTION_MODELS:
-            raise InputError(f"friction must be one of {', '.join(FRICTION_MODELS)}, got {friction!r}")
+    def __init__(self, model, dt, solver="pgs", friction="cone", sides=4, max_contacts=None, distance=0.01,
+                 erp=0.2, restitution_threshold=1e-2, tolerance=1e-10, max_iterations=None):
+        if solver not in SOLVERS:
+            raise InputError(f"contact_solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
+        if friction not in SOLVERS[solver][1]:
+            raise InputError(f"friction must be one of {', '.join(SOLVERS[solver][1])} with the {solver} contact "
+                             f"solver, got {friction!r}")
+        if friction == "pyramid" and not (isinstance(sides, int) and sides >= 3):
+            raise InputError(f"a friction pyramid needs sides >= 3 (an integer), got {sides!r}")
         self.model = model
         self.geometry = g = GeometryTable(model)
         npair = len(g)
@@ -77,6 +88,8 @@ class ContactTable:
         if cap < 1 and npair:
             raise InputError(f"max_contacts must be >= 1, got {max_contacts}")
         self.capacity = cap
+        if max_iterations is None:
+            max_iterations = 500 if solver == "pgs" else 500 + 150 * cap
         sizes = (len(g.code), npair, cap, model.nv, model.nbodies, len(g.vertices))
         self.arrays = {name: np.zeros(shape(*sizes), dtype) for name, dtype, shape in CF.ARRAYS}
         a = self.arrays
@@ -89,11 +102,18 @@ class ContactTable:
         self.head = head = np.zeros(CF.HEAD_SIZE, np.int64)
         head[[CF.NG, CF.NPAIR, CF.CAP, CF.NV, CF.NB, CF.NVERT]] = sizes
         head[CF.FRICTION] = FRICTION_MODELS[friction]
+        head[CF.SOLVER] = SOLVERS[solver][0]
+        head[CF.SIDES] = sides
         head[CF.MAX_ITER] = max_iterations
         for name, _, _ in CF.ARRAYS:
             head[CF.ADDRESS[name]] = a[name].ctypes.data
         self.handle = int(head.ctypes.data)
+        head[CF.SELF] = self.handle
+        head[CF.DETECT] = CF.c_address("detect")
+        head[CF.SOLVE] = CF.c_address("solve")
         self.friction = friction
+        self.solver = solver
+        self.max_iterations = int(max_iterations)
 
     def __len__(self):
         """The number of candidate pairs."""
@@ -114,10 +134,22 @@ class ContactTable:
         """The last step's contact flags (CONTACT_NOT_CONVERGED, CONTACTS_DROPPED of multibody._status)."""
         return int(self.head[CF.FLAGS])
 
-    def reset(self):
-        """Forget the warm start (a new run, a restored state)."""
-        self.head[CF.N_PREV] = 0
+    def reset(self, warm_start=()):
+        """Forget the contacts of the last step; the solver's warm start
+        becomes ``warm_start`` (from :meth:`warm_start`; default: none)."""
         self.head[CF.N] = 0
+        self.head[CF.N_PREV] = 0
+        if len(warm_start):
+            keys, impulses = warm_start
+            n = min(len(keys), self.capacity)
+            self.arrays["prev_key"][:n] = keys[:n]
+            self.arrays["prev_impulse"][:3 * n] = impulses[:3 * n]
+            self.head[CF.N_PREV] = n
+
+    def warm_start(self):
+        """(keys, impulses) of the last step's contacts: the next step's warm start (copies)."""
+        n = int(self.head[CF.N_PREV])
+        return self.arrays["prev_key"][:n].copy(), self.arrays["prev_impulse"][:3 * n].copy()
 
     def contacts(self):
         """The contacts of the last step: a list of :class:`Contact`."""

@@ -38,8 +38,9 @@ from numba import carray, njit
 from collections import namedtuple
 
 from .._compiled import f64_pointer, i64_pointer, overflowed
-from .._status import CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACTS_DROPPED, EFFORT_CLAMPED, NOT_PROJECTED, \
-    SINGULAR, TAU_NOT_FINITE, VELOCITY_CLAMPED  # step statuses
+from .._status import CONTACT_FAILED, CONTACT_NON_FINITE, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, \
+    CONTACTS_DROPPED, EFFORT_CLAMPED, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, \
+    VELOCITY_CLAMPED  # step statuses
 from ..constraints import _contact as CF
 from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_tuple, project_step, \
     sie_step, table_set
@@ -591,7 +592,7 @@ def _contacts_at(ws, C, q):
     number, or CONTACT_FAILED. Resets the step's contact flags."""
     C.head[CF.FLAGS] = 0
     fk_kernel(ws.tree, q, ws.poses)
-    n = CF.find_contacts(C, ws.poses[0])
+    n = CF.detect_contacts(C, ws.poses[0])
     if n < 0:
         return CONTACT_FAILED
     if C.head[CF.DROPPED] > 0:
@@ -605,9 +606,18 @@ def _contacts_at(ws, C, q):
 @njit(cache=True, nogil=True, inline="always")
 def _impulses(C, n, v, vf):
     """Solve the problem of the n contacts whose rows J and Y = X Jᵀ are in
-    the table; ``vf`` becomes the step's velocity."""
-    if CF.solve_contacts(C, n, v, vf, vf) != 0:
+    the table; ``vf`` becomes the step's velocity. Returns 0, NON_FINITE
+    if the solver met a NaN or an infinity, or CONTACT_SOLVE_FAILED (Lemke's
+    method ended on a ray or at its pivot cap: ``C.head[ITERATIONS]`` says
+    which)."""
+    st = CF.solve_contacts(C, n, v, vf, vf)
+    if st == NOT_CONVERGED:  # the last iterate is used, and the step flagged
         C.head[CF.FLAGS] |= CONTACT_NOT_CONVERGED
+    elif st == CONTACT_NON_FINITE:
+        return NON_FINITE
+    elif st < 0:
+        return CONTACT_SOLVE_FAILED
+    return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -624,17 +634,26 @@ def contact_stage_mass(ws, C, q, v, vf):
     n = _contacts_at(ws, C, q)
     if n <= 0:
         return n
+    if not _mass_rows(ws, C, q, n):
+        return SINGULAR
+    st = _impulses(C, n, v, vf)
+    return n if st == 0 else st
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mass_rows(ws, C, q, n):
+    """The rows J of the n contacts at q and Y = M(q)⁻¹Jᵀ (row-wise);
+    False if M is not positive definite."""
     crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
     C.Mf[:, :] = ws.M
     if ltdl_kernel(ws.lam, C.Mf) != 0:
-        return SINGULAR
+        return False
     CF.contact_rows(C, ws.jac, ws.lam, n)
     for r in range(3 * n):
         y = C.Y[r]
         y[:] = C.J[r]
         ltdl_solve(ws.lam, C.Mf, y)
-    _impulses(C, n, v, vf)
-    return n
+    return True
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -652,8 +671,8 @@ def contact_stage_implicit(ws, T, C, q, v, vf, A, kind):
         y = C.Y[r]
         y[:] = C.J[r]
         solve(ws, T, A, kind, y)
-    _impulses(C, n, v, vf)
-    return n
+    st = _impulses(C, n, v, vf)
+    return n if st == 0 else st
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -672,6 +691,32 @@ def contact_after(ws, C, q, v, q_out, v_out):
     n = contact_stage_mass(ws, C, q, v, v_out)
     if n > 0:
         integrate_kernel(ws.tree, q, v_out, C.scalars[CF.DT], q_out)
+    return n
+
+
+@njit(cache=True)
+def contact_problem_kernel(data, contacts, q, v, vf):
+    """The contact problem of a step from (q, v) with the free velocity
+    ``vf`` in the table (W, b, μ and the warm start; for a solver called
+    from Python: the reference modes), without solving it. Returns the
+    number of contacts or a failure status."""
+    ws, C = handle_workspace(data), CF.contact_view(contacts)
+    n = _contacts_at(ws, C, q)
+    if n <= 0:
+        return n
+    if not _mass_rows(ws, C, q, n):
+        return SINGULAR
+    CF.contact_problem(C, n, v, vf)
+    return n
+
+
+@njit(cache=True)
+def contact_apply_kernel(data, contacts, q, n, vf, q_out, v_out):
+    """After :func:`contact_problem_kernel` and a solve that wrote the
+    impulses: ``v_out = vf + M⁻¹Jᵀλ`` and ``q_out = q ⊕ h v_out``."""
+    ws, C = handle_workspace(data), CF.contact_view(contacts)
+    CF.finish_contacts(C, n, vf, v_out)
+    integrate_kernel(ws.tree, q, v_out, C.scalars[CF.DT], q_out)
     return n
 
 

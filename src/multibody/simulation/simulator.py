@@ -9,18 +9,19 @@ import numpy as np
 from numba import types
 
 from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
-from .._status import (CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACTS_DROPPED, EFFORT_CLAMPED,
+from .._status import (CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, CONTACTS_DROPPED, EFFORT_CLAMPED,
                        MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED, describe)
 from ..constraints import Constraints, JointLimits, project, project_positions
 from ..constraints.contact import ContactTable
-from ..errors import InputError, MultibodyError, NonFiniteError, SimulationError, SimulationWarning
+from ..errors import ContactSolveError, InputError, MultibodyError, NonFiniteError, SimulationError, SimulationWarning
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..integrators.fused import NO_CONTROL, fused_table
-from ..integrators._kernels import contact_after_kernel
+from ..integrators._kernels import contact_after_kernel, contact_apply_kernel, contact_problem_kernel
+from ..constraints import _contact as _CF
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
 from ..model.checks import as_float_array, as_vector, real_number
@@ -33,7 +34,9 @@ from .trajectory import Trajectory, model_fingerprint
 _END = None
 _TAU = None
 _CONTACT = None
-CONTACT_SOLVERS = ("pgs",)  # the contact_solver names (docs/contact.md)
+# the contact_solver names (docs/contact.md): compiled, and reference modes solved in Python each step
+CONTACT_SOLVERS = ("pgs", "lemke")
+REFERENCE_SOLVERS = ("anitescu", "anitescu_hart", "staggered")
 _F64 = np.dtype(np.float64)
 
 
@@ -155,14 +158,17 @@ class Options:
 @dataclass(frozen=True)
 class Checkpoint:
     """Everything that evolves in a :class:`Simulator`: time (s), q, v,
-    the number of steps taken since the last reset, and the kinds of
-    clamping already reported in this run. :meth:`Simulator.checkpoint`
+    the number of steps taken since the last reset, the kinds of
+    clamping already reported in this run, and the contact solver's warm
+    start (the last step's contact keys and impulses: a run continued from
+    a checkpoint is bitwise the run that was not interrupted). :meth:`Simulator.checkpoint`
     takes one (copies), :meth:`Simulator.restore` returns to it; it pickles."""
     t: float
     q: np.ndarray
     v: np.ndarray
     steps: int
     clamps_reported: frozenset = frozenset()
+    warm_start: tuple = ()
 
 
 class Simulator:
@@ -303,7 +309,8 @@ class Simulator:
                                       self.restitution_threshold)
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
         # else None: the integrator's Python step
-        self.fused = None if self._foreign_integrator else fused_table(
+        reference = self.contact is not None and self.contact.reference is not None
+        self.fused = None if self._foreign_integrator or reference else fused_table(
             self.system, integrator.name, self.dt, self.limits, self.restitution, self.restitution_threshold,
             self._effort, self._vmax, self.project, self.contact)
         self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
@@ -357,7 +364,8 @@ class Simulator:
     def checkpoint(self):
         """A :class:`Checkpoint` of everything that evolves (copies)."""
         s = self.state
-        return Checkpoint(s.t, s.q.copy(), s.v.copy(), self._steps, frozenset(self._clamps_reported))
+        warm = () if self.contact is None else self.contact.warm_start()
+        return Checkpoint(s.t, s.q.copy(), s.v.copy(), self._steps, frozenset(self._clamps_reported), warm)
 
     def restore(self, checkpoint):
         """Return to a :class:`Checkpoint` (of this simulator or of one with
@@ -374,7 +382,7 @@ class Simulator:
         self._steps = _count(checkpoint.steps, "the checkpoint's steps", 0)
         self._set_reported(set(checkpoint.clamps_reported))
         if self.contact is not None:
-            self.contact.reset()
+            self.contact.reset(checkpoint.warm_start)
 
     def __reduce__(self):
         """Pickle (multiprocessing, Dask) as the arguments the simulator was
@@ -455,7 +463,6 @@ class Simulator:
         s, f = self.state, self._fused
         if st & self._unreported:
             self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps + 1, s.t)
-        if st & (CONTACT_NOT_CONVERGED | CONTACTS_DROPPED):
             self._contact_flags(st, self._steps + 1, s.t)
         self.state = State(s.t + self.dt, q1, v1)
         self._steps += 1
@@ -550,10 +557,35 @@ class Simulator:
     def _contact_after(self, s, q1, v1, k):
         """The contact stage after a Python integrator's step from ``s`` to
         (q1, v1), changed in place (:func:`~multibody.integrators._kernels.contact_after`)."""
-        n = (_CONTACT or _contact_entry())(self.system.data.handle, self.contact.handle, s.q, s.v, q1, v1)
+        if self.contact.reference is not None:
+            n = self._reference_contact(s, q1, v1, k)
+        else:
+            n = (_CONTACT or _contact_entry())(self.system.data.handle, self.contact.handle, s.q, s.v, q1, v1)
         if n < 0:
             self._contact_failed(n, k, s.t)
         self._contact_flags(self.contact.flags, k, s.t)
+
+    def _reference_contact(self, s, q1, v1, k):
+        """The contact stage with a reference solver (clarabel, called from
+        Python): the problem by a compiled kernel, the impulses by
+        :func:`multibody.solvers.solve_contact`, then v1 and q1 = q ⊕ h v1."""
+        from ..solvers import solve_contact
+        C = self.contact
+        vf = v1.copy()
+        n = contact_problem_kernel(self.system.data.handle, C.handle, s.q, s.v, vf)
+        if n <= 0:
+            return n
+        a, m = C.arrays, 3 * n
+        W = a["W"][:m * m].reshape(m, m)
+        try:
+            result = solve_contact(W, a["b"][:m], a["pair_mu"][:n], method=C.reference, friction=C.reference_friction,
+                                   lam0=a["impulse"][:m])
+        except MultibodyError as e:
+            raise SimulationError(f"the contact solver '{C.reference}' failed at {self._where(k, s.t)}: {e}") from e
+        a["impulse"][:m] = result.lam
+        C.head[_CF.ITERATIONS] = result.iterations
+        C.head[_CF.FLAGS] = 0 if result.converged else CONTACT_NOT_CONVERGED
+        return contact_apply_kernel(self.system.data.handle, C.handle, s.q, n, vf, q1, v1)
 
     def _contact_failed(self, st, k, t0):
         """Raise the SimulationError of a failed contact stage."""
@@ -561,26 +593,32 @@ class Simulator:
             a, b = self.contact.failed_pair()
             raise SimulationError(f"collision detection failed for the geometries '{a}' and '{b}' at "
                                   f"{self._where(k, t0)} (no penetration depth could be computed)")
+        if st == CONTACT_SOLVE_FAILED:
+            raise ContactSolveError(f"the contact solver '{self.contact.solver}' found no solution at "
+                                    f"{self._where(k, t0)}: {describe(self.contact.iterations, 'contact')}")
         raise SimulationError(f"the contact stage failed at {self._where(k, t0)}: {describe(st)}")
 
     def _contact_flags(self, st, k, t0):
         """Warn, once per run, of a contact solver that reached its cap or of contacts dropped."""
-        for kind, bit, what in (("contact solver", CONTACT_NOT_CONVERGED,
-                                 f"the contact solver reached its iteration cap"),
-                                ("contacts dropped", CONTACTS_DROPPED,
-                                 f"more contacts than max_contacts = {self.contact.capacity if self.contact else 0}; "
-                                 f"the extra ones were ignored")):
+        what = {CONTACT_NOT_CONVERGED: "the contact solver reached its iteration cap "
+                                       f"({self.contact.max_iterations if self.contact else 0} sweeps; its last "
+                                       "iterate was used)",
+                CONTACTS_DROPPED: f"more contacts than max_contacts = {self.contact.capacity if self.contact else 0}; "
+                                  "the extra ones were ignored"}
+        for kind, bit in self._CONTACT_BITS:
             if st & bit and kind not in self._clamps_reported:
                 self._set_reported(self._clamps_reported | {kind})
-                warnings.warn(f"{what} {self._at(k, t0)}; reported once per run", SimulationWarning, stacklevel=5)
+                warnings.warn(f"{what[bit]} {self._at(k, t0)}; reported once per run", SimulationWarning,
+                              stacklevel=5)
 
     _CLAMP_BITS = (("effort", EFFORT_CLAMPED), ("velocity", VELOCITY_CLAMPED))
+    _CONTACT_BITS = (("contact solver", CONTACT_NOT_CONVERGED), ("contacts dropped", CONTACTS_DROPPED))
 
     def _set_reported(self, kinds):
         """Record the kinds of clamping already warned about in this run,
         and the status bits of those not yet (checked after every step)."""
         self._clamps_reported = kinds
-        self._unreported = sum(bit for kind, bit in self._CLAMP_BITS if kind not in kinds)
+        self._unreported = sum(bit for kind, bit in self._CLAMP_BITS + self._CONTACT_BITS if kind not in kinds)
 
     def _report_first_clamp(self, eff_mask, vel_mask, k, t0):
         """Warn (:class:`SimulationWarning`) the first time in a run that
@@ -826,6 +864,7 @@ class Simulator:
                     if st > 0:
                         self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps,
                                                  t[k - 1])
+                        self._contact_flags(st, self._steps, t[k - 1])
                     if st >= 0:
                         continue
                     # the step it could not take, on the checked path: raises, or finishes it
@@ -942,15 +981,24 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
     can collide."""
     if solver is None:
         return None
-    if solver not in CONTACT_SOLVERS:
-        raise InputError(f"unknown contact_solver {solver!r} (known: {', '.join(CONTACT_SOLVERS)}; None: no contact)")
+    if solver not in CONTACT_SOLVERS + REFERENCE_SOLVERS:
+        raise InputError(f"unknown contact_solver {solver!r} (known: {', '.join(CONTACT_SOLVERS + REFERENCE_SOLVERS)}; "
+                         f"None: no contact)")
     distance = _real(distance, "contact_distance (m)")
     if not (0.0 <= distance < math.inf):
         raise InputError(f"contact_distance must be a finite distance >= 0 (m), got {distance}")
     if max_contacts is not None:
         max_contacts = _count(max_contacts, "max_contacts", 1)
-    table = ContactTable(model, dt, friction=friction, max_contacts=max_contacts, distance=distance,
-                         restitution_threshold=threshold)
+    compiled = solver if solver in CONTACT_SOLVERS else "pgs"
+    if solver in REFERENCE_SOLVERS:  # checked here: the table's solver is not the one used
+        allowed = {"anitescu": ("cone", "box"), "anitescu_hart": ("pyramid",), "staggered": ("cone", "box")}[solver]
+        if friction not in allowed:
+            raise InputError(f"friction must be one of {', '.join(allowed)} with the {solver} contact solver, got "
+                             f"{friction!r}")
+    table = ContactTable(model, dt, solver=compiled, friction="cone" if solver in REFERENCE_SOLVERS else friction,
+                         max_contacts=max_contacts, distance=distance, restitution_threshold=threshold)
+    table.reference = solver if solver in REFERENCE_SOLVERS else None
+    table.reference_friction = friction
     return table if len(table) else None
 
 
