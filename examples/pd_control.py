@@ -23,7 +23,7 @@ ARM = os.path.join(os.path.dirname(mb.__file__), "data", "robots", "mb_arm.urdf"
 
 def run(duration=4.0, dt=1e-3, f=4.0):
     """Simulate the PD regulation; returns (trajectory, goal)."""
-    model = mb.load_urdf(ARM)
+    model = mb.load_urdf(ARM, srdf=ARM.replace(".urdf", ".srdf"))  # its self-collision filtering (docs/contact.md)
     goal = model.neutral() + 0.5 * (model.random_configuration(seed=1) - model.neutral())
     w = 2.0 * np.pi * f
     m = np.diag(mb.crba(model, goal))

@@ -21,6 +21,6 @@ def test_closed_loop_trajectory_matches_mujoco(name):
     dt, steps, every = 1e-4, 3000, 500
     ref = mujoco_stiff_trajectory(mujoco.MjModel.from_xml_path(path), dt, steps, every)
     model = mb.load_mjcf(path)
-    traj = mb.Simulator(model, dt, "rk4").rollout(steps=steps, record_every=every)
+    traj = mb.Simulator(model, dt, "rk4", contact_solver=None).rollout(steps=steps, record_every=every)
     assert np.abs(traj.q[1:] - ref).max() < 1e-6
     assert np.abs(traj.q[-1] - traj.q[0]).max() > 0.01   # the mechanism moved

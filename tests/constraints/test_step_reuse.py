@@ -15,8 +15,8 @@ from .mechanisms import four_bar
 
 def _pair(model, steps, tau, **options):
     """(fused, Python) simulators stepped with the same joint forces."""
-    a = mb.Simulator(model, 1e-3, "semi_implicit_euler", **options)
-    b = mb.Simulator(model, 1e-3, "semi_implicit_euler", **options)
+    a = mb.Simulator(model, 1e-3, "semi_implicit_euler", contact_solver=None, **options)
+    b = mb.Simulator(model, 1e-3, "semi_implicit_euler", contact_solver=None, **options)
     assert a.fused is not None
     b.fused = None
     for k in range(steps):

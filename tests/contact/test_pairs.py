@@ -1,7 +1,7 @@
 """Which geometry pairs may collide (collision/table.py) against MuJoCo's
-own filtering: with every margin made large, ``mj_collision`` reports a
-contact for every pair its filters let through, and those pairs must be
-exactly ours. Then detection through the simulator against MuJoCo's
+own filtering: every geometry of the scene overlaps every other, so
+``mj_collision`` reports a contact for every pair its filters let through,
+and those pairs must be exactly ours. Then detection through the simulator against MuJoCo's
 contacts on the same scene."""
 import numpy as np
 import pytest
@@ -16,25 +16,25 @@ SCENE = """
   <option gravity="0 0 -9.81"/>
   <worldbody>
     <geom name="floor" type="plane" size="5 5 0.1"/>
-    <geom name="post" type="box" size="0.1 0.1 0.5" pos="2 0 0.5"/>
-    <body name="a" pos="0 0 1">
+    <geom name="post" type="box" size="0.3 0.3 0.3"/>
+    <body name="a" pos="0 0 0.1">
       <freejoint/>
-      <geom name="a1" type="sphere" size="0.1"/>
-      <geom name="a2" type="capsule" size="0.05 0.2" pos="0.2 0 0" contype="2" conaffinity="2"/>
-      <body name="b" pos="0.5 0 0">
+      <geom name="a1" type="sphere" size="0.2"/>
+      <geom name="a2" type="capsule" size="0.1 0.2" contype="2" conaffinity="2"/>
+      <body name="b">
         <joint type="hinge" axis="0 1 0"/>
-        <geom name="b1" type="box" size="0.1 0.1 0.1"/>
-        <body name="c" pos="0.5 0 0">
+        <geom name="b1" type="box" size="0.2 0.2 0.2"/>
+        <body name="c">
           <joint type="hinge" axis="0 1 0"/>
-          <geom name="c1" type="sphere" size="0.1" contype="4" conaffinity="1"/>
-          <geom name="c2" type="sphere" size="0.05" pos="0 0 0.2" contype="0" conaffinity="0"/>
+          <geom name="c1" type="sphere" size="0.2" contype="4" conaffinity="1"/>
+          <geom name="c2" type="sphere" size="0.15" contype="0" conaffinity="0"/>
         </body>
       </body>
     </body>
-    <body name="d" pos="1 1 1">
+    <body name="d" pos="0 0 0.1">
       <freejoint/>
-      <geom name="d1" type="box" size="0.1 0.2 0.1"/>
-      <geom name="d2" type="capsule" size="0.05 0.1" pos="0 0 0.3" contype="2" conaffinity="4"/>
+      <geom name="d1" type="box" size="0.2 0.2 0.2"/>
+      <geom name="d2" type="capsule" size="0.1 0.1" contype="2" conaffinity="4"/>
     </body>
   </worldbody>
   <contact>
@@ -45,10 +45,8 @@ SCENE = """
 """
 
 
-def mujoco_pairs(xml, margin=50.0):
+def mujoco_pairs(xml):
     m = mujoco.MjModel.from_xml_string(xml)
-    m.geom_margin[:] = margin
-    m.pair_margin[:] = margin
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
     names = {frozenset((m.geom(int(c.geom1)).name, m.geom(int(c.geom2)).name)) for c in d.contact[:d.ncon]}
@@ -70,20 +68,23 @@ def test_candidate_pairs_are_mujocos(filterparent):
 
 
 def test_pair_parameters_combine_as_mujocos():
-    """μ: the maximum of the two geometries' (equal priorities); condim 1
-    makes a pair frictionless; margins add."""
+    """μ: the larger of the two geometries' (equal priorities); condim the
+    larger, and a pair whose condim is 1 is frictionless; margins add;
+    restitution: the larger."""
     b = mb.ModelBuilder()
     b.add_body("x", joint="free", mass=1.0, inertia=np.eye(3))
     b.add_geometry("x", "sphere", (0.1,), name="x", friction=(0.3, 0.0, 0.0), margin=0.01, restitution=0.2)
     b.add_body("y", joint="free", mass=1.0, inertia=np.eye(3))
     b.add_geometry("y", "sphere", (0.1,), name="y", friction=(0.7, 0.0, 0.0), margin=0.02, condim=1)
+    b.add_body("z", joint="free", mass=1.0, inertia=np.eye(3))
+    b.add_geometry("z", "sphere", (0.1,), name="z", friction=(0.9, 0.0, 0.0), condim=1)
     b.add_geometry("world", "plane", name="floor", friction=(0.5, 0.0, 0.0), restitution=0.6)
     table = GeometryTable(b.build())
     by_name = {frozenset((table.geometries[i].name, table.geometries[j].name)): k
                for k, (i, j) in enumerate(table.pairs)}
-    xy, xf, yf = (by_name[frozenset(p)] for p in (("x", "y"), ("x", "floor"), ("y", "floor")))
-    assert table.mu[xy] == 0.0 and table.mu[yf] == 0.0     # condim 1 (max of the two) on y
-    assert table.mu[xf] == 0.5
+    xy, xf, yf, yz = (by_name[frozenset(p)] for p in (("x", "y"), ("x", "floor"), ("y", "floor"), ("y", "z")))
+    assert table.mu[xy] == 0.7 and table.mu[yf] == 0.7 and table.mu[xf] == 0.5
+    assert table.mu[yz] == 0.0                               # condim 1 on both
     assert table.margin[xy] == pytest.approx(0.03)
     assert table.restitution[xf] == 0.6 and table.restitution[xy] == 0.2
 

@@ -115,6 +115,12 @@ class ContactTable:
         self.solver = solver
         self.max_iterations = int(max_iterations)
 
+    def view(self):
+        """The table as the :data:`~._contact.Contacts` tuple the kernels
+        take (what ``contact_view(handle)`` rebuilds in compiled code; used
+        as is without JIT)."""
+        return CF.Contacts(self.head, *(self.arrays[name] for name, _, _ in CF.ARRAYS))
+
     def __len__(self):
         """The number of candidate pairs."""
         return len(self.geometry)

@@ -694,13 +694,12 @@ def contact_after(ws, C, q, v, q_out, v_out):
     return n
 
 
-@njit(cache=True)
-def contact_problem_kernel(data, contacts, q, v, vf):
+@njit(cache=True, nogil=True, inline="always")
+def contact_problem(ws, C, q, v, vf):
     """The contact problem of a step from (q, v) with the free velocity
     ``vf`` in the table (W, b, μ and the warm start; for a solver called
     from Python: the reference modes), without solving it. Returns the
     number of contacts or a failure status."""
-    ws, C = handle_workspace(data), CF.contact_view(contacts)
     n = _contacts_at(ws, C, q)
     if n <= 0:
         return n
@@ -710,11 +709,10 @@ def contact_problem_kernel(data, contacts, q, v, vf):
     return n
 
 
-@njit(cache=True)
-def contact_apply_kernel(data, contacts, q, n, vf, q_out, v_out):
-    """After :func:`contact_problem_kernel` and a solve that wrote the
-    impulses: ``v_out = vf + M⁻¹Jᵀλ`` and ``q_out = q ⊕ h v_out``."""
-    ws, C = handle_workspace(data), CF.contact_view(contacts)
+@njit(cache=True, nogil=True, inline="always")
+def contact_apply(ws, C, q, n, vf, q_out, v_out):
+    """After :func:`contact_problem` and a solve that wrote the impulses:
+    ``v_out = vf + M⁻¹Jᵀλ`` and ``q_out = q ⊕ h v_out``."""
     CF.finish_contacts(C, n, vf, v_out)
     integrate_kernel(ws.tree, q, v_out, C.scalars[CF.DT], q_out)
     return n
@@ -725,6 +723,18 @@ def contact_after_kernel(data, contacts, q, v, q_out, v_out):
     """:func:`contact_after` on the workspace and contact table behind two
     handles (the simulator's Python step); returns as it."""
     return contact_after(handle_workspace(data), CF.contact_view(contacts), q, v, q_out, v_out)
+
+
+@njit(cache=True)
+def contact_problem_kernel(data, contacts, q, v, vf):
+    """:func:`contact_problem` behind two handles."""
+    return contact_problem(handle_workspace(data), CF.contact_view(contacts), q, v, vf)
+
+
+@njit(cache=True)
+def contact_apply_kernel(data, contacts, q, n, vf, q_out, v_out):
+    """:func:`contact_apply` behind two handles."""
+    return contact_apply(handle_workspace(data), CF.contact_view(contacts), q, n, vf, q_out, v_out)
 
 
 # ------------------------------------------------------------------ the integrators

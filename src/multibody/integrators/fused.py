@@ -193,9 +193,7 @@ class StepTable:
                             tau, q_out, v_out)
 
     def _contact_view(self):
-        if self.contacts is None:
-            return None
-        return K.CF.contact_view(self.contacts.handle)
+        return None if self.contacts is None else self.contacts.view()
 
     def evaluate_elements(self, t, q, v):
         """Write the forces (and, for the implicit integrators, the

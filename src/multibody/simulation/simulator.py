@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import types
 
-from .._compiled import B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
+from .._compiled import JIT, B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
 from .._status import (CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, CONTACTS_DROPPED, EFFORT_CLAMPED,
                        MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED, describe)
 from ..constraints import Constraints, JointLimits, project, project_positions
@@ -20,7 +20,8 @@ from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
 from ..integrators import INTEGRATORS, Integrator
 from ..integrators.fused import NO_CONTROL, fused_table
-from ..integrators._kernels import contact_after_kernel, contact_apply_kernel, contact_problem_kernel
+from ..integrators._kernels import contact_after, contact_after_kernel, contact_apply, contact_apply_kernel, \
+    contact_problem, contact_problem_kernel
 from ..constraints import _contact as _CF
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
@@ -33,7 +34,6 @@ from .trajectory import Trajectory, model_fingerprint
 
 _END = None
 _TAU = None
-_CONTACT = None
 # the contact_solver names (docs/contact.md): compiled, and reference modes solved in Python each step
 CONTACT_SOLVERS = ("pgs", "lemke")
 REFERENCE_SOLVERS = ("anitescu", "anitescu_hart", "staggered")
@@ -44,12 +44,6 @@ def _tau_entry():
     global _TAU
     _TAU = entry(check_tau_kernel, F64_1, F64_1, types.boolean, F64_1, B_1)
     return _TAU
-
-
-def _contact_entry():
-    global _CONTACT
-    _CONTACT = entry(contact_after_kernel, types.int64, types.int64, F64_1, F64_1, F64_1, F64_1)
-    return _CONTACT
 
 
 def _end_entry():
@@ -307,6 +301,8 @@ class Simulator:
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold)
+        if self.contact is not None:
+            self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
         # else None: the integrator's Python step
         reference = self.contact is not None and self.contact.reference is not None
@@ -560,7 +556,7 @@ class Simulator:
         if self.contact.reference is not None:
             n = self._reference_contact(s, q1, v1, k)
         else:
-            n = (_CONTACT or _contact_entry())(self.system.data.handle, self.contact.handle, s.q, s.v, q1, v1)
+            n = self._contact_kernel("after", s.q, s.v, q1, v1)
         if n < 0:
             self._contact_failed(n, k, s.t)
         self._contact_flags(self.contact.flags, k, s.t)
@@ -572,7 +568,7 @@ class Simulator:
         from ..solvers import solve_contact
         C = self.contact
         vf = v1.copy()
-        n = contact_problem_kernel(self.system.data.handle, C.handle, s.q, s.v, vf)
+        n = self._contact_kernel("problem", s.q, s.v, vf)
         if n <= 0:
             return n
         a, m = C.arrays, 3 * n
@@ -585,7 +581,18 @@ class Simulator:
         a["impulse"][:m] = result.lam
         C.head[_CF.ITERATIONS] = result.iterations
         C.head[_CF.FLAGS] = 0 if result.converged else CONTACT_NOT_CONVERGED
-        return contact_apply_kernel(self.system.data.handle, C.handle, s.q, n, vf, q1, v1)
+        return self._contact_kernel("apply", s.q, n, vf, q1, v1)
+
+    def _contact_kernel(self, which, *args):
+        """A kernel of the Python step's contact stage ("after", "problem",
+        "apply" of integrators/_kernels.py) on this simulator's workspace and
+        contact table: through their handles, or without JIT on the arrays."""
+        if JIT:
+            kernel = {"after": contact_after_kernel, "problem": contact_problem_kernel,
+                      "apply": contact_apply_kernel}[which]
+            return kernel(self.system.data.handle, self.contact.handle, *args)
+        fn = {"after": contact_after, "problem": contact_problem, "apply": contact_apply}[which]
+        return fn(self.system.data.arrays(), self.contact.view(), *args)
 
     def _contact_failed(self, st, k, t0):
         """Raise the SimulationError of a failed contact stage."""
