@@ -14,6 +14,9 @@ from multibody.errors import InputError, SimulationWarning
 from scenes import ball, incline, spheres
 
 RIGID = ("semi_implicit_euler", "implicit_euler", "rk4")
+# in the NUMBA_DISABLE_JIT pass only semi-implicit Euler (the others run in the compiled pass)
+RIGID_MARKED = ("semi_implicit_euler", pytest.param("implicit_euler", marks=pytest.mark.slow),
+                pytest.param("rk4", marks=pytest.mark.slow))
 
 
 def drop(integrator, height=1.0, restitution=0.0, dt=1e-3, seconds=1.5, radius=0.1):
@@ -43,6 +46,7 @@ def apexes(z):
     return z[k]
 
 
+@pytest.mark.slow  # 25 000 steps
 @pytest.mark.parametrize("e", [0.5, 0.8])
 def test_bounce_heights_follow_e_squared(e):
     # dt = 0.1 ms: the impact happens within a step, which misplaces each bounce by up to v·dt
@@ -56,7 +60,7 @@ def test_bounce_heights_follow_e_squared(e):
 THETA = np.radians(15.0)
 
 
-@pytest.mark.parametrize("integrator", RIGID)
+@pytest.mark.parametrize("integrator", RIGID_MARKED)
 @pytest.mark.parametrize("friction", ["cone", "box"])
 @pytest.mark.parametrize("mu", [0.0, 0.125, 0.25, 0.375])
 def test_box_on_an_incline_slides_as_coulomb_says(mu, friction, integrator):
