@@ -64,7 +64,10 @@ def main():
           f"{'rollout ratio':>13}")
     for name, xml in SCENES.items():
         model = mb.load_mjcf(xml)
-        sim = mb.Simulator(model, dt=1e-3)
+        m = mujoco.MjModel.from_xml_string(xml)
+        # the bodies where the file puts them (MuJoCo's qpos0; the model's neutral q has the free
+        # bodies at their parents' origin, inside the floor)
+        sim = mb.Simulator(model, dt=1e-3, q0=m.qpos0.copy())
         sim.rollout(steps=300)
         contacts = sim.contact.count
         cp = sim.checkpoint()
@@ -76,7 +79,6 @@ def main():
         t0 = time.perf_counter()
         sim.rollout(steps=n)
         t_roll = (time.perf_counter() - t0) / n
-        m = mujoco.MjModel.from_xml_string(xml)
         d = mujoco.MjData(m)
         for _ in range(300):
             mujoco.mj_step(m, d)
