@@ -3,8 +3,8 @@
 
     python3 run.py demo     # create .venv, install multibody, run the main job
     python3 run.py test     # create .venv, install multibody[test], run the test suite
-                            # twice: compiled (everything), then with NUMBA_DISABLE_JIT=1
-                            # (without the tests marked slow)
+                            # twice: compiled (everything) and with NUMBA_DISABLE_JIT=1
+                            # (without the tests marked slow), side by side on two cores
     python3 run.py bench    # ... and the benchmarks against Pinocchio, and the demo's start-up time
 
 The virtual environment lives in ./.venv and is reinstalled only when
@@ -15,6 +15,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -50,13 +51,28 @@ def main(argv):
         return subprocess.call([PY, "-m", "multibody", "demo", *rest], cwd=ROOT)
     if cmd == "test":
         ensure_env("test")
-        rc = subprocess.call([PY, "-m", "pytest", "-q", *rest], cwd=ROOT)
-        # The same suite interpreted (DESIGN.md: NUMBA_DISABLE_JIT=1 must run everything).
-        print("\n=== the same tests with NUMBA_DISABLE_JIT=1 ===", flush=True)
+        compiled = [PY, "-m", "pytest", "-q", *rest]
+        # The same suite interpreted (DESIGN.md: NUMBA_DISABLE_JIT=1 must run everything); long
+        # verification (@pytest.mark.slow) runs in the compiled pass only.
+        interpreted = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *rest]
         env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-        # long verification (@pytest.mark.slow) runs in the compiled pass only
-        rc_nojit = subprocess.call([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *rest],
-                                   cwd=ROOT, env=env)
+        if (os.cpu_count() or 1) < 2:
+            rc = subprocess.call(compiled, cwd=ROOT)
+            print("\n=== the same tests with NUMBA_DISABLE_JIT=1 ===", flush=True)
+            return rc or subprocess.call(interpreted, cwd=ROOT, env=env)
+        # Two cores: the interpreted pass runs beside the compiled one (which is mostly Numba
+        # compiling, one core), its output printed when both are done.
+        with tempfile.TemporaryFile("w+") as log:
+            other = subprocess.Popen(interpreted, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                rc = subprocess.call(compiled, cwd=ROOT)
+                rc_nojit = other.wait()
+            finally:
+                if other.poll() is None:
+                    other.kill()
+            log.seek(0)
+            print("\n=== the same tests with NUMBA_DISABLE_JIT=1 (run alongside) ===", flush=True)
+            sys.stdout.write(log.read())
         return rc or rc_nojit
     ensure_env("test")
     rc = 0

@@ -83,7 +83,7 @@ def main():
               f"dt = 1e-3, {STEPS} steps from the initial state per block")
         for integrator, mj_integrator in (("semi_implicit_euler", mujoco.mjtIntegrator.mjINT_EULER),
                                           ("rk4", mujoco.mjtIntegrator.mjINT_RK4)):
-            sim = mb.Simulator(model, 1e-3, integrator)
+            sim = mb.Simulator(model, 1e-3, integrator, contact_solver=None)
             m.opt.timestep = 1e-3
             m.opt.integrator = mj_integrator
             d = mujoco.MjData(m)

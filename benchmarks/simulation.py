@@ -59,7 +59,7 @@ def main():
     print(f"Talos: nq {model.nq}, nv {model.nv}, joint damping {model.damping.max():g} (max); dt = {dt}; "
           f"{len(mb.constraints.JointLimits(model))} limit rows")
     for limits in (True, False):
-        sim = mb.Simulator(model, dt, "semi_implicit_euler", q0=q0, limits=limits)
+        sim = mb.Simulator(model, dt, "semi_implicit_euler", q0=q0, limits=limits, contact_solver=None)
         if limits:
             m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
         else:
@@ -143,7 +143,7 @@ def every_integrator(dt=1e-3, steps=200):
         for integ, peer in PEERS.items():
             m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
             try:
-                sim = mb.Simulator(model, dt, integ, q0=q0, limits=False)
+                sim = mb.Simulator(model, dt, integ, q0=q0, limits=False, contact_solver=None)
             except mb.InputError:  # symplectic Euler on a free joint
                 continue
 
@@ -173,7 +173,7 @@ def every_integrator(dt=1e-3, steps=200):
             tau = np.zeros(v.shape[0])
             tau[6 * free:] = kp * (q_ref - q[7 * free:]) - kd * v[6 * free:]
             return tau
-        sim = mb.Simulator(model, dt, "semi_implicit_euler", q0=q0, limits=False)
+        sim = mb.Simulator(model, dt, "semi_implicit_euler", q0=q0, limits=False, contact_solver=None)
 
         def mj_pd():
             mujoco.mj_resetData(m, d)
@@ -208,7 +208,7 @@ def batched(B=64, steps=1000, dt=1e-3):
     q0 = np.tile(model.neutral(), (B, 1))
     q0[:, 2] = 1.0
     v0 = rng.normal(scale=0.3, size=(B, model.nv))
-    sim = mb.Simulator(model, dt, "semi_implicit_euler", limits=False)
+    sim = mb.Simulator(model, dt, "semi_implicit_euler", limits=False, contact_solver=None)
     d = mujoco.MjData(m)
     nstate = mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS)
     state0 = np.empty((B, nstate))

@@ -48,6 +48,7 @@ from numba.extending import intrinsic
 from ._status import BAD_SHAPE, NEEDS_MATRIX  # noqa: F401 (the fast paths' statuses, imported from here too)
 
 F64_1 = types.float64[:]            # any layout: strided views are fine
+F64_1C = types.float64[::1]
 F64_2C = types.float64[:, ::1]
 F64_3C = types.float64[:, :, ::1]
 F64_4C = types.float64[:, :, :, ::1]
@@ -168,20 +169,25 @@ def i64_pointer(typingctx, address):
 
 
 @intrinsic
-def call_address(typingctx, address, a, b, c):
-    """Call the C function ``int64 f(int64, int64, int64)`` at ``address``
-    (a ``numba.cfunc``'s) with (a, b, c). A kernel that calls a large
-    compiled function this way does not link its code: Numba re-optimizes
-    every function a kernel calls directly as part of that kernel, which
-    made each fused step with contact take ~90 s to compile (the narrow
-    phase, once per step kernel). The address is read at run time (a
-    table entry), so the caller stays cacheable."""
-    sig = types.int64(types.int64, types.int64, types.int64, types.int64)
+def call_address(typingctx, address, *args):
+    """Call the C function ``int64 f(int64, ...)`` at ``address`` (a
+    ``numba.cfunc``'s) with the int64 arguments ``args`` (addresses of
+    arrays and tables, counts). A kernel that calls a large compiled
+    function this way does not link its code: Numba re-optimizes every
+    function a kernel calls directly as part of that kernel, which made
+    each fused step with contact take ~90 s to compile (the narrow phase,
+    once per step kernel), and each of the step and rollout kernels compile
+    the whole integrator again. The address is read at run time (a table
+    entry), so the caller stays cacheable."""
+    if not all(isinstance(a, types.Integer) for a in args):
+        return None
+    sig = types.int64(address, types.StarArgTuple.from_types(args))
 
-    def codegen(context, builder, signature, args):
+    def codegen(context, builder, signature, llargs):
         i64 = ir.IntType(64)
-        fn = builder.inttoptr(args[0], ir.FunctionType(i64, [i64, i64, i64]).as_pointer())
-        return builder.call(fn, [args[1], args[2], args[3]])
+        fn = builder.inttoptr(llargs[0], ir.FunctionType(i64, [i64] * len(args)).as_pointer())
+        values = cgutils.unpack_tuple(builder, llargs[1], len(args))
+        return builder.call(fn, [context.cast(builder, a, t, types.int64) for a, t in zip(values, args)])
     return sig, codegen
 
 

@@ -53,6 +53,9 @@ def _last_dof(model):
     return out
 
 
+_EMPTY = None  # ContactTable.empty()
+
+
 class ContactTable:
     """The contact stage's table for ``model`` with time step ``dt`` (s).
 
@@ -91,29 +94,47 @@ class ContactTable:
         if max_iterations is None:
             max_iterations = 500 if solver == "pgs" else 500 + 150 * cap
         sizes = (len(g.code), npair, cap, model.nv, model.nbodies, len(g.vertices))
-        self.arrays = {name: np.zeros(shape(*sizes), dtype) for name, dtype, shape in CF.ARRAYS}
-        a = self.arrays
+        self._allocate(sizes)
+        a, head = self.arrays, self.head
         for name in ("code", "body", "local", "size", "radius", "vstart", "vertices", "pairs", "mu", "restitution",
                      "margin"):
             a[name][...] = getattr(g, name)
         a["last_dof"][:] = _last_dof(model)
         a["scalars"][[CF.DT, CF.REACH, CF.ERP, CF.THRESHOLD, CF.TOLERANCE, CF.OMEGA]] = \
             dt, distance, erp, restitution_threshold, tolerance, 1.0
-        self.head = head = np.zeros(CF.HEAD_SIZE, np.int64)
-        head[[CF.NG, CF.NPAIR, CF.CAP, CF.NV, CF.NB, CF.NVERT]] = sizes
         head[CF.FRICTION] = FRICTION_MODELS[friction]
         head[CF.SOLVER] = SOLVERS[solver][0]
         head[CF.SIDES] = sides
         head[CF.MAX_ITER] = max_iterations
-        for name, _, _ in CF.ARRAYS:
-            head[CF.ADDRESS[name]] = a[name].ctypes.data
-        self.handle = int(head.ctypes.data)
-        head[CF.SELF] = self.handle
         head[CF.DETECT] = CF.c_address("detect")
         head[CF.SOLVE] = CF.c_address("solve")
         self.friction = friction
         self.solver = solver
         self.max_iterations = int(max_iterations)
+
+    def _allocate(self, sizes):
+        """The arrays of the table for the sizes (ng, npair, cap, nv, nb,
+        nvert), and its head with their addresses."""
+        self.arrays = {name: np.zeros(shape(*sizes), dtype) for name, dtype, shape in CF.ARRAYS}
+        self.head = head = np.zeros(CF.HEAD_SIZE, np.int64)
+        head[[CF.NG, CF.NPAIR, CF.CAP, CF.NV, CF.NB, CF.NVERT]] = sizes
+        for name, _, _ in CF.ARRAYS:
+            head[CF.ADDRESS[name]] = self.arrays[name].ctypes.data
+        self.handle = int(head.ctypes.data)
+        head[CF.SELF] = self.handle
+
+    @classmethod
+    def empty(cls):
+        """The table of no pairs that the fused steps of a system without
+        contact take (their contact stage returns at once): one compiled
+        step serves systems with and without contact. Shared, never
+        written."""
+        global _EMPTY
+        if _EMPTY is None:
+            _EMPTY = cls.__new__(cls)
+            _EMPTY._allocate((0,) * 6)
+            _EMPTY.head.flags.writeable = False
+        return _EMPTY
 
     def view(self):
         """The table as the :data:`~._contact.Contacts` tuple the kernels

@@ -59,7 +59,15 @@ def _rnea_kernel(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
 @njit(cache=True, nogil=True, inline="always")
 def rnea_posed(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
     """:func:`_rnea_kernel` after the forward kinematics: ``poses`` already
-    holds the poses at q (for a caller that just ran CRBA at q)."""
+    holds the poses at q (for a caller that just ran CRBA at q). Its
+    vectors as any layout: one compilation for every caller."""
+    _rnea_posed(tree, any_layout(q), any_layout(v), any_layout(a), gravity_on, fext_on, poses, spatial,
+                any_layout(tau))
+
+
+@njit(cache=True, nogil=True)
+def _rnea_posed(tree, q, v, a, gravity_on, fext_on, poses, spatial, tau):
+    """:func:`rnea_posed`."""
     nb = tree.shape[0]
     g = 1.0 if gravity_on else 0.0
     for r in range(3):

@@ -16,14 +16,21 @@ the effort limits (:func:`applied`), the integrator's free motion
 (``*_core``: accelerations by ABA or the linearized velocity equation by
 CRBA, RNEA and the force Jacobians), the position limits solved at the end
 (:func:`~multibody.constraints._kernels.end_of_step_kernel`), and the
-finiteness check. Contact will join between the free velocity and the
-position update.
+finiteness check. The contact stage joins between the free velocity and
+the position update (docs/contact.md); a system without contact passes
+the empty contact table, whose stage returns at once.
 
-Each integrator's core is written once; the step and rollout loops are
-written once (``inline="always"`` helpers taking the core as an argument)
-and instantiated per integrator by one-line kernels, so a run compiles
-only the integrator it uses (a dispatcher passed as an argument of a
-cached kernel would not be cached; inlined, it is).
+Compilation is what this layout is organized around (a cold compile of
+the first version took 3-6 minutes per integrator and the test suite
+over an hour). Each integrator's core is written once and compiled once,
+into a C entry point (:func:`step_address`: ``numba.cfunc``); one step
+kernel and one rollout kernel, compiled once for all integrators, call
+the entry point whose address is in the table (``H_STEP``). The stages
+shared by the integrators (accelerations, the linearization, the contact
+stages) are ordinary compiled functions, compiled once; only small
+helpers are inlined. Numba re-optimizes every function a kernel calls
+directly as part of that kernel, so a call through an address is what
+keeps the integrator's code from being compiled again by each kernel.
 
 Statuses: >= 0 done, with bit ``EFFORT_CLAMPED`` / ``VELOCITY_CLAMPED``
 set when τ or v was clamped; ``TAU_NOT_FINITE - k``: τ[k] is not finite
@@ -34,10 +41,11 @@ checked Python path, which raises the precise error or takes the NumPy
 fallback (:meth:`multibody.Simulator.step`).
 """
 import numpy as np
-from numba import carray, njit
+from numba import carray, cfunc, njit, types
+from numba.extending import overload
 from collections import namedtuple
 
-from .._compiled import f64_pointer, i64_pointer, overflowed
+from .._compiled import call_address, f64_pointer, i64_pointer, overflowed
 from .._status import CONTACT_FAILED, CONTACT_NON_FINITE, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, \
     CONTACTS_DROPPED, EFFORT_CLAMPED, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, \
     VELOCITY_CLAMPED  # step statuses
@@ -58,12 +66,12 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # Baumgarte ω (rad/s). section_sizes gives each section's length. Everything the compiled code
 # and StepTable agree on is here.
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
- H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT,
+ H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT, H_STEP,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
  F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_WORK,
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
  I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV,
- HEADER) = range(56)
+ HEADER) = range(57)
 N_SCALARS = 4
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
 # rows 0-10, the step and the rollout the others
@@ -109,17 +117,30 @@ def _isec(ints, slot, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _fblock(floats, offset, shape):
+    """The float64 table from ``offset`` on as an array of ``shape`` (a
+    ``carray`` view: a reshaped slice costs a call of Numba's reshape
+    helper, ~25 ns, and a step builds the view of its table every call)."""
+    return carray(f64_pointer(floats.ctypes.data + np.uint64(8 * offset)), shape)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _iblock(ints, offset, shape):
+    """:func:`_fblock` of the int64 table."""
+    return carray(i64_pointer(ints.ctypes.data + np.uint64(8 * offset)), shape)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def table_view(ints, floats):
     """The sections of a step table as a :data:`Table` of views."""
     nq, nv, nb, ns, nl, nr, ng = ints[H_NQ], ints[H_NV], ints[H_NB], ints[H_NS], ints[H_NL], ints[H_NR], ints[H_NG]
     m = max(nq, nv, nb)
-    work = _fsec(ints, floats, F_WORK, N_WORK_VECTORS * m + 3 * nv * nv)
-    mats = work[N_WORK_VECTORS * m:]
+    w = ints[F_WORK]  # the work section: N_WORK_VECTORS rows of m, then three nv x nv matrices
+    mats = w + N_WORK_VECTORS * m
     masks = _isec(ints, I_MASKS, 2 * nv)
     loops = Loops(_isec(ints, I_ROW, nr), _isec(ints, I_KIND, nr), _isec(ints, I_IA, nr), _isec(ints, I_IB, nr),
-                  _fsec(ints, floats, F_PA, 16 * nr).reshape((nr, 4, 4)),
-                  _fsec(ints, floats, F_PB, 16 * nr).reshape((nr, 4, 4)),
-                  _fsec(ints, floats, F_U, 3 * nr).reshape((nr, 3)), _fsec(ints, floats, F_W, 3 * nr).reshape((nr, 3)),
+                  _fblock(floats, ints[F_PA], (nr, 4, 4)), _fblock(floats, ints[F_PB], (nr, 4, 4)),
+                  _fblock(floats, ints[F_U], (nr, 3)), _fblock(floats, ints[F_W], (nr, 3)),
                   _fsec(ints, floats, F_PITCH, nr), _isec(ints, I_GEAR_ROW, ng), _isec(ints, I_GEAR_JQ, ng),
                   _isec(ints, I_GEAR_JV, ng), _isec(ints, I_GEAR_IQ, ng), _isec(ints, I_GEAR_IV, ng),
                   _fsec(ints, floats, F_RATIO, ng), _fsec(ints, floats, F_OFFSET, ng))
@@ -128,12 +149,12 @@ def table_view(ints, floats):
                  _fsec(ints, floats, F_DAMPING, nv), _fsec(ints, floats, F_STIFFNESS, ns),
                  _fsec(ints, floats, F_REST, ns), _fsec(ints, floats, F_EFFORT, nv), _fsec(ints, floats, F_VMAX, nv),
                  _fsec(ints, floats, F_LIM_SIGN, nl), _fsec(ints, floats, F_LIM_BOUND, nl),
-                 _fsec(ints, floats, F_FEXT, nv), _fsec(ints, floats, F_KEXT, nv * nv).reshape((nv, nv)),
-                 _fsec(ints, floats, F_DEXT, nv * nv).reshape((nv, nv)), _fsec(ints, floats, F_TAU, nv),
-                 work[:N_WORK_VECTORS * m].reshape((N_WORK_VECTORS, m)),
-                 mats[:nv * nv].reshape((nv, nv)), mats[nv * nv:2 * nv * nv].reshape((nv, nv)),
-                 mats[2 * nv * nv:].reshape((nv, nv)), _isec(ints, I_SPRING_Q, ns), _isec(ints, I_SPRING_V, ns),
-                 _isec(ints, I_LIM_Q, nl), _isec(ints, I_LIM_V, nl), _isec(ints, I_MASK, nv * nv).reshape((nv, nv)),
+                 _fsec(ints, floats, F_FEXT, nv), _fblock(floats, ints[F_KEXT], (nv, nv)),
+                 _fblock(floats, ints[F_DEXT], (nv, nv)), _fsec(ints, floats, F_TAU, nv),
+                 _fblock(floats, w, (N_WORK_VECTORS, m)), _fblock(floats, mats, (nv, nv)),
+                 _fblock(floats, mats + nv * nv, (nv, nv)), _fblock(floats, mats + 2 * nv * nv, (nv, nv)),
+                 _isec(ints, I_SPRING_Q, ns), _isec(ints, I_SPRING_V, ns),
+                 _isec(ints, I_LIM_Q, nl), _isec(ints, I_LIM_V, nl), _iblock(ints, ints[I_MASK], (nv, nv)),
                  _isec(ints, I_COORD_BODY, nv), masks[:nv], masks[nv:], _isec(ints, I_PIVOTS, nv), loops)
 
 
@@ -589,7 +610,11 @@ def matvec(A, x, out):
 @njit(cache=True, nogil=True, inline="always")
 def _contacts_at(ws, C, q):
     """Detect the contacts at q (world poses by forward kinematics); their
-    number, or CONTACT_FAILED. Resets the step's contact flags."""
+    number, or CONTACT_FAILED. Resets the step's contact flags. A table
+    without pairs (:meth:`~multibody.constraints.contact.ContactTable.empty`,
+    a system without contact) gives 0 at once."""
+    if C.head[CF.NPAIR] == 0:
+        return 0
     C.head[CF.FLAGS] = 0
     fk_kernel(ws.tree, q, ws.poses)
     n = CF.detect_contacts(C, ws.poses[0])
@@ -1052,7 +1077,7 @@ def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, start, n
         if kind != 0:
             control(ws, T, kind, gains, refs[0] if refs.shape[0] == 1 else refs[start + k], q, v, tau, u)
             tau = u
-        st = fused_step(core, ws, T, loops, C, q, v, tau, qn, vn)
+        st = run_step(core, ws, T, loops, C, q, v, tau, qn, vn)
         if st < 0:
             return k, st
         q[:] = qn
@@ -1072,251 +1097,129 @@ def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, start, n
     return n, 0
 
 
+def run_step(core, ws, T, loops, C, q, v, tau, q_out, v_out):
+    """:func:`fused_step`; in compiled code ``core`` is the (address,
+    step-table handle) of the integrator's C entry point
+    (:func:`step_address`) and the step a call through it."""
+    return fused_step(core, ws, T, loops, C, q, v, tau, q_out, v_out)
+
+
+@overload(run_step, jit_options=dict(cache=True))
+def _run_step_compiled(core, ws, T, loops, C, q, v, tau, q_out, v_out):
+    if isinstance(core, types.UniTuple):
+        def impl(core, ws, T, loops, C, q, v, tau, q_out, v_out):
+            return call_address(core[0], core[1], q.ctypes.data, v.ctypes.data, tau.ctypes.data, q_out.ctypes.data,
+                                v_out.ctypes.data)
+        return impl
+    return None
+
+
 @njit(cache=True, nogil=True, inline="always")
-def step_from_handle(core, with_loops, with_contact, handle, q, v, tau, q_out, v_out):
-    """:func:`fused_step` on the table and workspace behind a step-table
-    handle; ``with_loops`` (``with_contact``) None for a system without loop
-    constraints (contact): those stages are then not compiled (Numba prunes
-    a branch on None)."""
+def step_at(core, with_loops, handle, q, v, tau, q_out, v_out):
+    """:func:`fused_step` with ``core`` on the table and workspace behind
+    the step-table ``handle`` and the contiguous state vectors at the
+    addresses q, v, tau, q_out, v_out: the body of the C entry points.
+    ``with_loops`` None for a system without loop constraints: that stage
+    is then not compiled (Numba prunes a branch on None)."""
     ints, floats, data = table_arrays(handle)
     T = table_view(ints, floats)
+    nq, nv = T.nq, T.nv
     return fused_step(core, handle_workspace(data), T, None if with_loops is None else T.loops,
-                      None if with_contact is None else CF.contact_view(ints[H_CONTACT]), q, v, tau, q_out, v_out)
+                      CF.contact_view(ints[H_CONTACT]), carray(f64_pointer(q), (nq,)), carray(f64_pointer(v), (nv,)),
+                      carray(f64_pointer(tau), (nv,)), carray(f64_pointer(q_out), (nq,)),
+                      carray(f64_pointer(v_out), (nv,)))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def rollout_from_handle(core, with_loops, with_contact, handle, q, v, taus, kind, gains, refs, start, n, every,
-                        stop, out_q, out_v, out_tau, out_flags, masks):
-    """:func:`fused_rollout` on the table and workspace behind a step-table handle."""
-    ints, floats, data = table_arrays(handle)
-    T = table_view(ints, floats)
-    return fused_rollout(core, handle_workspace(data), T, None if with_loops is None else T.loops,
-                         None if with_contact is None else CF.contact_view(ints[H_CONTACT]), q, v, taus, kind,
-                         gains, refs, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+# The C entry points, one per integrator (and per integrator with loop constraints): each compiles its
+# integrator once, and the step and rollout kernels below (compiled once for all integrators) call it
+# through its address in the table (H_STEP). Module-level functions, not closures: Numba caches a
+# closure's compiled code under a new key in every process.
+def _explicit_euler(handle, q, v, tau, q_out, v_out):
+    return step_at(explicit_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
-# One step kernel (keeps the GIL: a single state, see multibody._compiled) and one rollout kernel
-# (releases it) per integrator: a run compiles only what it uses.
-@njit(cache=True)
-def explicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(explicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
+def _semi_implicit_euler(handle, q, v, tau, q_out, v_out):
+    return step_at(semi_implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True)
-def semi_implicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(semi_implicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
+def _symplectic_euler(handle, q, v, tau, q_out, v_out):
+    return step_at(symplectic_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True)
-def symplectic_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(symplectic_euler_core, None, None, handle, q, v, tau, q_out, v_out)
+def _rk4(handle, q, v, tau, q_out, v_out):
+    return step_at(rk4_core, None, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True)
-def rk4_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(rk4_core, None, None, handle, q, v, tau, q_out, v_out)
+def _implicit_euler(handle, q, v, tau, q_out, v_out):
+    return step_at(implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True)
-def implicit_euler_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(implicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
+def _trapezoidal(handle, q, v, tau, q_out, v_out):
+    return step_at(trapezoidal_core, None, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True)
-def trapezoidal_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(trapezoidal_core, None, None, handle, q, v, tau, q_out, v_out)
+def _bridson_marino(handle, q, v, tau, q_out, v_out):
+    return step_at(bridson_marino_core, None, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True)
-def bridson_marino_step(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(bridson_marino_core, None, None, handle, q, v, tau, q_out, v_out)
+def _explicit_euler_loops(handle, q, v, tau, q_out, v_out):
+    return step_at(explicit_euler_core, True, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True, nogil=True)
-def explicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
-                           out_tau, out_flags, masks):
-    return rollout_from_handle(explicit_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
+def _semi_implicit_euler_loops(handle, q, v, tau, q_out, v_out):
+    return step_at(semi_implicit_euler_core, True, handle, q, v, tau, q_out, v_out)
 
 
-@njit(cache=True, nogil=True)
-def semi_implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
-                                out_tau, out_flags, masks):
-    return rollout_from_handle(semi_implicit_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True, nogil=True)
-def symplectic_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
-                             out_tau, out_flags, masks):
-    return rollout_from_handle(symplectic_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True, nogil=True)
-def rk4_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
-                out_tau, out_flags, masks):
-    return rollout_from_handle(rk4_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True, nogil=True)
-def implicit_euler_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
-                           out_tau, out_flags, masks):
-    return rollout_from_handle(implicit_euler_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True, nogil=True)
-def trapezoidal_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
-                        out_tau, out_flags, masks):
-    return rollout_from_handle(trapezoidal_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True, nogil=True)
-def bridson_marino_rollout(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v,
-                           out_tau, out_flags, masks):
-    return rollout_from_handle(bridson_marino_core, None, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def explicit_euler_step_loops(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(explicit_euler_core, True, None, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def explicit_euler_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
-                                 out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(explicit_euler_core, True, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def semi_implicit_euler_step_loops(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(semi_implicit_euler_core, True, None, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def semi_implicit_euler_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
-                                      out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(semi_implicit_euler_core, True, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def rk4_step_loops(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(rk4_core, True, None, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def rk4_rollout_loops(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q,
-                      out_v, out_tau, out_flags, masks):
-    return rollout_from_handle(rk4_core, True, None, handle, q, v, taus, kind, gains, refs, start, n,
-                               every, stop, out_q, out_v, out_tau, out_flags, masks)
+def _rk4_loops(handle, q, v, tau, q_out, v_out):
+    return step_at(rk4_core, True, handle, q, v, tau, q_out, v_out)
 
 
 CORES = {"explicit_euler": explicit_euler_core, "semi_implicit_euler": semi_implicit_euler_core,
          "symplectic_euler": symplectic_euler_core, "rk4": rk4_core, "implicit_euler": implicit_euler_core,
          "trapezoidal": trapezoidal_core, "bridson_marino": bridson_marino_core}
-STEPS = {"explicit_euler": explicit_euler_step, "semi_implicit_euler": semi_implicit_euler_step,
-         "symplectic_euler": symplectic_euler_step, "rk4": rk4_step, "implicit_euler": implicit_euler_step,
-         "trapezoidal": trapezoidal_step, "bridson_marino": bridson_marino_step}
-ROLLOUTS = {"explicit_euler": explicit_euler_rollout, "semi_implicit_euler": semi_implicit_euler_rollout,
-            "symplectic_euler": symplectic_euler_rollout, "rk4": rk4_rollout,
-            "implicit_euler": implicit_euler_rollout, "trapezoidal": trapezoidal_rollout,
-            "bridson_marino": bridson_marino_rollout}
-# with loop constraints (the stages compiled only for systems that have them)
-STEPS_LOOPS = {"explicit_euler": explicit_euler_step_loops, "semi_implicit_euler": semi_implicit_euler_step_loops,
-               "rk4": rk4_step_loops}
-ROLLOUTS_LOOPS = {"explicit_euler": explicit_euler_rollout_loops,
-                  "semi_implicit_euler": semi_implicit_euler_rollout_loops, "rk4": rk4_rollout_loops}
+_ENTRY_FUNCTIONS = {(name, False): globals()["_" + name] for name in CORES}
+# the integrators whose fused step takes hard loop constraints
+_ENTRY_FUNCTIONS.update({(name, True): globals()[f"_{name}_loops"]
+                         for name in ("explicit_euler", "semi_implicit_euler", "rk4")})
+_ENTRIES = {}
 
 
-# with contact (the contact stage compiled only for systems that have collision pairs)
-@njit(cache=True)
-def explicit_euler_step_contact(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(explicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def explicit_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                                   out_flags, masks):
-    return rollout_from_handle(explicit_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
+def step_address(name, loops=False):
+    """The address of the C entry point ``int64 f(handle, q, v, tau,
+    q_out, v_out)`` (all int64: the step table's handle and the addresses
+    of contiguous float64 vectors) of integrator ``name``'s fused step,
+    with the loop-constraint stages if ``loops``; compiled or loaded from
+    Numba's cache on first use."""
+    key = (name, bool(loops))
+    if key not in _ENTRIES:
+        _ENTRIES[key] = cfunc(types.int64(*(types.int64,) * 6), cache=True, nopython=True)(_ENTRY_FUNCTIONS[key])
+    return _ENTRIES[key].address
 
 
 @njit(cache=True)
-def semi_implicit_euler_step_contact(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(semi_implicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+def step_kernel(handle, q, v, tau, q_out, v_out):
+    """One fused step (the C entry point in the table behind ``handle``)
+    from (q, v) with the joint forces τ into (q_out, v_out); its status.
+    Vectors that are not contiguous are copied first. Keeps the GIL (a
+    single state, see multibody._compiled)."""
+    if not q.flags.c_contiguous:
+        q = np.ascontiguousarray(q)
+    if not v.flags.c_contiguous:
+        v = np.ascontiguousarray(v)
+    if not tau.flags.c_contiguous:
+        tau = np.ascontiguousarray(tau)
+    ints = carray(i64_pointer(handle), (HEADER,))
+    return call_address(ints[H_STEP], handle, q.ctypes.data, v.ctypes.data, tau.ctypes.data, q_out.ctypes.data,
+                        v_out.ctypes.data)
 
 
 @njit(cache=True, nogil=True)
-def semi_implicit_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                                        out_flags, masks):
-    return rollout_from_handle(semi_implicit_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def symplectic_euler_step_contact(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(symplectic_euler_core, None, True, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def symplectic_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                                     out_flags, masks):
-    return rollout_from_handle(symplectic_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def rk4_step_contact(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(rk4_core, None, True, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def rk4_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                        out_flags, masks):
-    return rollout_from_handle(rk4_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def implicit_euler_step_contact(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(implicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def implicit_euler_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                                   out_flags, masks):
-    return rollout_from_handle(implicit_euler_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def trapezoidal_step_contact(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(trapezoidal_core, None, True, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def trapezoidal_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                                out_flags, masks):
-    return rollout_from_handle(trapezoidal_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
-
-
-@njit(cache=True)
-def bridson_marino_step_contact(handle, q, v, tau, q_out, v_out):
-    return step_from_handle(bridson_marino_core, None, True, handle, q, v, tau, q_out, v_out)
-
-
-@njit(cache=True, nogil=True)
-def bridson_marino_rollout_contact(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                                   out_flags, masks):
-    return rollout_from_handle(bridson_marino_core, None, True, handle, q, v, taus, kind, gains, refs, start, n, every, stop,
-                               out_q, out_v, out_tau, out_flags, masks)
-
-STEPS_CONTACT = {"explicit_euler": explicit_euler_step_contact, "semi_implicit_euler": semi_implicit_euler_step_contact, "symplectic_euler": symplectic_euler_step_contact, "rk4": rk4_step_contact, "implicit_euler": implicit_euler_step_contact, "trapezoidal": trapezoidal_step_contact, "bridson_marino": bridson_marino_step_contact}
-ROLLOUTS_CONTACT = {"explicit_euler": explicit_euler_rollout_contact, "semi_implicit_euler": semi_implicit_euler_rollout_contact, "symplectic_euler": symplectic_euler_rollout_contact, "rk4": rk4_rollout_contact, "implicit_euler": implicit_euler_rollout_contact, "trapezoidal": trapezoidal_rollout_contact, "bridson_marino": bridson_marino_rollout_contact}
+def rollout_kernel(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau, out_flags,
+                   masks):
+    """:func:`fused_rollout` on the table behind ``handle``, each step a
+    call of the integrator's C entry point; ``q`` and ``v`` contiguous
+    (changed in place)."""
+    ints, floats, data = table_arrays(handle)
+    T = table_view(ints, floats)
+    return fused_rollout((ints[H_STEP], handle), handle_workspace(data), T, None, None, q, v, taus, kind, gains,
+                         refs, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)

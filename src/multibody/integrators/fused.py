@@ -19,7 +19,8 @@ import numpy as np
 
 from numba import types
 
-from .._compiled import JIT, F64_1, F64_2C, I64_1, INT, entry
+from .._compiled import JIT, F64_1, F64_1C, F64_2C, I64_1, INT, entry
+from ..constraints.contact import ContactTable
 from ..forces.base import generalized_forces
 from ..forces.joint import JointDamper, JointSpring
 from ..forces._kin import topology
@@ -36,7 +37,7 @@ _CONSTRAINED = ("explicit_euler", "semi_implicit_euler", "rk4")
 
 NO_CONTROL = (0, np.zeros((3, 0)), np.zeros((1, 0)))  # the rollout's control argument without a controller
 _STEP_SIG = (INT, F64_1, F64_1, F64_1, F64_1, F64_1)
-_ROLLOUT_SIG = (INT, F64_1, F64_1, F64_2C, INT, F64_2C, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1,
+_ROLLOUT_SIG = (INT, F64_1C, F64_1C, F64_2C, INT, F64_2C, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1,
                 types.boolean[:, :, ::1])
 
 
@@ -144,7 +145,7 @@ class StepTable:
         ints[K.H_EXTERNAL] = self.external
         ints[K.H_PROJECT] = bool(project)
         self.contacts = contacts  # kept alive with the handle the table holds
-        ints[K.H_CONTACT] = 0 if contacts is None else contacts.handle
+        ints[K.H_CONTACT] = (ContactTable.empty() if contacts is None else contacts).handle
         floats[:K.N_SCALARS] = dt, restitution, threshold, system.baumgarte
 
         def fsec(slot):
@@ -176,9 +177,9 @@ class StepTable:
         self.Dext = fsec(K.F_DEXT).reshape(nv, nv)
         self.handle = int(ints.ctypes.data)
         self.loops = C is not None  # the kernels with the loop stages
-        if JIT:
-            kernels = K.STEPS_CONTACT if contacts is not None else K.STEPS_LOOPS if self.loops else K.STEPS
-            self._step = entry(kernels[integrator_name], *_STEP_SIG)
+        if JIT:  # the integrator's C entry point, called by the step and rollout kernels of all integrators
+            ints[K.H_STEP] = K.step_address(integrator_name, self.loops)
+            self._step = entry(K.step_kernel, *_STEP_SIG)
             self._rollout = None
         else:  # no handles without compiled code: the same cores over the arrays
             self._step = self._step_arrays
@@ -215,9 +216,7 @@ class StepTable:
     def compile_rollout(self):
         """Compile (or load from the cache) the rollout kernel now."""
         if JIT and self._rollout is None:
-            kernels = K.ROLLOUTS_CONTACT if self.contacts is not None else K.ROLLOUTS_LOOPS if self.loops \
-                else K.ROLLOUTS
-            self._rollout = entry(kernels[self.name], *_ROLLOUT_SIG)
+            self._rollout = entry(K.rollout_kernel, *_ROLLOUT_SIG)
 
     def rollout(self, q, v, taus, control, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
         """Steps ``start + 1 .. start + n`` of a run in one compiled call
