@@ -1019,15 +1019,24 @@ def reduce_contacts(work, src, n, k0, kmax):
 
 
 @njit(cache=True, nogil=True)
-def manifold(A, B, nx, ny, nz, margin, work, scale):
-    """Multi-point contact of two polytopes (box, convex) touching along n (from A to B):
-    the support features of A along n and of B along -n; if one is a face (3+ vertices,
-    the *reference*, the better aligned with n if both), the other (the *incident*
-    polygon, edge or vertex) is clipped against the reference face's side planes, and each
-    clipped vertex within ``margin`` of the reference plane is a contact: distance = height
-    above the reference plane along its normal, position = midway between the vertex and
-    the plane. The box-box scheme, for hulls. Returns the number of contacts staged (at
-    most MAX_CONTACTS), 0 when neither feature is a face or no vertex survives."""
+def manifold(A, B, d, cx, cy, cz, nx, ny, nz, margin, work, scale):
+    """Multi-point contact of two polytopes (box, convex) at signed distance ``d`` along
+    the unit normal n (from A to B; GJK/EPA's, with the contact point (cx, cy, cz)
+    midway between the witnesses): the support features of A along n and of B along -n;
+    if one is a face (3+ vertices, the *reference*, the better aligned with n if both),
+    the other (the *incident* polygon, edge or vertex) is clipped against the reference
+    face's side planes, and each clipped vertex within ``margin`` is a contact with
+    normal n, distance = its height along n above A's support plane (incident vertex of
+    B) or below B's (incident vertex of A), position = midway between the vertex and that
+    plane. The box-box scheme, for hulls. Every height is >= d (a point of B lies no
+    lower along n than B's support plane, which is d above A's); when no clipped vertex
+    reaches d (the closest points were clipped away) the GJK/EPA contact is added, so the
+    deepest contact is always the signed distance. A hull's support feature need not be
+    one of its faces: on a tessellated curved surface it is a patch of near-coplanar
+    vertices, or a sliver triangle whose normal is far from n (measured on Talos's hulls:
+    0.18 rad), hence heights and normals along n, not along the reference polygon's own
+    normal. Returns the number of contacts staged (at most MAX_CONTACTS), 0 when neither
+    feature is a face or no vertex survives."""
     ma = _feature(A, nx, ny, nz, work, np.int64(FEAT_A))
     mb = _feature(B, -nx, -ny, -nz, work, np.int64(FEAT_B))
     tol = 1e-12 * scale
@@ -1119,13 +1128,18 @@ def manifold(A, B, nx, ny, nz, margin, work, scale):
         src, dst = dst, src
         if n == 0:
             return 0
-    # heights above the reference plane
-    px, py, pz = work[roff + 3 * i0], work[roff + 3 * i0 + 1], work[roff + 3 * i0 + 2]
-    cnx, cny, cnz = (rnx, rny, rnz) if ref_is_a else (-rnx, -rny, -rnz)
+    # heights along n: above A's support plane (incident vertices of B), below B's (of A)
+    sx, sy, sz = support(A, nx, ny, nz, 1.0)
+    ha = nx * sx + ny * sy + nz * sz
+    sx, sy, sz = support(B, -nx, -ny, -nz, 1.0)
+    hb = nx * sx + ny * sy + nz * sz
+    sg = 1.0 if ref_is_a else -1.0
+    base = ha if ref_is_a else -hb
     m = 0
+    lowest = 1e300
     for k in range(n):
         x, y, z = work[src + 3 * k], work[src + 3 * k + 1], work[src + 3 * k + 2]
-        hgt = rnx * (x - px) + rny * (y - py) + rnz * (z - pz)
+        hgt = sg * (nx * x + ny * y + nz * z) - base
         if hgt > margin:
             continue
         dup = False
@@ -1138,15 +1152,33 @@ def manifold(A, B, nx, ny, nz, margin, work, scale):
             continue
         o = CAND + STAGE_ROW * m
         work[o] = hgt
-        work[o + 1] = x - 0.5 * hgt * rnx
-        work[o + 2] = y - 0.5 * hgt * rny
-        work[o + 3] = z - 0.5 * hgt * rnz
-        work[o + 4] = cnx
-        work[o + 5] = cny
-        work[o + 6] = cnz
+        work[o + 1] = x - 0.5 * sg * hgt * nx
+        work[o + 2] = y - 0.5 * sg * hgt * ny
+        work[o + 3] = z - 0.5 * sg * hgt * nz
+        work[o + 4] = nx
+        work[o + 5] = ny
+        work[o + 6] = nz
+        lowest = min(lowest, hgt)
         m += 1
     if m == 0:
         return 0
+    if lowest > d + 1e-9 * scale:  # the closest points were clipped away: the GJK/EPA contact joins
+        slot = m
+        if m == CLIP_MAX:  # no free row (never seen): it replaces the highest candidate
+            slot = 0
+            for q in range(1, m):
+                if work[CAND + STAGE_ROW * q] > work[CAND + STAGE_ROW * slot]:
+                    slot = q
+        o = CAND + STAGE_ROW * slot
+        work[o] = d
+        work[o + 1] = cx
+        work[o + 2] = cy
+        work[o + 3] = cz
+        work[o + 4] = nx
+        work[o + 5] = ny
+        work[o + 6] = nz
+        if m < CLIP_MAX:
+            m += 1
     return reduce_contacts(work, np.int64(CAND), np.int64(m), np.int64(0), np.int64(MAX_CONTACTS))
 
 
@@ -1165,7 +1197,7 @@ def convex_contacts(A, B, margin, work):
     tb = B[0]
     if (ta == BOX or ta == CONVEX) and (tb == BOX or tb == CONVEX):
         scale = bound_radius(A) + bound_radius(B)
-        m = manifold(A, B, nx, ny, nz, margin, work, scale)
+        m = manifold(A, B, d, 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz), nx, ny, nz, margin, work, scale)
         if m > 0:
             return m, st
     return 1, st
