@@ -230,6 +230,37 @@ def test_plane_support_pairs_match_mujoco(pair):
             assert 1 <= len(dist) <= 4 and np.all(dist <= MARGIN)
 
 
+def _chamfered_slab(noise=0.0, seed=0):
+    """A convex hull with a flat square bottom (half-width 0.05 at z = -0.02), a wider ring
+    5 mm above it (half-width 0.06, a chamfer) and a top face; ``noise``: random heights of
+    that size added to the bottom corners (a tessellated sole)."""
+    import itertools
+    sq = list(itertools.product((-1.0, 1.0), (-1.0, 1.0)))
+    rng = np.random.default_rng(seed)
+    V = [(0.05 * x, 0.05 * y, -0.02 + noise * rng.random()) for x, y in sq]
+    V += [(0.06 * x, 0.06 * y, -0.015) for x, y in sq] + [(0.06 * x, 0.06 * y, 0.02) for x, y in sq]
+    return np.array(V)
+
+
+def test_plane_convex_keeps_the_resting_face():
+    """A hull resting on its flat bottom face with a chamfer within the margin: the contacts
+    are the face's 4 corners, touching, not the deepest corner and 3 chamfer vertices 5 mm
+    up (farthest-point sampling over every vertex within the margin chose those: the body
+    then rested on one corner and sank and tilted). With its bottom corners at heights
+    differing by < 1e-3 x the hull's radius they are still the 4 contacts."""
+    plane = (PLANE, [], I3, np.zeros(3))
+    for noise in (0.0, 5e-5):
+        V = _chamfered_slab(noise)
+        dist, pos, frame = collide(plane, (CONVEX, [], I3, np.array([0.0, 0.0, 0.02]), V), margin=0.01)
+        assert len(dist) == 4
+        np.testing.assert_allclose(np.sort(dist), np.sort(V[:4, 2] + 0.02), atol=1e-15)
+        np.testing.assert_allclose(np.abs(pos[:, :2]), 0.05, atol=1e-15)
+        assert np.allclose(frame[:, 0], [0.0, 0.0, 1.0])
+    # lifted 1 cm up: only the margin reaches the hull; the deepest vertices are still the corners
+    dist, pos, _ = collide(plane, (CONVEX, [], I3, np.array([0.0, 0.0, 0.025]), _chamfered_slab()), margin=0.01)
+    assert len(dist) == 4 and np.allclose(dist, 0.005) and np.allclose(np.abs(pos[:, :2]), 0.05)
+
+
 def test_capsule_box_against_coal_and_mujoco():
     """Capsule-box uses its own contact choice (not MuJoCo's): its deepest contact is the
     true signed distance when the capsule's axis is outside the box (compared with coal's
