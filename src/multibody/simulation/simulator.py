@@ -307,6 +307,11 @@ class Simulator:
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold)
+        if self.contact is not None:
+            # the contact stage's kernels write CRBA's M into the workspace, which allocates it
+            # lazily: the fused step table does, the Python step (reference solvers, a user's
+            # integrator) would reach the first contact with a null M (a segmentation fault)
+            self.system.data.allocate("M")
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
         # else None: the integrator's Python step
         reference = self.contact is not None and self.contact.reference is not None
