@@ -105,3 +105,20 @@ def sphere_pyramid(radius=0.1, mu=0.5, mass=1.0, gravity=9.81):
     for i, c in enumerate(centres):
         q0[7 * i:7 * i + 3] = c
     return model, q0
+
+
+def stacked_spheres(angle=0.3, radius=0.1, masses=(1.0, 1.0), mu=0.0, gravity=9.81):
+    """Two free spheres on a ground plane z = 0, friction ``mu`` on every
+    geometry: "low" resting on the ground at the origin, "high" resting on
+    it, its centre ``angle`` (rad) from the vertical above the low one's
+    (along +x). Returns (model, q0)."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -gravity))
+    for name, m in zip(("low", "high"), masses):
+        b.add_body(name, joint="free", mass=m, inertia=np.eye(3) * 0.4 * m * radius ** 2)
+        b.add_geometry(name, "sphere", (radius,), name=name, friction=(mu, 0.0, 0.0))
+    b.add_geometry("world", "plane", name="ground", friction=(mu, 0.0, 0.0))
+    model = b.build()
+    q0 = model.neutral()
+    q0[:3] = 0.0, 0.0, radius
+    q0[7:10] = 2 * radius * np.sin(angle), 0.0, radius + 2 * radius * np.cos(angle)
+    return model, q0
