@@ -230,6 +230,82 @@ def test_plane_support_pairs_match_mujoco(pair):
             assert 1 <= len(dist) <= 4 and np.all(dist <= MARGIN)
 
 
+def _chamfered_slab(noise=0.0, seed=0):
+    """A convex hull with a flat square bottom (half-width 0.05 at z = -0.02), a wider ring
+    5 mm above it (half-width 0.06, a chamfer) and a top face; ``noise``: random heights of
+    that size added to the bottom corners (a tessellated sole)."""
+    import itertools
+    sq = list(itertools.product((-1.0, 1.0), (-1.0, 1.0)))
+    rng = np.random.default_rng(seed)
+    V = [(0.05 * x, 0.05 * y, -0.02 + noise * rng.random()) for x, y in sq]
+    V += [(0.06 * x, 0.06 * y, -0.015) for x, y in sq] + [(0.06 * x, 0.06 * y, 0.02) for x, y in sq]
+    return np.array(V)
+
+
+def test_plane_convex_keeps_the_resting_face():
+    """A hull resting on its flat bottom face with a chamfer within the margin: the contacts
+    are the face's 4 corners, touching, not the deepest corner and 3 chamfer vertices 5 mm
+    up (farthest-point sampling over every vertex within the margin chose those: the body
+    then rested on one corner and sank and tilted). With its bottom corners at heights
+    differing by < 1e-3 x the hull's radius they are still the 4 contacts."""
+    plane = (PLANE, [], I3, np.zeros(3))
+    for noise in (0.0, 5e-5):
+        V = _chamfered_slab(noise)
+        dist, pos, frame = collide(plane, (CONVEX, [], I3, np.array([0.0, 0.0, 0.02]), V), margin=0.01)
+        assert len(dist) == 4
+        np.testing.assert_allclose(np.sort(dist), np.sort(V[:4, 2] + 0.02), atol=1e-15)
+        np.testing.assert_allclose(np.abs(pos[:, :2]), 0.05, atol=1e-15)
+        assert np.allclose(frame[:, 0], [0.0, 0.0, 1.0])
+    # lifted 1 cm up: only the margin reaches the hull; the deepest vertices are still the corners
+    dist, pos, _ = collide(plane, (CONVEX, [], I3, np.array([0.0, 0.0, 0.025]), _chamfered_slab()), margin=0.01)
+    assert len(dist) == 4 and np.allclose(dist, 0.005) and np.allclose(np.abs(pos[:, :2]), 0.05)
+
+
+#: a configuration of Talos (talos_reduced.urdf, floating base) reached by a limp Talos
+#: lying on the ground 18.08 s after a drop (tests/contact/test_verification.py's soak)
+TALOS_Q = [
+    -0.565522718045883, 0.1304495248725158, 0.22094895965334518, 0.7319798330869547, -0.12299269767937117,
+    -0.6701281856748839, -0.002556371575728567, -0.13417567007940845, -0.15438518964312833, -0.261799387799,
+    -0.08374471050382747, 0.523598775598, 0.5666522024245868, -0.2784620539407054, -0.2372764339169329,
+    0.31979324183338703, -0.8796387955752458, 0.4801929340848882, -0.30755403326292047, -0.523598775598,
+    -0.9591613334315428, -0.04429684984644293, -0.40638770551776227, 1.203552720649577, 1.0607500253044344,
+    -0.698131700798, -0.19089789316724107, 0.6014283757885907, 0.13783366254189644, -0.9399091735629793,
+    2.065132958713656, 0.21154002906945277, -0.12807933090838394, -1.4034736891217618, -0.17542560640066274,
+    -1.1246233012729587, 2.1860697402825715, 0.0430648525040976, -0.5236]
+
+
+def test_gjk_on_a_flat_simplex_of_separated_hulls():
+    """Talos' torso_2_link and arm_left_2_link hulls at TALOS_Q, 12.2 mm apart: GJK's last
+    tetrahedron had four coplanar support points (parallel faces of the hulls; a height of
+    1e-18 m over 0.18 m edges), the signs of its face tests were round-off, and it declared
+    the origin inside: EPA then failed (status -2) and the simulator stopped with a
+    SimulationError on a pair that was not even in contact. The distance is coal's."""
+    import os
+    import multibody as mb
+    from oracles import robots_dir
+    model = mb.load_urdf(os.path.join(robots_dir(), "talos_data/robots/talos_reduced.urdf"), floating_base=True)
+    X = mb.forward_kinematics(model, np.array(TALOS_Q))
+    geoms = []
+    for name in ("torso_2_link_0", "arm_left_2_link_0"):
+        g = next(g for g in model.collision_geometries if g.name == name)
+        T = X[g.body] @ g.placement
+        geoms.append((CONVEX, [], T[:3, :3], T[:3, 3], g.vertices))
+    d, p1, p2, normal, status = distance(*geoms)
+    import coal  # coal_distance's hulls keep their triangles, which qhull refuses for these meshes
+    hulls = []
+    for g in geoms:
+        pts = coal.StdVec_Vec3s()
+        pts.extend([np.asarray(v, float) for v in g[4]])
+        hulls.append((coal.Convex.convexHull(pts, False, ""), coal.Transform3s(g[2], g[3])))
+    res = coal.DistanceResult()
+    expected = coal.distance(*hulls[0], *hulls[1], coal.DistanceRequest(), res)
+    n_co = np.array(res.normal)
+    assert expected == pytest.approx(0.0121571581, abs=1e-10)
+    assert status == 0 and d == pytest.approx(expected, abs=1e-12)
+    assert np.allclose(normal, n_co, atol=1e-6)
+    assert collide(*geoms, margin=0.01)[0].size == 0  # beyond the margin: no contact, no failure
+
+
 def test_capsule_box_against_coal_and_mujoco():
     """Capsule-box uses its own contact choice (not MuJoCo's): its deepest contact is the
     true signed distance when the capsule's axis is outside the box (compared with coal's

@@ -64,3 +64,61 @@ def spheres(n=2, radius=0.1, friction=0.5, restitution=0.0, offset=0.08, spin=Tr
         v0[0:3] = (0.0, 3.0, 5.0)
         v0[6:9] = (-2.0, 0.0, 1.0)
     return model, q0, v0
+
+
+def box_stack(n=5, size=0.2, mu=0.5, mass=1.0, gravity=9.81):
+    """``n`` equal cubes (edge ``size``, bodies "b0" at the bottom, "b1",
+    ...) stacked exactly on top of each other on a ground plane z = 0,
+    friction ``mu`` on every geometry. Returns (model, q0)."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -gravity))
+    inertia = np.eye(3) * mass * size * size / 6.0
+    for i in range(n):
+        b.add_body(f"b{i}", joint="free", mass=mass, inertia=inertia)
+        b.add_geometry(f"b{i}", "box", (size,) * 3, name=f"b{i}", friction=(mu, 0.0, 0.0))
+    b.add_geometry("world", "plane", name="ground", friction=(mu, 0.0, 0.0))
+    model = b.build()
+    q0 = model.neutral()
+    for i in range(n):
+        q0[7 * i + 2] = (i + 0.5) * size
+    return model, q0
+
+
+def sphere_pyramid(radius=0.1, mu=0.5, mass=1.0, gravity=9.81):
+    """Five equal spheres on a ground plane z = 0, friction ``mu``: four
+    touching in a square (bodies "s0".."s3", centres (±r, ±r, r)) and one
+    ("top") resting on them at (0, 0, r + √2 r), touching each. Returns
+    (model, q0). Static closed form: each of the top's four contacts
+    carries mg/(2√2) along its normal (45° from vertical), each of the
+    square's four contacts mg/(4√2), each ground contact 5mg/4, no
+    friction."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -gravity))
+    inertia = np.eye(3) * 0.4 * mass * radius ** 2
+    names = [f"s{i}" for i in range(4)] + ["top"]
+    for name in names:
+        b.add_body(name, joint="free", mass=mass, inertia=inertia)
+        b.add_geometry(name, "sphere", (radius,), name=name, friction=(mu, 0.0, 0.0))
+    b.add_geometry("world", "plane", name="ground", friction=(mu, 0.0, 0.0))
+    model = b.build()
+    q0 = model.neutral()
+    r = radius
+    centres = [(r, r, r), (-r, r, r), (-r, -r, r), (r, -r, r), (0.0, 0.0, r + np.sqrt(2.0) * r)]
+    for i, c in enumerate(centres):
+        q0[7 * i:7 * i + 3] = c
+    return model, q0
+
+
+def stacked_spheres(angle=0.3, radius=0.1, masses=(1.0, 1.0), mu=0.0, gravity=9.81):
+    """Two free spheres on a ground plane z = 0, friction ``mu`` on every
+    geometry: "low" resting on the ground at the origin, "high" resting on
+    it, its centre ``angle`` (rad) from the vertical above the low one's
+    (along +x). Returns (model, q0)."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -gravity))
+    for name, m in zip(("low", "high"), masses):
+        b.add_body(name, joint="free", mass=m, inertia=np.eye(3) * 0.4 * m * radius ** 2)
+        b.add_geometry(name, "sphere", (radius,), name=name, friction=(mu, 0.0, 0.0))
+    b.add_geometry("world", "plane", name="ground", friction=(mu, 0.0, 0.0))
+    model = b.build()
+    q0 = model.neutral()
+    q0[:3] = 0.0, 0.0, radius
+    q0[7:10] = 2 * radius * np.sin(angle), 0.0, radius + 2 * radius * np.cos(angle)
+    return model, q0

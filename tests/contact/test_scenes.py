@@ -251,3 +251,25 @@ def _world_velocity(q, v):
                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
     return Rb @ v[3:6]
+
+
+def test_reference_and_python_steps_run_on_a_fresh_simulator():
+    """The contact stage of the Python step (reference solvers, a user's
+    integrator) writes CRBA's M into the system's workspace, which is
+    allocated lazily: before the fix only the fused step table allocated it,
+    and a fresh simulator with a reference solver crashed (segmentation
+    fault) on its first contact. Run in a subprocess, so that a regression
+    fails this test instead of killing the test session."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, multibody as mb\n"
+            "from scenes import incline\n"
+            "for solver, friction in (('staggered', 'cone'), ('anitescu', 'box'), ('anitescu_hart', 'pyramid')):\n"
+            "    model, q0, R = incline(0.2, 0.5)\n"
+            "    sim = mb.Simulator(model, dt=1e-3, q0=q0, contact_solver=solver, friction=friction)\n"
+            "    sim.rollout(steps=3)\n"
+            "    assert sim.contact.count == 4\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]

@@ -43,6 +43,7 @@ GJK_ITERS = 128
 GJK_TOL = 1e-13       # duality gap, times scale
 GJK_INT = 1e-13       # |v| below which the origin is on the simplex (contact), times scale
 CORE_EPS = 1e-9       # core distance below which the normal is taken from EPA, times scale
+FLAT = 1e-12          # a tetrahedron whose height is below this times its edge is flat (GJK)
 EPA_TOL = 1e-11       # support gap of the nearest face, times scale
 EPA_VIS = 1e-13       # visibility slack of a face from a new vertex, times scale
 
@@ -230,14 +231,18 @@ def _tri_weights(work, i, j, k):
 @njit(cache=True, nogil=True)
 def _face_outside(work, i, j, k, o):
     """True if the origin lies strictly on the far side of plane (i, j, k) from vertex o (or
-    the tetrahedron is flat)."""
+    the tetrahedron is flat: o within ``FLAT`` times the longest edge at i of the plane,
+    round-off — four coplanar support points, parallel faces of two hulls, leave a height
+    of ~1e-18 m whose sign is noise)."""
     ax, ay, az = _sx(work, i, 0), _sx(work, i, 1), _sx(work, i, 2)
     ux, uy, uz = _sx(work, j, 0) - ax, _sx(work, j, 1) - ay, _sx(work, j, 2) - az
     vx, vy, vz = _sx(work, k, 0) - ax, _sx(work, k, 1) - ay, _sx(work, k, 2) - az
+    wx, wy, wz = _sx(work, o, 0) - ax, _sx(work, o, 1) - ay, _sx(work, o, 2) - az
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
     so = -(nx * ax + ny * ay + nz * az)
-    sd = nx * (_sx(work, o, 0) - ax) + ny * (_sx(work, o, 1) - ay) + nz * (_sx(work, o, 2) - az)
-    if sd == 0.0:
+    sd = nx * wx + ny * wy + nz * wz
+    edge2 = max(ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz, wx * wx + wy * wy + wz * wz)
+    if sd * sd <= FLAT * FLAT * (nx * nx + ny * ny + nz * nz) * edge2:
         return True
     return so * sd < 0.0
 

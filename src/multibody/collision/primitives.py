@@ -158,15 +158,37 @@ def plane_support(P, X, margin, work):
     return 1
 
 
+#: plane–convex: the depth bands (shares of the hull's bounding radius above the deepest
+#: vertex) sampled in turn: vertices touching the plane (round-off), then those nearly
+#: touching (a tessellated sole's lowest points), then the rest within the margin
+TOUCHING_BAND = 1e-6
+RESTING_BAND = 1e-3
+
+
 @njit(cache=True, nogil=True)
 def plane_convex(P, X, margin, work, kmax):
     """Hull vertices within margin of the plane, at most kmax: the deepest (first index on
-    ties), then repeatedly the vertex farthest from those chosen (farthest-point sampling;
-    a face resting on the plane gives its extreme corners)."""
+    ties), then repeatedly the vertex farthest from those chosen (farthest-point sampling),
+    first among the vertices touching the plane, then among those nearly touching, then
+    among the others (depth bands ``TOUCHING_BAND``, ``RESTING_BAND`` times the hull's
+    bounding radius above the deepest, then the margin): a face resting on the plane gives
+    its extreme corners, not vertices farther up that the margin reaches (a chamfer, a
+    rounded sole's rim), and a hull resting on a facet keeps that facet's vertices."""
     R, o = P[2], P[3]
     nx, ny, nz = R[0, 2], R[1, 2], R[2, 2]
     Rx, c, verts = X[2], X[3], X[4]
     nvert = verts.shape[0]
+    dmin = math.inf
+    rbound = 0.0
+    for i in range(nvert):
+        x, y, z = verts[i, 0], verts[i, 1], verts[i, 2]
+        rbound = max(rbound, x * x + y * y + z * z)
+        wz = (nx * (Rx[0, 0] * x + Rx[0, 1] * y + Rx[0, 2] * z + c[0] - o[0])
+              + ny * (Rx[1, 0] * x + Rx[1, 1] * y + Rx[1, 2] * z + c[1] - o[1])
+              + nz * (Rx[2, 0] * x + Rx[2, 1] * y + Rx[2, 2] * z + c[2] - o[2]))
+        dmin = min(dmin, wz)
+    rbound = math.sqrt(rbound)
+    limit = min(margin, dmin + TOUCHING_BAND * rbound)
     cnt = 0
     while cnt < kmax:
         best = -1
@@ -177,7 +199,7 @@ def plane_convex(P, X, margin, work, kmax):
             wy = Rx[1, 0] * x + Rx[1, 1] * y + Rx[1, 2] * z + c[1]
             wz = Rx[2, 0] * x + Rx[2, 1] * y + Rx[2, 2] * z + c[2]
             d = nx * (wx - o[0]) + ny * (wy - o[1]) + nz * (wz - o[2])
-            if d > margin:
+            if d > limit:
                 continue
             if cnt == 0:
                 score = -d
@@ -196,6 +218,10 @@ def plane_convex(P, X, margin, work, kmax):
                 best = i
                 bestv = score
         if best < 0:
+            if limit < margin:  # this band is exhausted: the next one
+                wider = dmin + RESTING_BAND * rbound
+                limit = wider if limit < wider < margin else margin
+                continue
             break
         x, y, z = verts[best, 0], verts[best, 1], verts[best, 2]
         wx = Rx[0, 0] * x + Rx[0, 1] * y + Rx[0, 2] * z + c[0]
