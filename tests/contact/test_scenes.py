@@ -273,3 +273,26 @@ def test_reference_and_python_steps_run_on_a_fresh_simulator():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_deep_initial_overlaps_are_reported_and_detect_gives_the_closed_form():
+    """A ball of radius r started at height z has one contact with the
+    ground at signed distance z − r (closed form); ``ContactTable.detect``
+    finds it without stepping. Started more than 1 cm deep, the simulator
+    warns (ModelWarning) naming the pair and the depth; 5 mm deep, it does
+    not."""
+    model = ball(radius=0.1)
+    q0 = model.neutral()
+    q0[2] = 0.05
+    with pytest.warns(mb.ModelWarning, match=r"ground–ball \(5\.0 cm\)"):
+        sim = mb.Simulator(model, dt=1e-3, q0=q0)
+    assert sim.contact.count == 0  # the check leaves no contact behind
+    q0[2] = 0.095
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mb.ModelWarning)
+        sim = mb.Simulator(model, dt=1e-3, q0=q0)
+    assert sim.contact.detect(q0) == 1
+    (c,) = sim.contact.contacts()
+    assert (c.geom1, c.geom2) == ("ground", "ball")
+    assert c.distance == pytest.approx(0.095 - 0.1, abs=1e-12)
+    np.testing.assert_allclose(c.frame[0], [0.0, 0.0, 1.0], atol=1e-12)  # normal: from the ground to the ball

@@ -9,12 +9,14 @@ the compiled stage is :mod:`._contact` (detection, rows, projected
 Gauss–Seidel), called by the fused steps of
 :mod:`multibody.integrators._kernels`.
 """
+import ctypes
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..collision.table import GeometryTable
 from ..errors import InputError
+from ..kinematics import forward_kinematics
 from ..model.joints import C_NV, C_V
 from . import _contact as CF
 
@@ -191,6 +193,26 @@ class ContactTable:
             out.append(Contact(g.geometries[ga].name, g.geometries[gb].name, int(g.body[ga]), int(g.body[gb]),
                                a["pos"][c].copy(), F, float(a["dist"][c]), lam, F.T @ lam / h))
         return out
+
+    def detect(self, q):
+        """Detect the contacts at configuration ``q`` (the narrow phase of
+        the step, without solving anything); they replace the last step's
+        in :meth:`contacts` (with zero impulses). Returns their number.
+        :class:`~multibody.errors.InputError` if the narrow phase fails on a
+        pair (named)."""
+        poses = np.ascontiguousarray(forward_kinematics(self.model, q), dtype=np.float64)
+        self.head[CF.N] = 0
+        if CF.JIT:
+            entry = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)(
+                int(self.head[CF.DETECT]))
+            n = entry(self.handle, poses.ctypes.data, poses.shape[0])
+        else:
+            n = CF.find_contacts(self.view(), poses)
+        if n < 0:
+            a, b = self.failed_pair()
+            raise InputError(f"the narrow phase failed on the geometry pair ({a}, {b})")
+        self.arrays["impulse"][:3 * n] = 0.0
+        return int(n)
 
     def failed_pair(self):
         """The names of the geometries of the pair the narrow phase failed on."""

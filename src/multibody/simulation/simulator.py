@@ -13,7 +13,8 @@ from .._status import (CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAIL
                        MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED, describe)
 from ..constraints import Constraints, JointLimits, project, project_positions
 from ..constraints.contact import ContactTable
-from ..errors import ContactSolveError, InputError, MultibodyError, NonFiniteError, SimulationError, SimulationWarning
+from ..errors import ContactSolveError, InputError, ModelWarning, MultibodyError, NonFiniteError, SimulationError, \
+    SimulationWarning
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
@@ -319,6 +320,34 @@ class Simulator:
                                float(contact_distance))
         self.reset(q0, v0)
         self._steps = 0
+        if self.contact is not None:
+            self._warn_overlaps()
+
+    #: a geometry pair deeper than this (m) in the initial configuration is a modelling problem
+    OVERLAP_WARNING = 0.01
+
+    def _warn_overlaps(self):
+        """Warn (ModelWarning) when geometry pairs overlap by more than
+        :attr:`OVERLAP_WARNING` in the initial configuration: rigid contact
+        pushes them apart within a few steps (Talos without its SRDF: 11
+        pairs of neighbouring links overlap by up to 9 cm and it explodes
+        within 20 steps). Such pairs are usually meant to be excluded."""
+        table = self.contact
+        n = table.detect(self.state.q)
+        deep = {}
+        for c in table.contacts()[:n]:
+            if c.distance < -self.OVERLAP_WARNING:
+                key = (c.geom1, c.geom2)
+                deep[key] = min(deep.get(key, 0.0), c.distance)
+        table.reset()
+        if deep:
+            worst = sorted(deep.items(), key=lambda kv: kv[1])
+            listed = ", ".join(f"{a}–{b} ({-d * 100:.1f} cm)" for (a, b), d in worst[:5])
+            warnings.warn(f"{len(deep)} geometry pair(s) overlap by more than {self.OVERLAP_WARNING * 100:g} cm in "
+                          f"the initial configuration: {listed}{', ...' if len(deep) > 5 else ''}; rigid contact "
+                          f"will push them apart at once. Exclude pairs that are not meant to collide (an SRDF's "
+                          f"disable_collisions: load_urdf(..., srdf=...), MJCF <exclude>, or contact_solver=None).",
+                          ModelWarning, stacklevel=3)
 
     def reset(self, q=None, v=None, t=0.0):
         """Set the state (defaults: neutral configuration, zero velocity,
