@@ -45,7 +45,7 @@ from numba import carray, cfunc, njit, types
 from numba.extending import overload
 from collections import namedtuple
 
-from .._compiled import call_address, f64_pointer, i64_pointer, overflowed
+from .._compiled import JIT, call_address, f64_pointer, i64_pointer, overflowed
 from .._status import CONTACT_FAILED, CONTACT_NON_FINITE, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, \
     CONTACTS_DROPPED, EFFORT_CLAMPED, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, \
     VELOCITY_CLAMPED  # step statuses
@@ -117,7 +117,7 @@ def _isec(ints, slot, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _fblock(floats, offset, shape):
+def _fblock_compiled(floats, offset, shape):
     """The float64 table from ``offset`` on as an array of ``shape`` (a
     ``carray`` view: a reshaped slice costs a call of Numba's reshape
     helper, ~25 ns, and a step builds the view of its table every call)."""
@@ -125,9 +125,18 @@ def _fblock(floats, offset, shape):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _iblock(ints, offset, shape):
+def _iblock_compiled(ints, offset, shape):
     """:func:`_fblock` of the int64 table."""
     return carray(i64_pointer(ints.ctypes.data + np.uint64(8 * offset)), shape)
+
+
+def _block(table, offset, shape):
+    """:func:`_fblock` without JIT: the reshaped slice (pointers need compiled code)."""
+    return table[offset:offset + int(np.prod(shape))].reshape(shape)
+
+
+_fblock = _fblock_compiled if JIT else _block
+_iblock = _iblock_compiled if JIT else _block
 
 
 @njit(cache=True, nogil=True, inline="always")
