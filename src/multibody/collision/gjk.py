@@ -697,7 +697,12 @@ def epa(A, B, nsimplex, work, scale):
 @njit(cache=True, nogil=True)
 def put_contact(work, k, d, px, py, pz, nx, ny, nz):
     """Stage contact k: distance, position, normal (from the first shape to the second)."""
-    o = STAGE + STAGE_ROW * k
+    put_row(work, STAGE + STAGE_ROW * k, d, px, py, pz, nx, ny, nz)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def put_row(work, o, d, px, py, pz, nx, ny, nz):
+    """Write a contact row (distance, position, normal) at offset ``o`` of ``work``."""
     work[o] = d
     work[o + 1] = px
     work[o + 2] = py
@@ -1174,14 +1179,7 @@ def manifold(A, B, d, cx, cy, cz, nx, ny, nz, margin, work, scale):
             for q in range(1, m):
                 if work[CAND + STAGE_ROW * q] > work[CAND + STAGE_ROW * slot]:
                     slot = q
-        o = CAND + STAGE_ROW * slot
-        work[o] = d
-        work[o + 1] = cx
-        work[o + 2] = cy
-        work[o + 3] = cz
-        work[o + 4] = nx
-        work[o + 5] = ny
-        work[o + 6] = nz
+        put_row(work, CAND + STAGE_ROW * slot, d, cx, cy, cz, nx, ny, nz)
         if m < CLIP_MAX:
             m += 1
     return reduce_contacts(work, np.int64(CAND), np.int64(m), np.int64(0), np.int64(MAX_CONTACTS))
