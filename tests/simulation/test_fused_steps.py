@@ -127,6 +127,37 @@ def test_python_elements_with_multi_stage_integrators_take_the_python_step(arm):
         assert mb.Simulator(arm, 1e-3, integrator=name).fused is not None
 
 
+
+def test_symplectic_euler_reuses_the_mass_matrix_only_at_the_same_configuration(arm):
+    """Symplectic Euler keeps M(q⁺) and its factor for the next step. Each
+    step of ``a`` below equals, bit for bit, the first step of a fresh
+    simulator from the same state: the step that reuses the kept matrices,
+    a step after a reset to another configuration (not reusable), and one
+    after a reset to the same q with another v (reusable: M depends on q
+    only); the last one also equals the Python integrator."""
+    rng = np.random.default_rng(11)
+    q0, v0 = arm.random_configuration(seed=11) * 0.5, rng.normal(size=arm.nv)
+    a = mb.Simulator(arm, 1e-3, integrator="symplectic_euler", q0=q0, v0=v0, limits=False, contact_solver=None)
+    a.step()
+    for reset in (None, (arm.random_configuration(seed=12) * 0.5, rng.normal(size=arm.nv)), "same q"):
+        if reset == "same q":
+            a.reset(a.state.q, rng.normal(size=arm.nv))
+        elif reset is not None:
+            a.reset(*reset)
+        q, v = a.state.q.copy(), a.state.v.copy()
+        fresh = mb.Simulator(arm, 1e-3, integrator="symplectic_euler", q0=q, v0=v, limits=False,
+                             contact_solver=None)
+        a.step()
+        fresh.step()
+        np.testing.assert_array_equal(a.state.q, fresh.state.q)
+        np.testing.assert_array_equal(a.state.v, fresh.state.v)
+    b = mb.Simulator(arm, 1e-3, integrator="symplectic_euler", q0=q, v0=v, limits=False, contact_solver=None)
+    b.fused = None  # the integrator's Python step
+    b.step()
+    np.testing.assert_allclose(a.state.q, b.state.q, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(a.state.v, b.state.v, rtol=0, atol=1e-11)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_compiled_rollout_is_bitwise_the_step_loop(arm, name):
     """rollout() without a controller (one compiled loop) and a loop of

@@ -946,6 +946,13 @@ def minv_kernel(tree, lam, q, poses, jac, inertia6, M, Minv):
 
 @njit(cache=True, nogil=True)
 def kinetic_gradient_kernel(tree, q, v, poses, spatial, out):
+    """:func:`kinetic_gradient_posed` after the forward kinematics at q."""
+    fk_kernel(tree, q, poses)
+    kinetic_gradient_posed(tree, q, v, poses, spatial, out)
+
+
+@njit(cache=True, nogil=True)
+def kinetic_gradient_posed(tree, q, v, poses, spatial, out):
     """``out = ∂T/∂q`` at fixed v, ``T = ½ vᵀH(q)v`` (= ½ vᵀ (∂H/∂q) v),
     for joints whose coordinates move the child frame along constant
     child-frame subspace columns that commute (q̇ = v: revolute, prismatic,
@@ -955,8 +962,8 @@ def kinetic_gradient_kernel(tree, q, v, poses, spatial, out):
     ``∂T/∂q_k = −S_kᵀ (v_λ(i) ×* h_sub(i))`` with v_λ the parent's velocity
     and h_sub the spatial momentum of the subtree. ``spatial[0]`` gets the
     body velocities, ``[1]`` the parent velocities, ``[2]`` the subtree
-    momenta (body coordinates)."""
-    fk_kernel(tree, q, poses)
+    momenta (body coordinates). ``poses`` already holds the poses at q (a
+    caller iterating on v at fixed q runs the kinematics once)."""
     nb = tree.shape[0]
     for r in range(6):
         spatial[0, 0, r] = 0.0
