@@ -581,7 +581,7 @@ def _correction(lam, Lf, G, r, X, out):
     return rank
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, AL, AD, scratch):
     """Everything the velocity-level KKT solves need at q: M(q) by CRBA
     into Lf (which leaves the world poses and joint axes the rows read), φ
