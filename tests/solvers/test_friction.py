@@ -122,6 +122,49 @@ def test_box_on_plane_box_friction_and_pyramid(v0):
         assert np.abs(box.velocity(result.lam) - expected).max() < 1e-9, (method, friction)
 
 
+@pytest.mark.parametrize("friction, v0", [(CONE, (1.0, 0.0, 0.0)), (CONE, (-0.01, 0.02, 0.0)),
+                                         (BOX, (0.6, 0.8, 0.0)), (BOX, (0.02, -0.01, 0.0))])
+def test_pgs_velocity_test_ends_a_redundant_problem(friction, v0):
+    """The box on four corners (12 rows of rank 6) with the impulses' test
+    off (tol = 0): only the velocity test can stop PGS. It stops, and the
+    impulses it returns meet the contact conditions (contact_residual, the
+    independent check) to a few times the velocity tolerance, and give the
+    closed-form ν⁺ (sliding or sticking: Coulomb's cone or the box)."""
+    box, mu, vtol = BoxOnPlane(v0), 0.4, 1e-10
+    if friction == CONE:
+        expected = box.coulomb_velocity(mu)
+    else:
+        stop = mu * G * box.dt
+        expected = np.zeros(6)
+        expected[:2] = [np.sign(v) * max(abs(v) - stop, 0.0) for v in box.nu_free[:2]]
+    lam = np.zeros(12)
+    sweeps = projected_gauss_seidel(box.W, box.b, np.full(4, mu), lam, friction, 0.0, 100000, 1.0, vtol)
+    assert sweeps > 0
+    normal, cone, _, dissipation = contact_residual(box.W, box.b, np.full(4, mu), lam, friction, 4)
+    assert normal < 10 * vtol and cone < 1e-15 * mu * lam[0::3].max()  # on the disk, to round-off
+    assert dissipation < 10 * vtol * mu * lam[0::3].max()
+    assert np.abs(box.velocity(lam) - expected).max() < 1e-8
+
+
+def test_pgs_velocity_residual_of_a_friction_pair():
+    """The friction part of PGS's velocity test, by hand: inside the disk
+    the slip speed; on its boundary the distance of u_t from the ray
+    opposite to λ_t (0 when the friction opposes the slip), plus W_tt
+    times any excess over the disk; the box row likewise per axis."""
+    from multibody.solvers.pgs import _box_residual, _disk_residual
+    r = 2.0
+    assert _disk_residual(0.3, -0.4, 3.0, 4.0, r, 1.0) == pytest.approx(5.0)      # sticks, slips at 5
+    assert _disk_residual(2.0, 0.0, -7.0, 0.0, r, 1.0) == 0.0                     # slides against λ_t
+    assert _disk_residual(2.0, 0.0, 0.0, 0.0, r, 1.0) == 0.0                      # at the bound, at rest
+    assert _disk_residual(2.0, 0.0, -1.0, 3.0, r, 1.0) == pytest.approx(3.0)      # slip not opposed: 3 across
+    assert _disk_residual(2.0, 0.0, 1.5, 0.0, r, 1.0) == pytest.approx(1.5)       # friction along the slip
+    assert _disk_residual(0.0, 3.0, 0.0, -1.0, r, 4.0) == pytest.approx(4.0)      # 1 over the disk, W_tt 4
+    assert _box_residual(0.5, -0.3, r, 1.0) == pytest.approx(0.3)
+    assert _box_residual(2.0, -0.3, r, 1.0) == 0.0 and _box_residual(-2.0, 0.3, r, 1.0) == 0.0
+    assert _box_residual(2.0, 0.3, r, 1.0) == pytest.approx(0.3)
+    assert _box_residual(-2.5, 0.0, r, 2.0) == pytest.approx(1.0)
+
+
 def test_pyramid_k4_is_the_diamond_not_the_box():
     """Sliding along the diagonal: box friction pushes μλ_n on each axis, the
     4-sided pyramid only μλ_n in all (|λ_t1| + |λ_t2| ≤ μλ_n), the cone μλ_n

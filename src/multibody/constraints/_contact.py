@@ -51,7 +51,7 @@ from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction mo
  SELF, DETECT, SOLVER, SOLVE, SIDES, N_HEAD) = range(20)
 PGS, LEMKE = 0, 1  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
-(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, N_SCALARS) = range(7)
+(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, N_SCALARS) = range(8)
 
 # (name, dtype, shape in the sizes ng, npair, cap, nv, nb, nvert)
 ARRAYS = (
@@ -227,19 +227,47 @@ def _dot(A, r, x):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def contact_problem(C, n, v, vf):
+def _chain_dots(J, r, y, last_dof, lam, ba, bb):
+    """``(J_r·y, J_{r+1}·y, J_{r+2}·y)`` over the coordinates of the chains
+    of bodies ``bb`` and ``ba`` (the only nonzero columns of a contact's
+    rows; the common ancestors' columns are 0 and are visited twice)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    for body in (bb, ba):
+        k = last_dof[body]
+        while k >= 0:
+            x = y[k]
+            s0 += J[r, k] * x
+            s1 += J[r + 1, k] * x
+            s2 += J[r + 2, k] * x
+            k = lam[k]
+    return s0, s1, s2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_problem(C, lam, n, v, vf):
     """Delassus matrix W = J Yᵀ (Y = rows of X Jᵀ, already in ``C.Y``) and
     b = J v_f − target (module docstring) for the n contacts, with v the
     velocity at the start of the step; the warm start from the previous
-    step's impulses of the contacts with the same key."""
+    step's impulses of the contacts with the same key. The products with a
+    contact's rows run over its two chains only (``lam``: the expanded
+    parent array): W costs m² times the chains' length instead of m² nv."""
     m = 3 * n
     J, Y, W, b = C.J, C.Y, C.W[:m * m].reshape((m, m)), C.b
     h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
-    for r in range(m):
-        for s in range(r + 1):
-            w = _dot(J, r, Y[s])
-            W[r, s] = w
-            W[s, r] = w
+    for c in range(n):
+        i = C.cpair[c]
+        ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
+        r = 3 * c
+        for s in range(r + 3):  # the lower triangle and the contact's own block
+            w0, w1, w2 = _chain_dots(J, r, Y[s], C.last_dof, lam, ba, bb)
+            W[r, s] = w0
+            W[r + 1, s] = w1
+            W[r + 2, s] = w2
+    for r in range(m):  # the upper triangle from the lower: W exactly symmetric
+        for s in range(r):
+            W[s, r] = W[r, s]
     for c in range(n):
         i = C.cpair[c]
         C.pair_mu[c] = C.mu[i]
@@ -255,7 +283,11 @@ def contact_problem(C, n, v, vf):
         b[3 * c] = _dot(J, 3 * c, vf) - target
         b[3 * c + 1] = _dot(J, 3 * c + 1, vf)
         b[3 * c + 2] = _dot(J, 3 * c + 2, vf)
-    # warm start: both key lists are increasing (detect writes pairs in order)
+    # warm start: the previous impulse of the contact with the same key (both key lists are
+    # increasing: detect writes pairs in order), kept as a world vector and projected onto this
+    # step's frame — a frame's tangents may turn or swap between steps (box–box contacts whose
+    # reference face changes), and impulses kept in the old frame would then start the solver far
+    # from the solution (a stack of boxes at rest: 500 sweeps instead of one)
     j = 0
     nprev = C.head[N_PREV]
     for c in range(n):
@@ -264,7 +296,8 @@ def contact_problem(C, n, v, vf):
             j += 1
         if j < nprev and C.prev_key[j] == key:
             for d in range(3):
-                C.impulse[3 * c + d] = C.prev_impulse[3 * j + d]
+                C.impulse[3 * c + d] = C.frame[c, d, 0] * C.prev_impulse[3 * j] \
+                    + C.frame[c, d, 1] * C.prev_impulse[3 * j + 1] + C.frame[c, d, 2] * C.prev_impulse[3 * j + 2]
         else:
             for d in range(3):
                 C.impulse[3 * c + d] = 0.0
@@ -272,7 +305,8 @@ def contact_problem(C, n, v, vf):
 
 @njit(cache=True, nogil=True, inline="always")
 def finish_contacts(C, n, vf, v_out):
-    """``v_out = v_f + Yᵀλ`` and the impulses kept as the next step's warm start."""
+    """``v_out = v_f + Yᵀλ`` and the impulses kept as the next step's warm
+    start (world vectors ``Σ_d λ_d F_d``, F the contact's frame rows)."""
     nv = vf.shape[0]
     for k in range(nv):
         v_out[k] = vf[k]
@@ -283,8 +317,9 @@ def finish_contacts(C, n, vf, v_out):
                 v_out[k] += C.Y[r, k] * x
     for c in range(n):
         C.prev_key[c] = C.key[c]
-        for d in range(3):
-            C.prev_impulse[3 * c + d] = C.impulse[3 * c + d]
+        for e in range(3):
+            C.prev_impulse[3 * c + e] = C.frame[c, 0, e] * C.impulse[3 * c] + C.frame[c, 1, e] * C.impulse[3 * c + 1] \
+                + C.frame[c, 2, e] * C.impulse[3 * c + 2]
     C.head[N_PREV] = n
 
 
@@ -304,7 +339,7 @@ def solve_problem(C, n):
             return box_lcp(W, b, mu, lam, C.head[MAX_ITER])
         return pyramid_lcp(W, b, mu, C.head[SIDES], lam, C.head[MAX_ITER])
     return projected_gauss_seidel(W, b, mu, lam, C.head[FRICTION], C.scalars[TOLERANCE], C.head[MAX_ITER],
-                                  C.scalars[OMEGA])
+                                  C.scalars[OMEGA], C.scalars[VELOCITY_TOLERANCE])
 
 
 def solve_via_address(C, n):
@@ -321,13 +356,13 @@ def _solve_via_address_compiled(C, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def solve_contacts(C, n, v, vf, v_out):
+def solve_contacts(C, lam, n, v, vf, v_out):
     """Build the problem of the n detected contacts (rows J and Y = X Jᵀ
     already in the table), solve it (:func:`solve_problem`), write
     ``v_out``; returns the solver's status (``head[ITERATIONS]`` too): ≥ 0
     done; NOT_CONVERGED (PGS's cap: the velocity is still written from its
     last iterate); other negative values: no solution (nothing written)."""
-    contact_problem(C, n, v, vf)
+    contact_problem(C, lam, n, v, vf)
     it = solve_via_address(C, n)
     C.head[ITERATIONS] = it
     if it >= 0 or it == NOT_CONVERGED:

@@ -638,13 +638,13 @@ def _contacts_at(ws, C, q):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _impulses(C, n, v, vf):
+def _impulses(C, lam, n, v, vf):
     """Solve the problem of the n contacts whose rows J and Y = X Jᵀ are in
     the table; ``vf`` becomes the step's velocity. Returns 0, NON_FINITE
     if the solver met a NaN or an infinity, or CONTACT_SOLVE_FAILED (Lemke's
     method ended on a ray or at its pivot cap: ``C.head[ITERATIONS]`` says
     which)."""
-    st = CF.solve_contacts(C, n, v, vf, vf)
+    st = CF.solve_contacts(C, lam, n, v, vf, vf)
     if st == NOT_CONVERGED:  # the last iterate is used, and the step flagged
         C.head[CF.FLAGS] |= CONTACT_NOT_CONVERGED
     elif st == CONTACT_NON_FINITE:
@@ -670,7 +670,7 @@ def contact_stage_mass(ws, C, q, v, vf):
         return n
     if not _mass_rows(ws, C, q, n):
         return SINGULAR
-    st = _impulses(C, n, v, vf)
+    st = _impulses(C, ws.lam, n, v, vf)
     return n if st == 0 else st
 
 
@@ -705,7 +705,7 @@ def contact_stage_implicit(ws, T, C, q, v, vf, A, kind):
         y = C.Y[r]
         y[:] = C.J[r]
         solve(ws, T, A, kind, y)
-    st = _impulses(C, n, v, vf)
+    st = _impulses(C, ws.lam, n, v, vf)
     return n if st == 0 else st
 
 
@@ -739,7 +739,7 @@ def contact_problem(ws, C, q, v, vf):
         return n
     if not _mass_rows(ws, C, q, n):
         return SINGULAR
-    CF.contact_problem(C, n, v, vf)
+    CF.contact_problem(C, ws.lam, n, v, vf)
     return n
 
 

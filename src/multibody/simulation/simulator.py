@@ -148,6 +148,7 @@ class Options:
     friction: str = "cone"
     ground: bool = False
     contact_distance: float = 0.01
+    contact_tolerance: float = 1e-8
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,7 @@ class Simulator:
                  joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0,
                  restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
-                 friction="cone", max_contacts=None, contact_distance=0.01):
+                 friction="cone", max_contacts=None, contact_distance=0.01, contact_tolerance=1e-8):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -239,7 +240,7 @@ class Simulator:
                                compliance=compliance, constraint_damping=constraint_damping, baumgarte=baumgarte,
                                project=project, loop_method=loop_method, contact_solver=contact_solver,
                                ground=ground, friction=friction, max_contacts=max_contacts,
-                               contact_distance=contact_distance)
+                               contact_distance=contact_distance, contact_tolerance=contact_tolerance)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -301,7 +302,7 @@ class Simulator:
         self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
-                                      self.restitution_threshold)
+                                      self.restitution_threshold, contact_tolerance)
         if self.contact is not None:
             self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
@@ -317,7 +318,7 @@ class Simulator:
                                self.restitution_threshold, self.system.compliance, self.system.constraint_damping,
                                self.system.baumgarte, bool(project), loop_method,
                                None if self.contact is None else contact_solver, friction, bool(ground),
-                               float(contact_distance))
+                               float(contact_distance), float(contact_tolerance))
         self.reset(q0, v0)
         self._steps = 0
         if self.contact is not None:
@@ -1011,7 +1012,7 @@ class Simulator:
 
         return tuple(labels), derive
 
-def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold):
+def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold, tolerance):
     """The :class:`~multibody.constraints.contact.ContactTable` of the
     contact stage, or None: contact off (``solver`` None) or nothing that
     can collide."""
@@ -1023,6 +1024,9 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
     distance = _real(distance, "contact_distance (m)")
     if not (0.0 <= distance < math.inf):
         raise InputError(f"contact_distance must be a finite distance >= 0 (m), got {distance}")
+    tolerance = _real(tolerance, "contact_tolerance (m/s)")
+    if not (0.0 <= tolerance < math.inf):
+        raise InputError(f"contact_tolerance must be a finite velocity >= 0 (m/s), got {tolerance}")
     if max_contacts is not None:
         max_contacts = _count(max_contacts, "max_contacts", 1)
     compiled = solver if solver in CONTACT_SOLVERS else "pgs"
@@ -1032,7 +1036,8 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
             raise InputError(f"friction must be one of {', '.join(allowed)} with the {solver} contact solver, got "
                              f"{friction!r}")
     table = ContactTable(model, dt, solver=compiled, friction="cone" if solver in REFERENCE_SOLVERS else friction,
-                         max_contacts=max_contacts, distance=distance, restitution_threshold=threshold)
+                         max_contacts=max_contacts, distance=distance, restitution_threshold=threshold,
+                         velocity_tolerance=tolerance)
     table.reference = solver if solver in REFERENCE_SOLVERS else None
     table.reference_friction = friction
     return table if len(table) else None
