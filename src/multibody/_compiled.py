@@ -95,6 +95,19 @@ def overflowed(x):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def kept_at(flag, key, q):
+    """True if a result kept for reuse is valid (``flag`` 1.0) and was
+    computed at exactly this q: ``key`` equals q bit for bit (a reused
+    factorization then gives the numbers a new one would)."""
+    if flag != 1.0:
+        return False
+    for i in range(q.shape[0]):
+        if key[i] != q[i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
 def overflowed_2d(x):
     """:func:`overflowed` for a matrix."""
     s = 0.0

@@ -4,6 +4,7 @@ whole end of a step (finiteness, limits, velocity clamping)."""
 import numpy as np
 from numba import njit
 
+from .._compiled import kept_at
 from .._status import NON_FINITE, NON_FINITE_AFTER_LIMITS
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
 from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
@@ -666,12 +667,7 @@ def sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inert
     ``L``: the rows (:func:`loop_tuple`)."""
     nq, nv, nc = q.shape[0], v.shape[0], G.shape[0]
     key, AL, AD = set_views(meta, nq, nc)
-    hit = meta[0] == 1.0
-    if hit:
-        for i in range(nq):
-            if key[i] != q[i]:
-                hit = False
-                break
+    hit = kept_at(meta[0], key, q)
     nr = L[1].shape[0]
     b = np.empty(32 * nr + 3 * nc + 2 * nv)
     F = b[:32 * nr].reshape((nr, 2, 4, 4))

@@ -45,7 +45,7 @@ from numba import carray, cfunc, njit, types
 from numba.extending import overload
 from collections import namedtuple
 
-from .._compiled import JIT, call_address, f64_pointer, i64_pointer, overflowed
+from .._compiled import JIT, call_address, f64_pointer, i64_pointer, kept_at, overflowed
 from .._status import CONTACT_FAILED, CONTACT_NON_FINITE, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, \
     CONTACTS_DROPPED, EFFORT_CLAMPED, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, \
     VELOCITY_CLAMPED  # step statuses
@@ -959,13 +959,7 @@ def symplectic_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     f, p, u, nxt = W[0, :nv], W[1, :nv], W[2, :nv], W[3, :nv]
     key, kept = W[4, :nq], W[5, :1]
     M, Mq, Mnext, Fnext = ws.M, T.A, T.B, T.C  # Mq: M(q), kept for v⁺
-    hit = kept[0] == 1.0
-    if hit:
-        for i in range(nq):
-            if key[i] != q[i]:
-                hit = False
-                break
-    if hit:
+    if kept_at(kept[0], key, q):
         fk_kernel(ws.tree, q, ws.poses)
         Mq[:, :] = Mnext
         M[:, :] = Fnext
