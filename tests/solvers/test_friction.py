@@ -151,18 +151,18 @@ def test_pgs_velocity_residual_of_a_friction_pair():
     the slip speed; on its boundary the distance of u_t from the ray
     opposite to λ_t (0 when the friction opposes the slip), plus W_tt
     times any excess over the disk; the box row likewise per axis."""
-    from multibody.solvers.pgs import _box_residual, _disk_residual
+    from multibody.solvers.residual import box_slip_residual, disk_slip_residual
     r = 2.0
-    assert _disk_residual(0.3, -0.4, 3.0, 4.0, r, 1.0) == pytest.approx(5.0)      # sticks, slips at 5
-    assert _disk_residual(2.0, 0.0, -7.0, 0.0, r, 1.0) == 0.0                     # slides against λ_t
-    assert _disk_residual(2.0, 0.0, 0.0, 0.0, r, 1.0) == 0.0                      # at the bound, at rest
-    assert _disk_residual(2.0, 0.0, -1.0, 3.0, r, 1.0) == pytest.approx(3.0)      # slip not opposed: 3 across
-    assert _disk_residual(2.0, 0.0, 1.5, 0.0, r, 1.0) == pytest.approx(1.5)       # friction along the slip
-    assert _disk_residual(0.0, 3.0, 0.0, -1.0, r, 4.0) == pytest.approx(4.0)      # 1 over the disk, W_tt 4
-    assert _box_residual(0.5, -0.3, r, 1.0) == pytest.approx(0.3)
-    assert _box_residual(2.0, -0.3, r, 1.0) == 0.0 and _box_residual(-2.0, 0.3, r, 1.0) == 0.0
-    assert _box_residual(2.0, 0.3, r, 1.0) == pytest.approx(0.3)
-    assert _box_residual(-2.5, 0.0, r, 2.0) == pytest.approx(1.0)
+    assert disk_slip_residual(0.3, -0.4, 3.0, 4.0, r, 1.0) == pytest.approx(5.0)      # sticks, slips at 5
+    assert disk_slip_residual(2.0, 0.0, -7.0, 0.0, r, 1.0) == 0.0                     # slides against λ_t
+    assert disk_slip_residual(2.0, 0.0, 0.0, 0.0, r, 1.0) == 0.0                      # at the bound, at rest
+    assert disk_slip_residual(2.0, 0.0, -1.0, 3.0, r, 1.0) == pytest.approx(3.0)      # slip not opposed: 3 across
+    assert disk_slip_residual(2.0, 0.0, 1.5, 0.0, r, 1.0) == pytest.approx(1.5)       # friction along the slip
+    assert disk_slip_residual(0.0, 3.0, 0.0, -1.0, r, 4.0) == pytest.approx(4.0)      # 1 over the disk, W_tt 4
+    assert box_slip_residual(0.5, -0.3, r, 1.0) == pytest.approx(0.3)
+    assert box_slip_residual(2.0, -0.3, r, 1.0) == 0.0 and box_slip_residual(-2.0, 0.3, r, 1.0) == 0.0
+    assert box_slip_residual(2.0, 0.3, r, 1.0) == pytest.approx(0.3)
+    assert box_slip_residual(-2.5, 0.0, r, 2.0) == pytest.approx(1.0)
 
 
 def test_pyramid_k4_is_the_diamond_not_the_box():

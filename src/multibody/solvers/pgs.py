@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .._status import CONTACT_BAD_SHAPE, CONTACT_NON_FINITE, NOT_CONVERGED
-from .residual import BOX, CONE, IMMOVABLE, row_velocity
+from .residual import BOX, CONE, IMMOVABLE, box_slip_residual, disk_slip_residual, normal_residual, row_velocity
 
 
 @njit(cache=True, nogil=True)
@@ -98,12 +98,13 @@ def projected_gauss_seidel(W, b, mu, lam, model, tol, max_iterations, omega, vel
     units of b; 0: never). The velocity residual is the largest violation
     of the contact conditions each block met when the sweep visited it
     (λ and ``u = Wλ + b`` before its update): ``|min(W_nn λ_n, u_n)|`` for
-    a normal row (:func:`~.residual.contact_residual`'s ``normal``); for
-    friction, ``‖u_t‖`` where λ_t sticks inside its set, and where it lies
-    on the boundary, the distance of u_t from the directions that the
-    friction opposes (maximal dissipation: for the disk, the ray
-    ``−s λ_t/‖λ_t‖``, s ≥ 0), plus the excess over the set in velocity
-    units. It is the test that ends redundant problems: with more contact
+    a normal row (:func:`~.residual.normal_residual`); for friction
+    (:func:`~.residual.disk_slip_residual`,
+    :func:`~.residual.box_slip_residual`), ``‖u_t‖`` where λ_t sticks
+    inside its set, and where it lies on the boundary, the distance of u_t
+    from the directions that the friction opposes (maximal dissipation:
+    for the disk, the ray ``−s λ_t/‖λ_t‖``, s ≥ 0), plus the excess over
+    the set in velocity units. It is the test that ends redundant problems: with more contact
     rows than the bodies' freedoms (a box on four corners), W is singular
     and λ keeps drifting along its null space long after the velocities
     have converged, so the relative change of λ alone may never fall to a
@@ -141,7 +142,7 @@ def projected_gauss_seidel(W, b, mu, lam, model, tol, max_iterations, omega, vel
             new = 0.0
             if W[i, i] > small:
                 un = row_velocity(W, b, lam, i)
-                residual = max(residual, abs(min(W[i, i] * old, un)))
+                residual = max(residual, normal_residual(W[i, i], old, un))
                 new = max(old - omega * un / W[i, i], 0.0)
             lam[i] = new
             change = max(change, abs(new - old))
@@ -153,7 +154,7 @@ def projected_gauss_seidel(W, b, mu, lam, model, tol, max_iterations, omega, vel
                     u = row_velocity(W, b, lam, j)
                     if W[j, j] > small:
                         new = old - omega * u / W[j, j]
-                        residual = max(residual, _box_residual(old, u, r, W[j, j]))
+                        residual = max(residual, box_slip_residual(old, u, r, W[j, j]))
                     else:  # the minimizer of the linear u·x over [−r, r]
                         new = -r if u > 0.0 else (r if u < 0.0 else 0.0)
                     new = min(max(new, -r), r)
@@ -171,7 +172,7 @@ def projected_gauss_seidel(W, b, mu, lam, model, tol, max_iterations, omega, vel
                     a22 = W[i + 2, i + 2]
                     u1 = row_velocity(W, b, lam, i + 1)
                     u2 = row_velocity(W, b, lam, i + 2)
-                    residual = max(residual, _disk_residual(o1, o2, u1, u2, r, max(a11, a22)))
+                    residual = max(residual, disk_slip_residual(o1, o2, u1, u2, r, max(a11, a22)))
                     g1 = u1 - a11 * o1 - a12 * o2
                     g2 = u2 - a12 * o1 - a22 * o2
                     x1, x2 = disk_minimum(a11, a12, a22, g1, g2, r)
@@ -193,35 +194,3 @@ def projected_gauss_seidel(W, b, mu, lam, model, tol, max_iterations, omega, vel
             return it + 1
     return NOT_CONVERGED
 
-
-# a friction impulse within this relative distance of its bound counts as on the boundary (sliding)
-ON_BOUNDARY = 1e-9
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _disk_residual(l1, l2, u1, u2, r, scale):
-    """The velocity residual of a disk friction pair (λ_t, u_t) with radius
-    r (:func:`projected_gauss_seidel`): ``‖u_t‖`` inside the disk; on its
-    boundary the distance of u_t from the ray ``−s λ_t/‖λ_t‖``, s ≥ 0;
-    plus ``scale`` (W_tt's largest diagonal entry) times the excess of
-    ‖λ_t‖ over r."""
-    n = np.sqrt(l1 * l1 + l2 * l2)
-    if n < r * (1.0 - ON_BOUNDARY):
-        return np.sqrt(u1 * u1 + u2 * u2)
-    e1 = l1 / n
-    e2 = l2 / n
-    along = u1 * e1 + u2 * e2  # ≤ 0 when the friction opposes the slip
-    p1 = u1 - along * e1
-    p2 = u2 - along * e2
-    return np.sqrt(p1 * p1 + p2 * p2) + max(along, 0.0) + scale * max(n - r, 0.0)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _box_residual(l, u, r, scale):
-    """The velocity residual of one box friction row (λ_t, u_t) with bound
-    r: ``|u_t|`` inside ``[−r, r]``; at ``+r`` the part of u_t that is not
-    ≤ 0, at ``−r`` the part that is not ≥ 0; plus ``scale`` (W_tt) times
-    the excess of |λ_t| over r."""
-    if abs(l) < r * (1.0 - ON_BOUNDARY):
-        return abs(u)
-    return (max(u, 0.0) if l > 0.0 else max(-u, 0.0)) + scale * max(abs(l) - r, 0.0)

@@ -43,6 +43,46 @@ def row_velocity(W, b, lam, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def normal_residual(w_nn, ln, un):
+    """``|min(W_nn λ_n, u_n)|``: the natural map of ``0 ≤ λ_n ⊥ u_n ≥ 0``
+    with λ_n scaled by the diagonal (W_nn ≥ 0) so that it is a velocity."""
+    return abs(min(w_nn * ln, un))
+
+
+# a friction impulse within this relative distance of its bound counts as on the boundary (sliding)
+ON_BOUNDARY = 1e-9
+
+
+@njit(cache=True, nogil=True, inline="always")
+def disk_slip_residual(l1, l2, u1, u2, r, scale):
+    """The velocity residual of a disk friction pair (λ_t, u_t) with radius
+    r (the velocity test of :func:`~.pgs.projected_gauss_seidel`):
+    ``‖u_t‖`` inside the disk; on its boundary the distance of u_t from the
+    ray ``−s λ_t/‖λ_t‖``, s ≥ 0; plus ``scale`` (W_tt's largest diagonal
+    entry) times the excess of ‖λ_t‖ over r."""
+    n = np.sqrt(l1 * l1 + l2 * l2)
+    if n < r * (1.0 - ON_BOUNDARY):
+        return np.sqrt(u1 * u1 + u2 * u2)
+    e1 = l1 / n
+    e2 = l2 / n
+    along = u1 * e1 + u2 * e2  # ≤ 0 when the friction opposes the slip
+    p1 = u1 - along * e1
+    p2 = u2 - along * e2
+    return np.sqrt(p1 * p1 + p2 * p2) + max(along, 0.0) + scale * max(n - r, 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def box_slip_residual(l, u, r, scale):
+    """The velocity residual of one box friction row (λ_t, u_t) with bound
+    r: ``|u_t|`` inside ``[−r, r]``; at ``+r`` the part of u_t that is not
+    ≤ 0, at ``−r`` the part that is not ≥ 0; plus ``scale`` (W_tt) times
+    the excess of |λ_t| over r."""
+    if abs(l) < r * (1.0 - ON_BOUNDARY):
+        return abs(u)
+    return (max(u, 0.0) if l > 0.0 else max(-u, 0.0)) + scale * max(abs(l) - r, 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _worse(current, value):
     """``max(current, value)`` that keeps a NaN (``value`` wins unless it is ≤ current)."""
     return current if value <= current else value
@@ -100,7 +140,7 @@ def contact_residual(W, b, mu, lam, model, sides):
         ln = lam[i]
         l1 = lam[i + 1]
         l2 = lam[i + 2]
-        normal = _worse(normal, abs(min(max(W[i, i], 0.0) * ln, un)))
+        normal = _worse(normal, normal_residual(max(W[i, i], 0.0), ln, un))
         comp = _worse(comp, abs(ln * un))
         r = mu[c] * ln
         check += (un + u1 + u2 + r) * 0.0  # u_i is NaN if b_i, a λ_k or a W_ik is not finite
