@@ -219,14 +219,6 @@ def contact_rows(C, jac, lam, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _dot(A, r, x):
-    s = 0.0
-    for k in range(x.shape[0]):
-        s += A[r, k] * x[k]
-    return s
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _chain_dots(J, r, y, last_dof, lam, ba, bb):
     """``(J_r·y, J_{r+1}·y, J_{r+2}·y)`` over the coordinates of the chains
     of bodies ``bb`` and ``ba`` (the only nonzero columns of a contact's
@@ -251,8 +243,9 @@ def contact_problem(C, lam, n, v, vf):
     b = J v_f − target (module docstring) for the n contacts, with v the
     velocity at the start of the step; the warm start from the previous
     step's impulses of the contacts with the same key. The products with a
-    contact's rows run over its two chains only (``lam``: the expanded
-    parent array): W costs m² times the chains' length instead of m² nv."""
+    contact's rows run over its two chains only (:func:`_chain_dots`;
+    ``lam``: the expanded parent array): W costs m² times the chains'
+    length instead of m² nv."""
     m = 3 * n
     J, Y, W, b = C.J, C.Y, C.W[:m * m].reshape((m, m)), C.b
     h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
@@ -272,7 +265,8 @@ def contact_problem(C, lam, n, v, vf):
         i = C.cpair[c]
         C.pair_mu[c] = C.mu[i]
         d = C.dist[c] - C.margin[i]
-        un = _dot(J, 3 * c, v)
+        ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
+        un = _chain_dots(J, 3 * c, v, C.last_dof, lam, ba, bb)[0]
         e = C.restitution[i]
         if e > 0.0 and un < -vth and d + h * un < 0.0:
             target = -e * un
@@ -280,9 +274,8 @@ def contact_problem(C, lam, n, v, vf):
             target = -d / h
         else:
             target = -erp * d / h
-        b[3 * c] = _dot(J, 3 * c, vf) - target
-        b[3 * c + 1] = _dot(J, 3 * c + 1, vf)
-        b[3 * c + 2] = _dot(J, 3 * c + 2, vf)
+        b[3 * c], b[3 * c + 1], b[3 * c + 2] = _chain_dots(J, 3 * c, vf, C.last_dof, lam, ba, bb)
+        b[3 * c] -= target
     # warm start: the previous impulse of the contact with the same key (both key lists are
     # increasing: detect writes pairs in order), kept as a world vector and projected onto this
     # step's frame — a frame's tangents may turn or swap between steps (box–box contacts whose
