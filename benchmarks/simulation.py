@@ -21,8 +21,16 @@ every integrator on a double pendulum (MJCF), UR5 and Talos, limits off,
 against ``mj_step`` and ``mujoco.rollout`` with the matching MuJoCo
 integrator (Euler, RK4, implicitfast; Euler for the integrators MuJoCo
 does not have), and a Python PD controller in the loop.
+
+``--paired``: ``Simulator.step()`` against ``mj_step`` for every
+integrator, as pairs of 200-step blocks taken one right after the other
+(41 pairs): the median and quartiles of the per-pair ratio. On a machine
+whose speed drifts (a shared VM: 2x between runs), a ratio of two
+timings taken far apart is noise; this one is not.
 """
 import argparse
+import time
+
 import numpy as np
 
 import multibody as mb
@@ -42,11 +50,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--integrators", action="store_true",
                     help="also time Simulator.step and rollout with every integrator (UR5, Talos)")
+    ap.add_argument("--paired", action="store_true",
+                    help="only Simulator.step against mj_step, every integrator, as pairs of blocks (median ratio)")
     ap.add_argument("--batch", action="store_true",
                     help="only the batched rollouts: Talos, 64 initial states x 1000 steps, against mujoco.rollout")
     args = ap.parse_args()
     if args.batch:
         return batched()
+    if args.paired:
+        return paired_steps()
     import mujoco
     dt = 1e-3
     path = robot_path("talos")
@@ -119,6 +131,39 @@ def _models(dt):
         if floating:
             q0[2] = 1.0
         yield name, model, mujoco_from_urdf(path, floating)[0], q0
+
+
+def paired_steps(dt=1e-3, steps=200, pairs=41):
+    """``Simulator.step()`` against ``mj_step`` with the matching
+    integrator (limits and contact off), each pair of blocks of ``steps``
+    steps timed back to back; prints the median and quartiles of the
+    per-pair ratios."""
+    import mujoco
+
+    def block(step):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        return (time.perf_counter() - t0) / steps
+    for name, model, m, q0 in _models(dt):
+        m.opt.timestep = dt
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        d = mujoco.MjData(m)
+        print(f"\n{name}: Simulator.step / mj_step, median of {pairs} pairs of {steps}-step blocks (quartiles)")
+        for integ, peer in PEERS.items():
+            m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
+            try:
+                sim = mb.Simulator(model, dt, integ, q0=q0, limits=False, contact_solver=None)
+            except mb.InputError:  # symplectic Euler on a free joint
+                continue
+            ratios = []
+            for _ in range(pairs + 1):  # the first pair warms up
+                mujoco.mj_resetData(m, d)
+                sim.reset(q0)
+                t_mj = block(lambda: mujoco.mj_step(m, d))
+                ratios.append(block(sim.step) / t_mj)
+            lo, mid, hi = np.percentile(ratios[1:], [25, 50, 75])
+            print(f"  {integ:<20} {mid:5.2f}  ({lo:.2f}-{hi:.2f})")
 
 
 def every_integrator(dt=1e-3, steps=200):
