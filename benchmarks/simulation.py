@@ -133,6 +133,19 @@ def _models(dt):
         yield name, model, mujoco_from_urdf(path, floating)[0], q0
 
 
+def _simulators(model, m, q0, dt):
+    """(integrator name, Simulator) for every integrator of PEERS that
+    takes ``model`` (limits and contact off), with the MuJoCo model ``m``
+    switched to the matching integrator before each is yielded."""
+    import mujoco
+    for integ, peer in PEERS.items():
+        m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
+        try:
+            yield integ, mb.Simulator(model, dt, integ, q0=q0, limits=False, contact_solver=None)
+        except mb.InputError:  # symplectic Euler on a free joint
+            continue
+
+
 def paired_steps(dt=1e-3, steps=200, pairs=41):
     """``Simulator.step()`` against ``mj_step`` with the matching
     integrator (limits and contact off), each pair of blocks of ``steps``
@@ -150,12 +163,7 @@ def paired_steps(dt=1e-3, steps=200, pairs=41):
         m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
         d = mujoco.MjData(m)
         print(f"\n{name}: Simulator.step / mj_step, median of {pairs} pairs of {steps}-step blocks (quartiles)")
-        for integ, peer in PEERS.items():
-            m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
-            try:
-                sim = mb.Simulator(model, dt, integ, q0=q0, limits=False, contact_solver=None)
-            except mb.InputError:  # symplectic Euler on a free joint
-                continue
+        for integ, sim in _simulators(model, m, q0, dt):
             ratios = []
             for _ in range(pairs + 1):  # the first pair warms up
                 mujoco.mj_resetData(m, d)
@@ -185,12 +193,7 @@ def every_integrator(dt=1e-3, steps=200):
         state0 = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
         mujoco.mj_resetData(m, d)
         mujoco.mj_getState(m, d, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-        for integ, peer in PEERS.items():
-            m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
-            try:
-                sim = mb.Simulator(model, dt, integ, q0=q0, limits=False, contact_solver=None)
-            except mb.InputError:  # symplectic Euler on a free joint
-                continue
+        for integ, sim in _simulators(model, m, q0, dt):
 
             def mj_block():
                 mujoco.mj_resetData(m, d)
