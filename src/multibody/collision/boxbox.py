@@ -9,7 +9,11 @@ face by a relative 1e-6, and an edge axis within ~8 degrees (cosine 0.99)
 of the best face axis yields to it unless it is 5% deeper (ODE's and
 Bullet's "fudge"). Stage 2: for a face axis, the incident box's face most
 opposed to the reference normal is clipped against the reference face's
-four side lines (Sutherland-Hodgman); every clipped vertex within the
+four side lines (Sutherland-Hodgman); vertices on the straight line
+through their neighbours are dropped (an incident edge that grazes a side
+line, as when equal boxes are stacked, leaves one mid-edge: it adds no
+support, and soft contact would count it as one more spring; MuJoCo
+reports the four corners); every remaining vertex within the
 margin of the reference plane is a contact (up to 8), its distance the
 height above that plane, its position midway. For an edge axis, one
 contact at the midpoint of the closest points of the two supporting
@@ -29,6 +33,7 @@ PAREPS = 1e-16      # squared sine below which an edge cross axis is noise
 SGNEPS = 1e-9       # axis component below which a supporting corner is ambiguous
 DUPEPS = 1e-14      # squared relative radius for merging clipped vertices
 EDGEBIAS = 1e-6     # relative handicap of edge axes on near-ties
+COLLINEAR = 1e-9    # sine of the turn below which a clipped vertex lies on its neighbours' line
 MAXVERT = 12
 
 
@@ -65,6 +70,29 @@ def _clip_axis(work, src, n, dst, coord, sign, limit):
                 work[dst + 3 * m + c] = a + t * (work[src + 3 * k1 + c] - a)
             m += 1
     return m
+
+
+@njit(cache=True, nogil=True)
+def _drop_collinear(work, at, n):
+    """Remove, in place, the vertices of the polygon at ``at`` (n points
+    (x, y, z), convex, in the reference plane's x, y) whose turn is
+    straight to a sine of ``COLLINEAR`` (or which repeat their
+    predecessor); returns the new count (at least 3 kept)."""
+    k = 0
+    while n > 3 and k < n:
+        kp = k - 1 if k > 0 else n - 1
+        kn = k + 1 if k + 1 < n else 0
+        ax = work[at + 3 * k] - work[at + 3 * kp]
+        ay = work[at + 3 * k + 1] - work[at + 3 * kp + 1]
+        bx = work[at + 3 * kn] - work[at + 3 * k]
+        by = work[at + 3 * kn + 1] - work[at + 3 * k + 1]
+        if abs(ax * by - ay * bx) <= COLLINEAR * math.sqrt((ax * ax + ay * ay) * (bx * bx + by * by)):
+            for j in range(3 * k, 3 * (n - 1)):
+                work[at + j] = work[at + j + 3]
+            n -= 1
+        else:
+            k += 1
+    return n
 
 
 @njit(cache=True, nogil=True)
@@ -275,6 +303,7 @@ def box_box(B1, B2, margin, work):
         if m >= 0:
             n = m
             cur, spare = spare, cur
+    n = _drop_collinear(work, np.int64(cur), np.int64(n))
     # accept vertices within the margin band, merging near-duplicates
     dupe2 = DUPEPS * (sref[ax_] * sref[ax_] + sref[ay_] * sref[ay_])
     ns = -1.0 if not ref1 else 1.0
