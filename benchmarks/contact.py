@@ -10,7 +10,9 @@ resting on four corners, a stack of five boxes, 27 boxes dropped in a
 3x3x3 grid, 27 spheres likewise. multibody solves rigid contact (PGS,
 Coulomb cone, speculative contacts), MuJoCo its soft contact (pyramidal
 cone, Newton solver, defaults): the physics differ, the work per step is
-comparable. Timed after 300 settling steps, so that both have their
+comparable. Then multibody's soft contact (the same PGS on MuJoCo's
+regularized problem) against MuJoCo with elliptic cones: the same
+physics where contacts stick (tests/contact/test_soft.py). Timed after 300 settling steps, so that both have their
 resting contacts.
 """
 import time
@@ -59,32 +61,49 @@ def per_call(fn, seconds=0.3):
     return (time.perf_counter() - t0) / n
 
 
+def timed_simulator(model, m, **options):
+    """(step s, rollout s per step, contacts) of ``mb.Simulator`` on the
+    scene after 300 settling steps."""
+    # the bodies where the file puts them (MuJoCo's qpos0; the model's neutral q has the free
+    # bodies at their parents' origin, inside the floor)
+    sim = mb.Simulator(model, dt=1e-3, q0=m.qpos0.copy(), **options)
+    sim.rollout(steps=300)
+    contacts = sim.contact.count
+    cp = sim.checkpoint()
+    t_step = per_call(sim.step)
+    sim.restore(cp)
+    n = 500
+    sim.rollout(steps=n)
+    sim.restore(cp)
+    t0 = time.perf_counter()
+    sim.rollout(steps=n)
+    return t_step, (time.perf_counter() - t0) / n, contacts
+
+
+def timed_mujoco(m):
+    """(mj_step s, contacts) after 300 settling steps."""
+    d = mujoco.MjData(m)
+    for _ in range(300):
+        mujoco.mj_step(m, d)
+    return per_call(lambda: mujoco.mj_step(m, d)), d.ncon
+
+
 def main():
-    print(f"{'scene':<20} {'contacts':>8} {'step us':>9} {'rollout us':>11} {'mj_step us':>11} {'ratio':>6} "
-          f"{'rollout ratio':>13}")
+    print("rigid: multibody's default (PGS, Coulomb disk) against mj_step (MuJoCo's defaults: pyramidal cone,"
+          " Newton);\nsoft: contact_model='soft' (PGS) against mj_step with cone='elliptic' (the same problem)")
+    print(f"{'scene':<20} {'contacts':>8} {'rigid us':>9} {'rollout us':>11} {'mj_step us':>11} {'ratio':>6} "
+          f"{'soft us':>9} {'mj ellip. us':>12} {'ratio':>6}")
     for name, xml in SCENES.items():
         model = mb.load_mjcf(xml)
         m = mujoco.MjModel.from_xml_string(xml)
-        # the bodies where the file puts them (MuJoCo's qpos0; the model's neutral q has the free
-        # bodies at their parents' origin, inside the floor)
-        sim = mb.Simulator(model, dt=1e-3, q0=m.qpos0.copy())
-        sim.rollout(steps=300)
-        contacts = sim.contact.count
-        cp = sim.checkpoint()
-        t_step = per_call(sim.step)
-        sim.restore(cp)
-        n = 500
-        sim.rollout(steps=n)
-        sim.restore(cp)
-        t0 = time.perf_counter()
-        sim.rollout(steps=n)
-        t_roll = (time.perf_counter() - t0) / n
-        d = mujoco.MjData(m)
-        for _ in range(300):
-            mujoco.mj_step(m, d)
-        t_mj = per_call(lambda: mujoco.mj_step(m, d))
+        t_step, t_roll, contacts = timed_simulator(model, m)
+        t_soft, _, _ = timed_simulator(model, m, contact_model="soft")
+        t_mj, ncon = timed_mujoco(m)
+        m.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+        t_el, _ = timed_mujoco(m)
         print(f"{name:<20} {contacts:>8d} {1e6 * t_step:>9.2f} {1e6 * t_roll:>11.2f} {1e6 * t_mj:>11.2f} "
-              f"{t_step / t_mj:>6.2f} {t_roll / t_mj:>13.2f}   (MuJoCo: {d.ncon} contacts)")
+              f"{t_step / t_mj:>6.2f} {1e6 * t_soft:>9.2f} {1e6 * t_el:>12.2f} {t_soft / t_el:>6.2f}"
+              f"   (MuJoCo: {ncon} contacts)")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,11 @@ otherwise MuJoCo's rule — the masks match (``contype1 & conaffinity2`` or
 collide with its parent (``model.collision_parent``) unless that parent is
 the world. Pair parameters combine as MuJoCo's do: the geometry of higher
 ``priority`` gives its friction and condim; on equal priorities the
-friction is the maximum and condim the maximum; restitution is the
-maximum (MuJoCo has none; a bouncing ball on a dead floor bounces);
-margins add. :class:`GeometryTable` packs the rest into arrays the
+friction is the maximum and condim the maximum, solref and solimp the
+mean (MuJoCo's mix with both geometries' default ``solmix`` of 1;
+``solmix`` is not read) or, for direct-format solref (negative), the
+element-wise minimum; restitution is the maximum (MuJoCo has none; a
+bouncing ball on a dead floor bounces); margins add. :class:`GeometryTable` packs the rest into arrays the
 detection kernel (:mod:`.detect`) takes.
 """
 import numpy as np
@@ -70,21 +72,28 @@ def _static(model):
 
 
 def _combined(g1, g2):
-    """(μ, restitution, condim, margin) of an automatic pair (module docstring)."""
+    """(μ, restitution, condim, margin, solref, solimp) of an automatic pair
+    (module docstring; MuJoCo's mj_contactParam)."""
     if g1.priority != g2.priority:
         top = g1 if g1.priority > g2.priority else g2
-        mu, condim = top.friction[0], top.condim
+        mu, condim, solref, solimp = top.friction[0], top.condim, tuple(top.solref), tuple(top.solimp)
     else:
         mu, condim = max(g1.friction[0], g2.friction[0]), max(g1.condim, g2.condim)
-    return mu, max(g1.restitution, g2.restitution), condim, g1.margin + g2.margin
+        if g1.solref[0] > 0 and g2.solref[0] > 0:
+            solref = tuple(0.5 * (a + b) for a, b in zip(g1.solref, g2.solref))
+        else:
+            solref = tuple(min(a, b) for a, b in zip(g1.solref, g2.solref))
+        solimp = tuple(0.5 * (a + b) for a, b in zip(g1.solimp, g2.solimp))
+    return mu, max(g1.restitution, g2.restitution), condim, g1.margin + g2.margin, solref, solimp
 
 
 def candidate_pairs(model):
     """The geometry pairs that may collide, after the static filter (module
-    docstring): a list of ``(i, j, mu, restitution, margin)`` with ``i < j``
-    indices into ``model.collision_geometries``, μ the sliding friction
-    coefficient (0 for condim 1) and margin (m) the distance below which a
-    contact is made. Pairs involving a triangle mesh or a height field are
+    docstring): a list of ``(i, j, mu, restitution, margin, solref,
+    solimp)`` with ``i < j`` indices into ``model.collision_geometries``, μ
+    the sliding friction coefficient (0 for condim 1), margin (m) the
+    distance below which a contact is made, and MuJoCo's solref (2,) and
+    solimp (5,) of the pair (soft contact, docs/contact.md). Pairs involving a triangle mesh or a height field are
     left out (no narrow phase for them yet) unless explicit, which is an
     error raised by :class:`GeometryTable`."""
     geoms = model.collision_geometries
@@ -108,12 +117,13 @@ def candidate_pairs(model):
                 continue
             if g1.shape in ("mesh", "hfield") and g2.shape in ("mesh", "hfield"):
                 continue
-            mu, e, condim, margin = _combined(g1, g2)
-            pairs[(a, b)] = (a, b, 0.0 if condim == 1 else mu, e, margin)
+            mu, e, condim, margin, solref, solimp = _combined(g1, g2)
+            pairs[(a, b)] = (a, b, 0.0 if condim == 1 else mu, e, margin, solref, solimp)
     for p in model.collision_pairs:  # explicit: always, with their own parameters
         a, b = sorted((index[p.geom1], index[p.geom2]))
         e = max(geoms[a].restitution, geoms[b].restitution)
-        pairs[(a, b)] = (a, b, 0.0 if p.condim == 1 else p.friction[0], e, p.margin)
+        pairs[(a, b)] = (a, b, 0.0 if p.condim == 1 else p.friction[0], e, p.margin, tuple(p.solref),
+                         tuple(p.solimp))
     return [pairs[k] for k in sorted(pairs)]
 
 
@@ -127,7 +137,8 @@ class GeometryTable:
       ``vstart`` (ng + 1,) int64 offsets into ``vertices`` (nvert, 3), the
       hull vertices of "convex" geometries in their frames;
     * ``pairs`` (npair, 2) int64 candidate pairs (:func:`candidate_pairs`),
-      ``mu``, ``restitution``, ``margin`` (npair,) their parameters.
+      ``mu``, ``restitution``, ``margin`` (npair,), ``solref`` (npair, 2)
+      and ``solimp`` (npair, 5) their parameters.
 
     Pairs with a triangle mesh or a height field are dropped with
     ``unsupported`` listing them (no narrow phase yet)."""
@@ -146,15 +157,18 @@ class GeometryTable:
         self.vertices = np.ascontiguousarray(np.concatenate(
             [np.asarray(g.vertices, float) for g, c in zip(geoms, counts) if c] or [np.zeros((0, 3))]))
         kept, self.unsupported = [], []
-        for a, b, mu, e, margin in candidate_pairs(model):
+        for pair in candidate_pairs(model):
+            a, b = pair[:2]
             if self.code[a] in (MESH, HFIELD) or self.code[b] in (MESH, HFIELD):
                 self.unsupported.append((geoms[a].name, geoms[b].name))
             else:
-                kept.append((a, b, mu, e, margin))
+                kept.append(pair)
         self.pairs = np.array([(a, b) for a, b, *_ in kept], np.int64).reshape(len(kept), 2)
         self.mu = np.array([k[2] for k in kept], float)
         self.restitution = np.array([k[3] for k in kept], float)
         self.margin = np.array([k[4] for k in kept], float)
+        self.solref = np.array([k[5] for k in kept], float).reshape(len(kept), 2)
+        self.solimp = np.array([k[6] for k in kept], float).reshape(len(kept), 5)
 
     def __len__(self):
         return len(self.pairs)

@@ -27,6 +27,18 @@ velocities are ``u = W λ + b``, ``W = J X Jᵀ`` (the Delassus matrix),
   penetrate), ``u_n ≥ −ε d/h`` for a penetration (ε = ``erp``: the share of
   a penetration removed per step).
 
+Soft contact (``head[SOFT]``; MuJoCo's model, Todorov 2014 and MuJoCo's
+documentation, "Computation"; docs/contact.md): MuJoCo's constraint
+forces f solve ``(A + R) f + a₀ − a_ref`` ⟂ f over the friction cone, A =
+J M⁻¹ Jᵀ, a₀ the rows' free acceleration, R a diagonal regularizer and
+``a_ref = −B J v − K·imp·r`` a reference acceleration (r = dist − margin
+≤ 0, imp the impedance of solimp at r). Times h, with λ = h f and v_f = v +
+h a_free, this is the problem above with ``W + R`` for W and ``b = J v_f −
+J v − h a_ref``: R = (1 − imp)/imp · (w_α + w_β) on the normal row and, as
+MuJoCo's impratio = 1 gives, the same R on the tangent rows (w the bodies'
+translation weights, MuJoCo's body_invweight0), K = 0 on the tangent rows.
+No restitution, no ``erp`` and no speculative contacts (distance 0).
+
 Impulses λ (N·s) solve the Coulomb problem: 0 ≤ λ_n ⊥ u_n ≥ 0 and
 maximal dissipation in the disk ‖λ_t‖ ≤ μλ_n (``friction`` CONE) or the
 square |λ_ti| ≤ μλ_n (BOX, ArtiSynth's box friction).
@@ -48,7 +60,7 @@ from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction mo
 # ContactTable.head (int64): sizes, options and results, then the address of every array, in the
 # order of ARRAYS; ContactTable (contact.py) allocates them from the same list.
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
- SELF, DETECT, SOLVER, SOLVE, SIDES, N_HEAD) = range(20)
+ SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, N_HEAD) = range(21)
 PGS, LEMKE = 0, 1  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
 (DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, N_SCALARS) = range(8)
@@ -86,6 +98,10 @@ ARRAYS = (
     ("pair_mu", np.float64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
     ("Mf", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv, nv)),
     ("work", np.float64, lambda ng, npair, cap, nv, nb, nvert: (WORK_SIZE,)),
+    # soft contact (head[SOFT]): per pair, solimp and (K, B); per body, the translation weight
+    ("impedance", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair, 5)),
+    ("stiffness_damping", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair, 2)),
+    ("invweight", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nb,)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -120,7 +136,8 @@ def contact_view(handle):
                     _i(head, N_HEAD + 22, (cap,)), _f(head, N_HEAD + 23, (m,)), _f(head, N_HEAD + 24, (m, nv)),
                     _f(head, N_HEAD + 25, (m, nv)), _f(head, N_HEAD + 26, (m * m,)), _f(head, N_HEAD + 27, (m,)),
                     _f(head, N_HEAD + 28, (cap,)), _f(head, N_HEAD + 29, (nv, nv)),
-                    _f(head, N_HEAD + 30, (WORK_SIZE,)))
+                    _f(head, N_HEAD + 30, (WORK_SIZE,)), _f(head, N_HEAD + 31, (npair, 5)),
+                    _f(head, N_HEAD + 32, (npair, 2)), _f(head, N_HEAD + 33, (nb,)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -237,11 +254,37 @@ def _chain_dots(J, r, y, last_dof, lam, ba, bb):
     return s0, s1, s2
 
 
+MIN_VALUE = 1e-15  # MuJoCo's mjMINVAL: the smallest regularizer R
+
+
+@njit(cache=True, nogil=True, inline="always")
+def impedance(solimp, r):
+    """MuJoCo's impedance imp ∈ (0, 1) at the constraint violation r (m)
+    for solimp = (dmin, dmax, width, midpoint, power), already bounded
+    (contact.py): dmin at r = 0 rising to dmax at |r| ≥ width along two
+    power-law pieces joined at the midpoint (MuJoCo's getimpedance)."""
+    d0, d1, width, mid, power = solimp[0], solimp[1], solimp[2], solimp[3], solimp[4]
+    if d0 == d1 or width <= MIN_VALUE:
+        return 0.5 * (d0 + d1)
+    x = abs(r) / width
+    if x >= 1.0:
+        return d1
+    if x <= 0.0:
+        return d0
+    if power == 1.0:
+        y = x
+    elif x <= mid:
+        y = x ** power / mid ** (power - 1.0)
+    else:
+        y = 1.0 - (1.0 - x) ** power / (1.0 - mid) ** (power - 1.0)
+    return d0 + y * (d1 - d0)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def contact_problem(C, lam, n, v, vf):
     """Delassus matrix W = J Yᵀ (Y = rows of X Jᵀ, already in ``C.Y``) and
-    b = J v_f − target (module docstring) for the n contacts, with v the
-    velocity at the start of the step; the warm start from the previous
+    b = J v_f − target (module docstring; soft contact: W + R and its b)
+    for the n contacts, with v the velocity at the start of the step; the warm start from the previous
     step's impulses of the contacts with the same key. The products with a
     contact's rows run over its two chains only (:func:`_chain_dots`;
     ``lam``: the expanded parent array): W costs m² times the chains'
@@ -261,12 +304,26 @@ def contact_problem(C, lam, n, v, vf):
     for r in range(m):  # the upper triangle from the lower: W exactly symmetric
         for s in range(r):
             W[s, r] = W[r, s]
+    soft = C.head[SOFT] != 0
     for c in range(n):
         i = C.cpair[c]
+        r = 3 * c
         C.pair_mu[c] = C.mu[i]
         d = C.dist[c] - C.margin[i]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
-        un = _chain_dots(J, 3 * c, v, C.last_dof, lam, ba, bb)[0]
+        un, ut1, ut2 = _chain_dots(J, r, v, C.last_dof, lam, ba, bb)
+        b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)
+        if soft:  # the module docstring: W + R, b = J v_f − J v − h a_ref
+            imp = impedance(C.impedance[i], d)
+            R = max(MIN_VALUE, (1.0 - imp) * (C.invweight[ba] + C.invweight[bb]) / imp)
+            K, B = C.stiffness_damping[i, 0], C.stiffness_damping[i, 1]
+            W[r, r] += R
+            W[r + 1, r + 1] += R
+            W[r + 2, r + 2] += R
+            b[r] += h * (B * un + K * imp * d) - un
+            b[r + 1] += (h * B - 1.0) * ut1
+            b[r + 2] += (h * B - 1.0) * ut2
+            continue
         e = C.restitution[i]
         if e > 0.0 and un < -vth and d + h * un < 0.0:
             target = -e * un
@@ -274,8 +331,7 @@ def contact_problem(C, lam, n, v, vf):
             target = -d / h
         else:
             target = -erp * d / h
-        b[3 * c], b[3 * c + 1], b[3 * c + 2] = _chain_dots(J, 3 * c, vf, C.last_dof, lam, ba, bb)
-        b[3 * c] -= target
+        b[r] -= target
     # warm start: the previous impulse of the contact with the same key (both key lists are
     # increasing: detect writes pairs in order), kept as a world vector and projected onto this
     # step's frame — a frame's tangents may turn or swap between steps (box–box contacts whose

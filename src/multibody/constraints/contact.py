@@ -57,6 +57,58 @@ def _last_dof(model):
 
 _EMPTY = None  # ContactTable.empty()
 
+# MuJoCo's bounds on solimp's dmin, dmax and midpoint (mjMINIMP, mjMAXIMP)
+MIN_IMPEDANCE, MAX_IMPEDANCE = 1e-4, 0.9999
+MIN_VALUE = 1e-15  # MuJoCo's mjMINVAL: the smallest divisor and regularizer
+
+
+def translation_weights(model):
+    """(nbodies,) MuJoCo's ``body_invweight0[2i]``: the mean diagonal of
+    the translational block of ``J M⁻¹ Jᵀ`` (1/kg) for the Jacobian J of
+    each body's centre of mass (world-aligned) at the neutral
+    configuration; 0 for bodies no coordinate moves. Soft contact's
+    regularizer approximates the diagonal of the Delassus matrix by the sum
+    of the two bodies' weights, as MuJoCo's does (mj_setConst,
+    mj_diagApprox)."""
+    from ..dynamics import crba
+    from ..kinematics import jacobian
+    q0 = model.neutral()
+    M = crba(model, q0)
+    out = np.zeros(model.nbodies)
+    for i in range(1, model.nbodies):
+        J = jacobian(model, q0, i, reference="local_world_aligned", point=model.body_com[i])[3:]
+        if np.any(J):
+            out[i] = np.trace(J @ np.linalg.solve(M, J.T)) / 3.0
+    return out
+
+
+def _soft_parameters(g, dt):
+    """Per candidate pair of the geometry table ``g``: the impedance
+    parameters (npair, 5) — solimp (dmin, dmax, width, midpoint, power)
+    bounded as MuJoCo bounds them — and (stiffness K, damping B) (npair, 2)
+    of the reference acceleration ``aref = −B·u − K·imp·r`` (1/s², 1/s)
+    from solref: standard (time constant τ, damping ratio ζ; τ raised to at
+    least 2 dt as MuJoCo's "refsafe"), K = 1/(dmax² τ² ζ²), B = 2/(dmax τ);
+    direct (−stiffness, −damping), K = −solref₀/dmax², B = −solref₁/dmax
+    (MuJoCo's mj_makeImpedance). A solref mixing the formats is an
+    :class:`~multibody.errors.InputError` naming the pair."""
+    imp = np.array(g.solimp, float).reshape(-1, 5)
+    imp[:, [0, 1, 3]] = np.clip(imp[:, [0, 1, 3]], MIN_IMPEDANCE, MAX_IMPEDANCE)
+    imp[:, 2] = np.maximum(imp[:, 2], 0.0)
+    imp[:, 4] = np.maximum(imp[:, 4], 1.0)
+    kb = np.zeros((len(imp), 2))
+    for k, (ref, dmax) in enumerate(zip(np.asarray(g.solref, float).reshape(-1, 2), imp[:, 1])):
+        if (ref[0] > 0) != (ref[1] > 0):
+            a, b = g.pairs[k]
+            raise InputError(f"geometry pair ({g.geometries[a].name}, {g.geometries[b].name}): solref {tuple(ref)} "
+                             f"mixes the standard (positive) and direct (negative) formats")
+        if ref[0] > 0:
+            tau = max(ref[0], 2.0 * dt)
+            kb[k] = 1.0 / max(MIN_VALUE, dmax * dmax * tau * tau * ref[1] * ref[1]), 2.0 / (dmax * tau)
+        else:
+            kb[k] = -ref[0] / (dmax * dmax), -ref[1] / dmax
+    return imp, kb
+
 
 class ContactTable:
     """The contact stage's table for ``model`` with time step ``dt`` (s).
@@ -79,11 +131,17 @@ class ContactTable:
     ``velocity_tolerance`` (m/s, default 1e-8: a position error of 1e-11 m
     per millisecond step), after 500 sweeps at most
     (:func:`~multibody.solvers.pgs.projected_gauss_seidel`); Lemke's pivot
-    cap (default 500 + 50 per candidate contact row)."""
+    cap (default 500 + 50 per candidate contact row).
+
+    ``soft``: MuJoCo's soft contact (docs/contact.md, "Soft contact")
+    instead of rigid contact: every pair's solref and solimp give each
+    contact a regularizer R and a reference velocity, restitution and
+    ``erp`` are not used, and ``distance`` must be 0 (a soft contact acts
+    only within its margin, as MuJoCo's)."""
 
     def __init__(self, model, dt, solver="pgs", friction="cone", sides=4, max_contacts=None, distance=0.01,
                  erp=0.2, restitution_threshold=1e-2, tolerance=1e-10, velocity_tolerance=1e-8,
-                 max_iterations=None):
+                 max_iterations=None, soft=False):
         if solver not in SOLVERS:
             raise InputError(f"contact_solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
         if friction not in SOLVERS[solver][1]:
@@ -107,6 +165,14 @@ class ContactTable:
                      "margin"):
             a[name][...] = getattr(g, name)
         a["last_dof"][:] = _last_dof(model)
+        if soft:
+            if distance != 0.0:
+                raise InputError(f"soft contact acts only within the pair margins (MuJoCo's): contact_distance must "
+                                 f"be 0, got {distance}")
+            a["impedance"][...], a["stiffness_damping"][...] = _soft_parameters(g, dt)
+            a["invweight"][:] = translation_weights(model)
+        head[CF.SOFT] = int(bool(soft))
+        self.soft = bool(soft)
         a["scalars"][[CF.DT, CF.REACH, CF.ERP, CF.THRESHOLD, CF.TOLERANCE, CF.OMEGA, CF.VELOCITY_TOLERANCE]] = \
             dt, distance, erp, restitution_threshold, tolerance, 1.0, velocity_tolerance
         head[CF.FRICTION] = FRICTION_MODELS[friction]
@@ -186,19 +252,25 @@ class ContactTable:
         n = int(self.head[CF.N_PREV])
         return self.arrays["prev_key"][:n].copy(), self.arrays["prev_impulse"][:3 * n].copy()
 
+    def last_step(self):
+        """The contacts of the last step as arrays (copies) over its n
+        contacts: ``geom`` (n, 2) and ``body`` (n, 2) indices, ``position``
+        (n, 3), ``frame`` (n, 3, 3), ``distance`` (n,), ``impulse`` (n, 3)
+        and ``force`` (n, 3), as :class:`Contact` describes them."""
+        a, g, n = self.arrays, self.geometry, self.count
+        pairs = g.pairs[a["cpair"][:n]]
+        frame = a["frame"][:n].copy()
+        lam = a["impulse"][:3 * n].reshape(n, 3).copy()
+        return dict(geom=pairs, body=g.body[pairs], position=a["pos"][:n].copy(), frame=frame,
+                    distance=a["dist"][:n].copy(), impulse=lam,
+                    force=np.einsum("cij,ci->cj", frame, lam) / a["scalars"][CF.DT])  # Fᵀλ/h per contact
+
     def contacts(self):
         """The contacts of the last step: a list of :class:`Contact`."""
-        a, g = self.arrays, self.geometry
-        h = a["scalars"][CF.DT]
-        out = []
-        for c in range(self.count):
-            i = a["cpair"][c]
-            ga, gb = g.pairs[i]
-            lam = a["impulse"][3 * c:3 * c + 3].copy()
-            F = a["frame"][c].copy()
-            out.append(Contact(g.geometries[ga].name, g.geometries[gb].name, int(g.body[ga]), int(g.body[gb]),
-                               a["pos"][c].copy(), F, float(a["dist"][c]), lam, F.T @ lam / h))
-        return out
+        s, names = self.last_step(), [g.name for g in self.geometry.geometries]
+        return [Contact(names[s["geom"][c, 0]], names[s["geom"][c, 1]], int(s["body"][c, 0]), int(s["body"][c, 1]),
+                        s["position"][c], s["frame"][c], float(s["distance"][c]), s["impulse"][c], s["force"][c])
+                for c in range(len(s["distance"]))]
 
     def detect(self, q):
         """Detect the contacts at configuration ``q`` (the narrow phase of

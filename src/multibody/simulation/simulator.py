@@ -30,6 +30,7 @@ from ..model.checks import as_float_array, as_vector, real_number
 from ..solvers import solve_spd_lcp
 from ._kernels import check_tau_kernel, end_of_step_kernel
 from .batch import rollout_batch
+from .contact_record import ContactRecord
 from .control import PD
 from .trajectory import Trajectory, model_fingerprint
 
@@ -149,6 +150,8 @@ class Options:
     ground: bool = False
     contact_distance: float = 0.01
     contact_tolerance: float = 1e-8
+    contact_model: str = "rigid"
+    contact_iterations: int = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,17 @@ class Simulator:
     :class:`~multibody.formulations.ReducedSystem` and docs/constraints.md.
     The initial state is assembled onto the constraints.
 
+    Contact (docs/contact.md) is on whenever the model (with ``ground``:
+    plus a ground plane) has geometry pairs that may collide:
+    ``contact_solver`` ("pgs", "lemke", the reference modes, or None: off),
+    ``friction``, ``max_contacts``, ``contact_distance`` (m; default 0.01
+    for rigid contact, 0 for soft), ``contact_tolerance`` (m/s),
+    ``contact_iterations`` (the solver's cap: PGS sweeps, default 500, or
+    Lemke's pivots) and
+    ``contact_model``: "rigid" (default: non-penetration, Coulomb friction,
+    Newton restitution) or "soft" (MuJoCo's soft contact from the pairs'
+    solref and solimp).
+
     The state starts at ``q0`` (default: neutral) and ``v0`` (default:
     zero). Deterministic: the same inputs give bit-identical
     trajectories."""
@@ -229,7 +243,8 @@ class Simulator:
                  joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0,
                  restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
-                 friction="cone", max_contacts=None, contact_distance=0.01, contact_tolerance=1e-8):
+                 friction="cone", max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
+                 contact_model="rigid", contact_iterations=None):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -240,7 +255,8 @@ class Simulator:
                                compliance=compliance, constraint_damping=constraint_damping, baumgarte=baumgarte,
                                project=project, loop_method=loop_method, contact_solver=contact_solver,
                                ground=ground, friction=friction, max_contacts=max_contacts,
-                               contact_distance=contact_distance, contact_tolerance=contact_tolerance)
+                               contact_distance=contact_distance, contact_tolerance=contact_tolerance,
+                               contact_model=contact_model, contact_iterations=contact_iterations)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -301,8 +317,13 @@ class Simulator:
         self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
         self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
+        if contact_model not in ("rigid", "soft"):
+            raise InputError(f"contact_model must be 'rigid' or 'soft', got {contact_model!r}")
+        if contact_distance is None:
+            contact_distance = 0.01 if contact_model == "rigid" else 0.0
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
-                                      self.restitution_threshold, contact_tolerance)
+                                      self.restitution_threshold, contact_tolerance, contact_model == "soft",
+                                      contact_iterations)
         if self.contact is not None:
             self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
@@ -318,7 +339,8 @@ class Simulator:
                                self.restitution_threshold, self.system.compliance, self.system.constraint_damping,
                                self.system.baumgarte, bool(project), loop_method,
                                None if self.contact is None else contact_solver, friction, bool(ground),
-                               float(contact_distance), float(contact_tolerance))
+                               float(contact_distance), float(contact_tolerance), contact_model,
+                               None if self.contact is None else self.contact.max_iterations)
         self.reset(q0, v0)
         self._steps = 0
         if self.contact is not None:
@@ -345,7 +367,7 @@ class Simulator:
             worst = sorted(deep.items(), key=lambda kv: kv[1])
             listed = ", ".join(f"{a}–{b} ({-d * 100:.1f} cm)" for (a, b), d in worst[:5])
             warnings.warn(f"{len(deep)} geometry pair(s) overlap by more than {self.OVERLAP_WARNING * 100:g} cm in "
-                          f"the initial configuration: {listed}{', ...' if len(deep) > 5 else ''}; rigid contact "
+                          f"the initial configuration: {listed}{', ...' if len(deep) > 5 else ''}; contact "
                           f"will push them apart at once. Exclude pairs that are not meant to collide (an SRDF's "
                           f"disable_collisions: load_urdf(..., srdf=...), MJCF <exclude>, or contact_solver=None).",
                           ModelWarning, stacklevel=3)
@@ -833,7 +855,8 @@ class Simulator:
             values.append(float(-(self.system.damping * v) @ v))
         return labels, values
 
-    def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True, tau=None):
+    def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True, tau=None,
+                contacts=False):
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
         called before each step, or ``tau`` gives the joint forces open
@@ -849,7 +872,11 @@ class Simulator:
         is one compiled loop where the integrator has a fused step
         (docs/simulation.md). With ``progress`` (default) runs of 1000 steps
         or more show a tqdm progress bar when stderr is a terminal (never in
-        tests or logs).
+        tests or logs). With ``contacts``, the trajectory's ``contacts`` is
+        a :class:`~multibody.simulation.contact_record.ContactRecord` of the
+        contacts of each recorded step (points, frames, distances, impulses
+        and forces; the compiled loop then returns to Python at each
+        recorded step to copy them), else None.
 
         ``duration`` (s, finite, >= 0) is rounded to a whole number of steps;
         ``steps`` and ``record_every`` are integers (>= 0 and >= 1). The
@@ -877,6 +904,7 @@ class Simulator:
         flags = np.zeros(rows, np.int64)
         masks = np.zeros((rows, 2, model.nv), np.bool_)
         Q[0], V[0] = s0.q, s0.v
+        record = ContactRecord.empty(rows, self.contact) if contacts else None
         # times as the steps add them up: t0 + dt + dt + ... (np.add.accumulate is sequential)
         t = np.add.accumulate(np.concatenate(([s0.t], np.full(n, self.dt))))
         bar = _progress(n) if progress and n >= 1000 else None
@@ -889,6 +917,8 @@ class Simulator:
                     # that clamps for the first time in the run (reported once), or before a step it
                     # cannot take
                     m = n - k if bar is None else min(n - k, 1000)
+                    if record is not None and self.contact is not None:  # up to the next recorded step
+                        m = min(m, every - k % every)
                     stop = self._unreported
                     q, v = self.state.q.copy(), self.state.v.copy()
                     done, st = f.rollout(q, v, taus, control, k, m, every, stop, Q, V, tau, flags, masks)
@@ -898,6 +928,8 @@ class Simulator:
                         k += done
                         if bar is not None:
                             bar.update(done)
+                        if record is not None and self.contact is not None and k % every == 0:
+                            record.capture(k // every, self.contact)
                     if st > 0:
                         self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps,
                                                  t[k - 1])
@@ -931,14 +963,18 @@ class Simulator:
                         tau[r] = self._last_tau
                         if fl:
                             masks[r] = self._last_clamped
+                    if record is not None and self.contact is not None:
+                        record.capture(r, self.contact)
                 if bar is not None:
                     bar.update(1)
         finally:
             if bar is not None:
                 bar.close()
         meta = dict(model=model.name, integrator=self.integrator.name, dt=self.dt)
-        return Trajectory.recorded(t[::every], Q, V, tau, masks[:, 0], masks[:, 1], meta,
+        traj = Trajectory.recorded(t[::every], Q, V, tau, masks[:, 0], masks[:, 1], meta,
                                    model_fingerprint(model), self._derived_quantities())
+        traj.contacts = record
+        return traj
 
     def rollout_batch(self, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
                       threads=None):
@@ -1012,10 +1048,11 @@ class Simulator:
 
         return tuple(labels), derive
 
-def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold, tolerance):
+def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold, tolerance, soft, iterations):
     """The :class:`~multibody.constraints.contact.ContactTable` of the
     contact stage, or None: contact off (``solver`` None) or nothing that
-    can collide."""
+    can collide. Soft contact ignores restitution: a warning names the
+    pairs that set one."""
     if solver is None:
         return None
     if solver not in CONTACT_SOLVERS + REFERENCE_SOLVERS:
@@ -1029,6 +1066,8 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
         raise InputError(f"contact_tolerance must be a finite velocity >= 0 (m/s), got {tolerance}")
     if max_contacts is not None:
         max_contacts = _count(max_contacts, "max_contacts", 1)
+    if iterations is not None:
+        iterations = _count(iterations, "contact_iterations", 1)
     compiled = solver if solver in CONTACT_SOLVERS else "pgs"
     if solver in REFERENCE_SOLVERS:  # checked here: the table's solver is not the one used
         allowed = {"anitescu": ("cone", "box"), "anitescu_hart": ("pyramid",), "staggered": ("cone", "box")}[solver]
@@ -1037,7 +1076,13 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
                              f"{friction!r}")
     table = ContactTable(model, dt, solver=compiled, friction="cone" if solver in REFERENCE_SOLVERS else friction,
                          max_contacts=max_contacts, distance=distance, restitution_threshold=threshold,
-                         velocity_tolerance=tolerance)
+                         velocity_tolerance=tolerance, soft=soft, max_iterations=iterations)
+    bouncing = [f"({table.geometry.geometries[a].name}, {table.geometry.geometries[b].name})"
+                for (a, b), e in zip(table.geometry.pairs, table.geometry.restitution) if e > 0]
+    if soft and bouncing:
+        warnings.warn(f"soft contact has no restitution (solref's damping ratio sets the bounce): it is ignored on "
+                      f"the pairs {', '.join(bouncing[:5])}{', ...' if len(bouncing) > 5 else ''}", ModelWarning,
+                      stacklevel=3)
     table.reference = solver if solver in REFERENCE_SOLVERS else None
     table.reference_friction = friction
     return table if len(table) else None
@@ -1045,7 +1090,7 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
 
 def _rebuild(model, arguments, checkpoint):
     """A pickled :class:`Simulator` (:meth:`Simulator.__reduce__`)."""
-    sim = Simulator(model, **arguments)
+    sim = Simulator(model, q0=checkpoint.q, v0=checkpoint.v, **arguments)
     sim.restore(checkpoint)
     return sim
 

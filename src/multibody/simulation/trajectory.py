@@ -182,7 +182,10 @@ class Trajectory:
     of loop joints and couplings, and the largest position-limit violation;
     m, rad or, for angle rows, a cosine), and ``model_fingerprint``: the
     :func:`model_fingerprint` of the model it was recorded on (None if
-    unknown)."""
+    unknown), and ``contacts``: the contacts of each sample's step
+    (:class:`~multibody.simulation.contact_record.ContactRecord`) when the
+    rollout recorded them, else None (kept in memory and pickles; not
+    written by :meth:`save`)."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -197,6 +200,7 @@ class Trajectory:
     power_labels: tuple = ()
     constraint_residual: np.ndarray = field(default_factory=lambda: None)
     model_fingerprint: str = None
+    contacts: object = None
 
     @classmethod
     def recorded(cls, t, q, v, tau, effort_clamped, velocity_clamped, meta, model_fingerprint, derived):
@@ -209,7 +213,7 @@ class Trajectory:
         self = cls.__new__(cls)
         self.__dict__.update(t=t, q=q, v=v, tau=tau, effort_clamped=effort_clamped,
                              velocity_clamped=velocity_clamped, meta=meta, power_labels=tuple(derived[0]),
-                             model_fingerprint=model_fingerprint, _derive=derived[1])
+                             model_fingerprint=model_fingerprint, contacts=None, _derive=derived[1])
         return self
 
     def __getattr__(self, name):
