@@ -1,6 +1,8 @@
 """Cost of a simulation step with contact: multibody's ``Simulator.step``
 and ``rollout`` (per step) against MuJoCo's ``mj_step`` on the same MJCF
-scene in one process, and the detection alone against ``mj_collision``.
+scene in one process, and the detection alone (``ContactTable.detect``:
+forward kinematics and the narrow phase, called from Python) against
+``mj_kinematics`` + ``mj_collision``.
 
     python benchmarks/contact.py
 
@@ -10,9 +12,12 @@ resting on four corners, a stack of five boxes, 27 boxes dropped in a
 3x3x3 grid, 27 spheres likewise. multibody solves rigid contact (PGS,
 Coulomb cone, speculative contacts), MuJoCo its soft contact (pyramidal
 cone, Newton solver, defaults): the physics differ, the work per step is
-comparable. Then multibody's soft contact (the same PGS on MuJoCo's
-regularized problem) against MuJoCo with elliptic cones: the same
-physics where contacts stick (tests/contact/test_soft.py). Timed after 300 settling steps, so that both have their
+comparable. Then multibody's soft contact with Newton's method and
+MuJoCo's pyramid (``contact_solver="newton"``: MuJoCo's default problem
+and solver, trajectories equal to MuJoCo's, tests/contact/test_soft.py)
+against the same mj_step, and soft contact by PGS on the Coulomb disk
+against MuJoCo with elliptic cones (the same physics where contacts
+stick). Timed after 300 settling steps, so that both have their
 resting contacts.
 """
 import time
@@ -88,22 +93,46 @@ def timed_mujoco(m):
     return per_call(lambda: mujoco.mj_step(m, d)), d.ncon
 
 
+def timed_detection(model, m):
+    """(multibody's detection s, MuJoCo's s) at the scene's configuration
+    after 300 settling steps: ``ContactTable.detect(q)`` (forward kinematics
+    and the narrow phase, from Python) against ``mj_kinematics`` +
+    ``mj_collision``."""
+    d = mujoco.MjData(m)
+    for _ in range(300):
+        mujoco.mj_step(m, d)
+    sim = mb.Simulator(model, dt=1e-3, q0=d.qpos.copy())
+    q = d.qpos.copy()
+
+    def mj():
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_collision(m, d)
+    return per_call(lambda: sim.contact.detect(q)), per_call(mj)
+
+
 def main():
     print("rigid: multibody's default (PGS, Coulomb disk) against mj_step (MuJoCo's defaults: pyramidal cone,"
-          " Newton);\nsoft: contact_model='soft' (PGS) against mj_step with cone='elliptic' (the same problem)")
+          " Newton);\nnewton: contact_solver='newton' (soft contact, MuJoCo's pyramid: the same problem as MuJoCo's"
+          " defaults);\nsoft PGS: contact_model='soft' (Coulomb disk) against mj_step with cone='elliptic'")
     print(f"{'scene':<20} {'contacts':>8} {'rigid us':>9} {'rollout us':>11} {'mj_step us':>11} {'ratio':>6} "
-          f"{'soft us':>9} {'mj ellip. us':>12} {'ratio':>6}")
+          f"{'newton us':>10} {'ratio':>6} {'soft PGS us':>12} {'mj ellip. us':>12} {'ratio':>6}")
     for name, xml in SCENES.items():
         model = mb.load_mjcf(xml)
         m = mujoco.MjModel.from_xml_string(xml)
         t_step, t_roll, contacts = timed_simulator(model, m)
+        t_newton, _, _ = timed_simulator(model, m, contact_solver="newton")
         t_soft, _, _ = timed_simulator(model, m, contact_model="soft")
         t_mj, ncon = timed_mujoco(m)
         m.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
         t_el, _ = timed_mujoco(m)
         print(f"{name:<20} {contacts:>8d} {1e6 * t_step:>9.2f} {1e6 * t_roll:>11.2f} {1e6 * t_mj:>11.2f} "
-              f"{t_step / t_mj:>6.2f} {1e6 * t_soft:>9.2f} {1e6 * t_el:>12.2f} {t_soft / t_el:>6.2f}"
+              f"{t_step / t_mj:>6.2f} {1e6 * t_newton:>10.2f} {t_newton / t_mj:>6.2f} {1e6 * t_soft:>12.2f} "
+              f"{1e6 * t_el:>12.2f} {t_soft / t_el:>6.2f}"
               f"   (MuJoCo: {ncon} contacts)")
+    print(f"\n{'detection alone':<20} {'multibody us':>12} {'MuJoCo us':>10} {'ratio':>6}")
+    for name, xml in SCENES.items():
+        ours, theirs = timed_detection(mb.load_mjcf(xml), mujoco.MjModel.from_xml_string(xml))
+        print(f"{name:<20} {1e6 * ours:>12.2f} {1e6 * theirs:>10.2f} {ours / theirs:>6.2f}")
 
 
 if __name__ == "__main__":

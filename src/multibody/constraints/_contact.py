@@ -53,6 +53,7 @@ from .._status import NOT_CONVERGED
 from ..collision.detect import detect
 from ..collision.narrow_workspace import WORK_SIZE
 from ..solvers.lemke import box_lcp, pyramid_lcp
+from ..solvers.newton import soft_pyramid_newton
 from ..solvers.pgs import projected_gauss_seidel
 from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction models of head[FRICTION])
 
@@ -61,7 +62,7 @@ from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction mo
 # order of ARRAYS; ContactTable (contact.py) allocates them from the same list.
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
  SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, N_HEAD) = range(21)
-PGS, LEMKE = 0, 1  # head[SOLVER]: the compiled solvers
+PGS, LEMKE, NEWTON = 0, 1, 2  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
 (DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, N_SCALARS) = range(8)
 
@@ -102,6 +103,17 @@ ARRAYS = (
     ("impedance", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair, 5)),
     ("stiffness_damping", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair, 2)),
     ("invweight", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nb,)),
+    # the Newton solver (head[SOLVER] == NEWTON): the step's matrix A, the free velocity, each
+    # contact's edge weight D, and work arrays (solvers/newton.py)
+    ("A", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv, nv)),
+    ("vf", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv,)),
+    ("edge_weight", np.float64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
+    ("H", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv, nv)),
+    ("newton_v", np.float64, lambda ng, npair, cap, nv, nb, nvert: (3, nv)),
+    ("edges", np.float64, lambda ng, npair, cap, nv, nb, nvert: (2, 4 * cap)),
+    ("nz", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap, nv)),
+    ("nnz", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
+    ("envelope", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2, nv)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -137,7 +149,10 @@ def contact_view(handle):
                     _f(head, N_HEAD + 25, (m, nv)), _f(head, N_HEAD + 26, (m * m,)), _f(head, N_HEAD + 27, (m,)),
                     _f(head, N_HEAD + 28, (cap,)), _f(head, N_HEAD + 29, (nv, nv)),
                     _f(head, N_HEAD + 30, (WORK_SIZE,)), _f(head, N_HEAD + 31, (npair, 5)),
-                    _f(head, N_HEAD + 32, (npair, 2)), _f(head, N_HEAD + 33, (nb,)))
+                    _f(head, N_HEAD + 32, (npair, 2)), _f(head, N_HEAD + 33, (nb,)), _f(head, N_HEAD + 34, (nv, nv)),
+                    _f(head, N_HEAD + 35, (nv,)), _f(head, N_HEAD + 36, (cap,)), _f(head, N_HEAD + 37, (nv, nv)),
+                    _f(head, N_HEAD + 38, (3, nv)), _f(head, N_HEAD + 39, (2, 4 * cap)),
+                    _i(head, N_HEAD + 40, (cap, nv)), _i(head, N_HEAD + 41, (cap,)), _i(head, N_HEAD + 42, (2, nv)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -258,6 +273,36 @@ MIN_VALUE = 1e-15  # MuJoCo's mjMINVAL: the smallest regularizer R
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _newton_structure(C, lam, n):
+    """What the Newton solver takes besides the rows: each contact's
+    coordinates (the union of its two bodies' chains, increasing) in
+    ``C.nz``/``C.nnz``, and the row envelopes of CRBA's M (a coordinate's
+    row is zero before the root of its chain) in ``C.envelope[0]``."""
+    for c in range(n):
+        i = C.cpair[c]
+        ka, kb = C.last_dof[C.body[C.pairs[i, 0]]], C.last_dof[C.body[C.pairs[i, 1]]]
+        m = 0
+        while ka >= 0 or kb >= 0:  # both chains decrease: merge them, the common part once
+            if ka > kb:
+                x = ka
+                ka = lam[ka]
+            elif kb > ka:
+                x = kb
+                kb = lam[kb]
+            else:
+                x = ka
+                ka = lam[ka]
+                kb = lam[kb]
+            C.nz[c, m] = x
+            m += 1
+        for j in range(m // 2):
+            C.nz[c, j], C.nz[c, m - 1 - j] = C.nz[c, m - 1 - j], C.nz[c, j]
+        C.nnz[c] = m
+    for k in range(lam.shape[0]):
+        C.envelope[0, k] = k if lam[k] < 0 else C.envelope[0, lam[k]]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def impedance(solimp, r):
     """MuJoCo's impedance imp ∈ (0, 1) at the constraint violation r (m)
     for solimp = (dmin, dmax, width, midpoint, power), already bounded
@@ -292,7 +337,8 @@ def contact_problem(C, lam, n, v, vf):
     m = 3 * n
     J, Y, W, b = C.J, C.Y, C.W[:m * m].reshape((m, m)), C.b
     h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
-    for c in range(n):
+    newton = C.head[SOLVER] == NEWTON  # the primal method needs no W
+    for c in range(n if not newton else 0):
         i = C.cpair[c]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
         r = 3 * c
@@ -301,9 +347,12 @@ def contact_problem(C, lam, n, v, vf):
             W[r, s] = w0
             W[r + 1, s] = w1
             W[r + 2, s] = w2
-    for r in range(m):  # the upper triangle from the lower: W exactly symmetric
+    for r in range(m if not newton else 0):  # the upper triangle from the lower: W exactly symmetric
         for s in range(r):
             W[s, r] = W[r, s]
+    if newton:
+        C.vf[:] = vf
+        _newton_structure(C, lam, n)
     soft = C.head[SOFT] != 0
     for c in range(n):
         i = C.cpair[c]
@@ -313,6 +362,17 @@ def contact_problem(C, lam, n, v, vf):
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
         un, ut1, ut2 = _chain_dots(J, r, v, C.last_dof, lam, ba, bb)
         b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)
+        if soft and newton:  # MuJoCo's pyramid: edge targets J_e v + h a_ref_e from these, one weight 1/R_py
+            imp = impedance(C.impedance[i], d)
+            K, B = C.stiffness_damping[i, 0], C.stiffness_damping[i, 1]
+            mu = C.mu[i]
+            R = (1.0 - imp) * (C.invweight[ba] + C.invweight[bb]) / imp
+            R = max(MIN_VALUE, R) if mu == 0.0 else 2.0 * mu * mu * max(MIN_VALUE, R * (1.0 + mu * mu))
+            C.edge_weight[c] = 1.0 / max(MIN_VALUE, R)
+            b[r] = (1.0 - h * B) * un - h * K * imp * d
+            b[r + 1] = (1.0 - h * B) * ut1
+            b[r + 2] = (1.0 - h * B) * ut2
+            continue
         if soft:  # the module docstring: W + R, b = J v_f − J v − h a_ref
             imp = impedance(C.impedance[i], d)
             R = max(MIN_VALUE, (1.0 - imp) * (C.invweight[ba] + C.invweight[bb]) / imp)
@@ -354,16 +414,20 @@ def contact_problem(C, lam, n, v, vf):
 
 @njit(cache=True, nogil=True, inline="always")
 def finish_contacts(C, n, vf, v_out):
-    """``v_out = v_f + Yᵀλ`` and the impulses kept as the next step's warm
-    start (world vectors ``Σ_d λ_d F_d``, F the contact's frame rows)."""
+    """``v_out = v_f + Yᵀλ`` (Newton's method: its minimizer, the same
+    velocity) and the impulses kept as the next step's warm start (world vectors ``Σ_d λ_d F_d``, F the contact's frame rows)."""
     nv = vf.shape[0]
-    for k in range(nv):
-        v_out[k] = vf[k]
-    for r in range(3 * n):
-        x = C.impulse[r]
-        if x != 0.0:
-            for k in range(nv):
-                v_out[k] += C.Y[r, k] * x
+    if C.head[SOLVER] == NEWTON:  # the minimizer itself (Y is not formed for it)
+        for k in range(nv):
+            v_out[k] = C.newton_v[0, k]
+    else:
+        for k in range(nv):
+            v_out[k] = vf[k]
+        for r in range(3 * n):
+            x = C.impulse[r]
+            if x != 0.0:
+                for k in range(nv):
+                    v_out[k] += C.Y[r, k] * x
     for c in range(n):
         C.prev_key[c] = C.key[c]
         for e in range(3):
@@ -377,12 +441,19 @@ def solve_problem(C, n):
     """Solve the contact problem of the n contacts in the table (W, b, μ;
     the impulses hold the warm start) by the table's solver: projected
     Gauss–Seidel (:func:`~multibody.solvers.pgs.projected_gauss_seidel`,
-    cone or box friction) or Lemke's method on the box or k-sided pyramid
+    cone or box friction), Lemke's method on the box or k-sided pyramid
     LCP (:func:`~multibody.solvers.lemke.box_lcp`,
-    :func:`~multibody.solvers.lemke.pyramid_lcp`). Returns the solver's
+    :func:`~multibody.solvers.lemke.pyramid_lcp`), or Newton's method on
+    soft contact's primal problem with MuJoCo's pyramid
+    (:func:`~multibody.solvers.newton.soft_pyramid_newton`; the step's
+    matrix in ``A``, b holding the rows' targets). Returns the solver's
     status (contact family of :mod:`multibody._status`)."""
     m = 3 * n
     W, b, mu, lam = C.W[:m * m].reshape((m, m)), C.b[:m], C.pair_mu[:n], C.impulse[:m]
+    if C.head[SOLVER] == NEWTON:
+        return soft_pyramid_newton(C.A, C.vf, C.J[:m], mu, C.edge_weight[:n], b, lam, C.newton_v[0], C.H,
+                                   C.newton_v[1], C.newton_v[2], C.edges[0], C.edges[1], C.nz, C.nnz, C.envelope,
+                                   C.head[MAX_ITER], C.scalars[VELOCITY_TOLERANCE])
     if C.head[SOLVER] == LEMKE:
         if C.head[FRICTION] == BOX:
             return box_lcp(W, b, mu, lam, C.head[MAX_ITER])

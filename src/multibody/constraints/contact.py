@@ -22,7 +22,8 @@ from . import _contact as CF
 
 FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX, "pyramid": CF.PYRAMID}
 # the compiled solvers and the friction models each takes (docs/contact.md)
-SOLVERS = {"pgs": (CF.PGS, ("cone", "box")), "lemke": (CF.LEMKE, ("box", "pyramid"))}
+SOLVERS = {"pgs": (CF.PGS, ("cone", "box")), "lemke": (CF.LEMKE, ("box", "pyramid")),
+           "newton": (CF.NEWTON, ("pyramid",))}
 
 
 @dataclass(frozen=True)
@@ -113,10 +114,12 @@ def _soft_parameters(g, dt):
 class ContactTable:
     """The contact stage's table for ``model`` with time step ``dt`` (s).
 
-    Options: ``solver`` "pgs" (projected Gauss–Seidel, default) or
-    "lemke" (Lemke's method on the friction LCP); ``friction`` "cone"
-    (Coulomb's disk, default; PGS), "box" (ArtiSynth's box friction) or
-    "pyramid" (the ``sides``-sided Stewart–Trinkle pyramid; Lemke);
+    Options: ``solver`` "pgs" (projected Gauss–Seidel, default), "lemke"
+    (Lemke's method on the friction LCP) or "newton" (Newton's method on
+    soft contact with MuJoCo's pyramid, MuJoCo's default solver;
+    ``soft`` only); ``friction`` "cone" (Coulomb's disk, default; PGS),
+    "box" (ArtiSynth's box friction) or "pyramid" (the ``sides``-sided
+    Stewart–Trinkle pyramid; Lemke; soft: MuJoCo's, Newton);
     ``max_contacts`` (default 8 per candidate
     pair, at most 256); ``distance`` (m, default 0.01): contacts are made
     between geometries closer than their pair margin plus ``distance``
@@ -131,7 +134,9 @@ class ContactTable:
     ``velocity_tolerance`` (m/s, default 1e-8: a position error of 1e-11 m
     per millisecond step), after 500 sweeps at most
     (:func:`~multibody.solvers.pgs.projected_gauss_seidel`); Lemke's pivot
-    cap (default 500 + 50 per candidate contact row).
+    cap (default 500 + 50 per candidate contact row); Newton's iteration
+    cap (default 100, as MuJoCo's) and its stop on a step of at most
+    ``velocity_tolerance``.
 
     ``soft``: MuJoCo's soft contact (docs/contact.md, "Soft contact")
     instead of rigid contact: every pair's solref and solimp give each
@@ -149,6 +154,12 @@ class ContactTable:
                              f"solver, got {friction!r}")
         if friction == "pyramid" and not (isinstance(sides, int) and sides >= 3):
             raise InputError(f"a friction pyramid needs sides >= 3 (an integer), got {sides!r}")
+        if solver == "newton" and not (soft and sides == 4):
+            raise InputError("the newton contact solver solves soft contact with MuJoCo's 4-sided pyramid: "
+                             "contact_model='soft', friction='pyramid'")
+        if soft and friction == "pyramid" and solver != "newton":
+            raise InputError("soft contact with a friction pyramid is MuJoCo's pyramidal cone, solved by "
+                             "contact_solver='newton'")
         self.model = model
         self.geometry = g = GeometryTable(model)
         npair = len(g)
@@ -157,7 +168,7 @@ class ContactTable:
             raise InputError(f"max_contacts must be >= 1, got {max_contacts}")
         self.capacity = cap
         if max_iterations is None:
-            max_iterations = 500 if solver == "pgs" else 500 + 150 * cap
+            max_iterations = {"pgs": 500, "newton": 100}.get(solver, 500 + 150 * cap)
         sizes = (len(g.code), npair, cap, model.nv, model.nbodies, len(g.vertices))
         self._allocate(sizes)
         a, head = self.arrays, self.head

@@ -677,7 +677,12 @@ def contact_stage_mass(ws, C, q, v, vf):
 @njit(cache=True, nogil=True, inline="always")
 def _mass_rows(ws, C, q, n):
     """The rows J of the n contacts at q and Y = M(q)⁻¹Jᵀ (row-wise);
-    False if M is not positive definite."""
+    False if M is not positive definite. For the Newton solver, M itself
+    in ``C.A`` instead of Y."""
+    if C.head[CF.SOLVER] == CF.NEWTON:  # works on M itself (its Cholesky checks it) and returns v: no Y
+        crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, C.A)
+        CF.contact_rows(C, ws.jac, ws.lam, n)
+        return True
     crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
     C.Mf[:, :] = ws.M
     if ltdl_kernel(ws.lam, C.Mf) != 0:

@@ -37,7 +37,7 @@ from .trajectory import Trajectory, model_fingerprint
 _END = None
 _TAU = None
 # the contact_solver names (docs/contact.md): compiled, and reference modes solved in Python each step
-CONTACT_SOLVERS = ("pgs", "lemke")
+CONTACT_SOLVERS = ("pgs", "lemke", "newton")
 REFERENCE_SOLVERS = ("anitescu", "anitescu_hart", "staggered")
 _F64 = np.dtype(np.float64)
 
@@ -226,14 +226,16 @@ class Simulator:
 
     Contact (docs/contact.md) is on whenever the model (with ``ground``:
     plus a ground plane) has geometry pairs that may collide:
-    ``contact_solver`` ("pgs", "lemke", the reference modes, or None: off),
-    ``friction``, ``max_contacts``, ``contact_distance`` (m; default 0.01
+    ``contact_solver`` ("pgs", "lemke", "newton", the reference modes, or
+    None: off), ``friction`` (default "cone"; "pyramid" with "newton"),
+    ``max_contacts``, ``contact_distance`` (m; default 0.01
     for rigid contact, 0 for soft), ``contact_tolerance`` (m/s),
     ``contact_iterations`` (the solver's cap: PGS sweeps, default 500, or
     Lemke's pivots) and
     ``contact_model``: "rigid" (default: non-penetration, Coulomb friction,
     Newton restitution) or "soft" (MuJoCo's soft contact from the pairs'
-    solref and solimp).
+    solref and solimp; the default with "newton", which solves it with
+    MuJoCo's pyramidal cone as MuJoCo's default solver does).
 
     The state starts at ``q0`` (default: neutral) and ``v0`` (default:
     zero). Deterministic: the same inputs give bit-identical
@@ -243,8 +245,8 @@ class Simulator:
                  joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0,
                  restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
-                 friction="cone", max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
-                 contact_model="rigid", contact_iterations=None):
+                 friction=None, max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
+                 contact_model=None, contact_iterations=None):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -317,6 +319,12 @@ class Simulator:
         self._vmax = model.velocity_limit if clamp_velocity and np.isfinite(model.velocity_limit).any() else None
         self._vmax_or_inf = self._vmax if self._vmax is not None else np.full(model.nv, np.inf)
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
+        # MuJoCo's default contact in one keyword: contact_solver="newton" (soft, pyramidal)
+        newton = contact_solver == "newton"
+        if contact_model is None:
+            contact_model = "soft" if newton else "rigid"
+        if friction is None:
+            friction = "pyramid" if newton else "cone"
         if contact_model not in ("rigid", "soft"):
             raise InputError(f"contact_model must be 'rigid' or 'soft', got {contact_model!r}")
         if contact_distance is None:
@@ -324,6 +332,10 @@ class Simulator:
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold, contact_tolerance, contact_model == "soft",
                                       contact_iterations)
+        if self.contact is not None and newton and integrator.name == "implicit_euler":
+            raise InputError("the newton contact solver needs the step's velocity matrix itself, which implicit "
+                             "Euler keeps only factored: use contact_solver='pgs' with implicit Euler, or an "
+                             "explicit integrator")
         if self.contact is not None:
             self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,

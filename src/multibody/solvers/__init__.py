@@ -2,7 +2,8 @@
 linear complementarity problem of unilateral constraints (``lcp``), and the
 contact problem with friction (docs/contact.md, "Contact solvers"):
 projected Gauss–Seidel (``pgs``), Lemke's method and the friction LCPs
-(``lemke``), their residual (``residual``), the convex reference modes by
+(``lemke``), Newton's method on soft contact with MuJoCo's pyramid
+(``newton``), their residual (``residual``), the convex reference modes by
 clarabel (``qp``) and the wrapper ``solve_contact`` (``contact``).
 
 Only ``lcp`` is imported with the package (the simulator's limit solver
@@ -17,7 +18,7 @@ _LAZY = {
     "solve_contact": "contact", "ContactResult": "contact", "ContactResidual": "contact", "METHODS": "contact",
     "residual_of": "contact", "contact_residual": "residual", "CONE": "residual", "BOX": "residual",
     "PYRAMID": "residual", "projected_gauss_seidel": "pgs", "disk_minimum": "pgs", "lemke_lcp": "lemke",
-    "pyramid_lcp": "lemke", "box_lcp": "lemke",
+    "pyramid_lcp": "lemke", "box_lcp": "lemke", "soft_pyramid_newton": "newton",
 }
 
 __all__ = ["solve_spd_lcp", *_LAZY]
