@@ -309,10 +309,7 @@ def mujoco_from_urdf(path, floating_base):
     <mimic> and Coulomb <friction> removed (multibody's simulator applies
     neither), <damping> kept, a free joint on the root link when
     ``floating_base``. Returns ``(MjModel, index)`` where ``index(model)``
-    gives, for a multibody model of the same file, the MuJoCo qpos and qvel
-    addresses of each multibody coordinate (matched by joint name; free
-    joints: qpos (p, quaternion) in the same order, qvel (v_world, ω_body)
-    against multibody's (ω_body, v_body))."""
+    gives :func:`mujoco_addresses` for a multibody model of the same file."""
     import xml.etree.ElementTree as ET
 
     import mujoco
@@ -330,19 +327,25 @@ def mujoco_from_urdf(path, floating_base):
     if floating_base:
         spec.worldbody.first_body().add_freejoint()
     m = spec.compile()
+    return m, lambda model: mujoco_addresses(m, model)
 
-    def index(model):
-        qadr, vadr = np.zeros(model.nq, int), np.zeros(model.nv, int)
-        for j in model.joints[1:]:
-            if j.type == "free":
-                jm = int(np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE)[0])
-            elif j.nv:
-                jm = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j.name)
-                assert jm >= 0, j.name
-            else:
-                continue
-            qadr[j.q_slice] = m.jnt_qposadr[jm] + np.arange(j.nq)
-            dofs = m.jnt_dofadr[jm] + np.arange(j.nv)
-            vadr[j.v_slice] = dofs[[3, 4, 5, 0, 1, 2]] if j.type == "free" else dofs
-        return qadr, vadr
-    return m, index
+
+def mujoco_addresses(m, model):
+    """The MuJoCo qpos and qvel addresses of each coordinate of a multibody
+    model of the same robot (joints matched by name; free joints: qpos (p,
+    quaternion) in the same order, qvel (v_world, ω_body) against
+    multibody's (ω_body, v_body))."""
+    import mujoco
+    qadr, vadr = np.zeros(model.nq, int), np.zeros(model.nv, int)
+    for j in model.joints[1:]:
+        if j.type == "free":
+            jm = int(np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE)[0])
+        elif j.nv:
+            jm = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j.name)
+            assert jm >= 0, j.name
+        else:
+            continue
+        qadr[j.q_slice] = m.jnt_qposadr[jm] + np.arange(j.nq)
+        dofs = m.jnt_dofadr[jm] + np.arange(j.nv)
+        vadr[j.v_slice] = dofs[[3, 4, 5, 0, 1, 2]] if j.type == "free" else dofs
+    return qadr, vadr
