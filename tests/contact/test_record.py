@@ -61,3 +61,32 @@ def test_a_rollout_without_contact_records_empty_samples():
     traj = mb.Simulator(model, dt=1e-3).rollout(steps=5, contacts=True)
     assert traj.contacts.count.shape == (6,) and not traj.contacts.count.any() and traj.contacts.at(3) == []
     assert mb.Simulator(model, dt=1e-3).rollout(steps=5).contacts is None
+
+
+def test_recorded_contacts_are_saved_and_loaded(tmp_path):
+    """Trajectory.save writes the record (optional members of the file)
+    and load returns it array for array; a file whose counts exceed the
+    capacity is refused, naming it; a trajectory without a record loads
+    with None."""
+    model = ball(restitution=0.5)
+    q0 = model.neutral()
+    q0[2] = 0.3
+    traj = mb.Simulator(model, dt=1e-3, q0=q0).rollout(steps=600, record_every=3, contacts=True)
+    path = tmp_path / "run.npz"
+    traj.save(path)
+    back = mb.Trajectory.load(path, model=model)
+    assert back.contacts.geometries == traj.contacts.geometries
+    for name in ("count", "geom", "body", "position", "frame", "distance", "impulse", "force"):
+        assert np.array_equal(getattr(back.contacts, name), getattr(traj.contacts, name)), name
+    assert [c.force.tolist() for c in back.contacts.at(len(traj.t) - 1)] == \
+        [c.force.tolist() for c in traj.contacts.at(len(traj.t) - 1)]
+    bad = np.load(path)
+    members = {k: bad[k] for k in bad.files}
+    members["contacts.count"] = members["contacts.count"] + 100
+    with open(tmp_path / "bad.npz", "wb") as f:
+        np.savez(f, **members)
+    with pytest.raises(mb.InputError, match="bad.npz.*out of range"):
+        mb.Trajectory.load(tmp_path / "bad.npz")
+    plain = mb.Simulator(model, dt=1e-3, q0=q0).rollout(steps=5)
+    plain.save(tmp_path / "plain.npz")
+    assert mb.Trajectory.load(tmp_path / "plain.npz").contacts is None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 import numpy as np
 
 from ..errors import InputError
+from .contact_record import ContactRecord
 
 FORMAT = "multibody-trajectory"
 VERSION = 2
@@ -26,6 +27,10 @@ _ARRAYS = {
 
 
 _DERIVED = ("kinetic", "potential", "power", "constraint_residual")
+# the optional contact record (ContactRecord's arrays): name -> (dtype kind, trailing shape after (N, cap))
+_CONTACT_SHAPES = {"count": ("i", None), "geom": ("i", (2,)), "body": ("i", (2,)), "position": ("f", (3,)),
+                   "frame": ("f", (3, 3)), "distance": ("f", ()), "impulse": ("f", (3,)), "force": ("f", (3,))}
+_CONTACT_ARRAYS = tuple(_CONTACT_SHAPES)
 
 
 # ------------------------------------------------------------------ model fingerprint
@@ -184,8 +189,8 @@ class Trajectory:
     :func:`model_fingerprint` of the model it was recorded on (None if
     unknown), and ``contacts``: the contacts of each sample's step
     (:class:`~multibody.simulation.contact_record.ContactRecord`) when the
-    rollout recorded them, else None (kept in memory and pickles; not
-    written by :meth:`save`)."""
+    rollout recorded them, else None (pickles and is saved with the
+    trajectory)."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -302,10 +307,14 @@ class Trajectory:
         path = _file_name(path, "Trajectory.save")
         if not isinstance(self.meta, dict):
             raise InputError(f"Trajectory.meta must be a dict, got {type(self.meta).__name__}")
+        record = self.contacts
         header = json.dumps({"format": FORMAT, "version": VERSION, "model_fingerprint": self.model_fingerprint,
                              "power_labels": _jsonable(list(self.power_labels), "power_labels"),
-                             "meta": _jsonable(self.meta, "meta")})
+                             "meta": _jsonable(self.meta, "meta"),
+                             "contact_geometries": None if record is None else list(record.geometries)})
         arrays = {name: np.asarray(getattr(self, name)) for name in _ARRAYS}
+        if record is not None:  # optional members "contacts.<field>"
+            arrays.update({f"contacts.{name}": getattr(record, name) for name in _CONTACT_ARRAYS})
         for name, a in arrays.items():
             if a.dtype.kind not in "biuf":
                 raise InputError(f"Trajectory.{name} has dtype {a.dtype}; expected numbers")
@@ -353,6 +362,8 @@ class Trajectory:
                                      f"before format {VERSION} are not read)")
                 header = json.loads(str(z["header"][()]))
                 arrays = {name: z[name] for name in _ARRAYS}
+                contacts = {name: z[f"contacts.{name}"] for name in _CONTACT_ARRAYS} \
+                    if f"contacts.{_CONTACT_ARRAYS[0]}" in z.files else None
         except InputError:
             raise
         except FileNotFoundError:
@@ -379,7 +390,13 @@ class Trajectory:
                 and (fp is None or isinstance(fp, str))):
             raise InputError(f"trajectory file '{path}' has a corrupted header")
         _check_arrays(path, arrays, len(labels))
-        traj = cls(meta=meta, power_labels=tuple(labels), model_fingerprint=fp, **arrays)
+        record = None
+        if contacts is not None:
+            names = header.get("contact_geometries")
+            if not (isinstance(names, list) and all(isinstance(x, str) for x in names)):
+                raise InputError(f"trajectory file '{path}' has a corrupted header (contact_geometries)")
+            record = _contact_record(path, names, contacts, len(arrays["t"]))
+        traj = cls(meta=meta, power_labels=tuple(labels), model_fingerprint=fp, contacts=record, **arrays)
         if model is not None:
             try:
                 traj.check_model(model)
@@ -402,3 +419,21 @@ def _check_arrays(path, arrays, P):
             where = "Trajectory" if path == "(in memory)" else f"trajectory file '{path}'"
             raise InputError(f"{where} is inconsistent: {name} has dtype {a.dtype} and shape {a.shape}, expected "
                              f"{'bool' if kind == 'b' else 'float'} {expected}")
+
+
+def _contact_record(path, names, arrays, N):
+    """The :class:`~multibody.simulation.contact_record.ContactRecord` of a
+    trajectory file's ``contacts.*`` members, checked: dtypes, shapes (N,)
+    and (N, cap, ...), counts within [0, cap] and geometry indices within
+    ``names``; else InputError naming the file."""
+    cap = arrays["geom"].shape[1] if arrays["geom"].ndim == 3 else -1
+    for name, (kind, tail) in _CONTACT_SHAPES.items():
+        a = arrays[name]
+        expected = (N,) if tail is None else (N, cap) + tail
+        if a.dtype.kind != kind or a.shape != expected or cap < 0:
+            raise InputError(f"trajectory file '{path}' is inconsistent: contacts.{name} has dtype {a.dtype} and "
+                             f"shape {a.shape}, expected {'int' if kind == 'i' else 'float'} {expected}")
+    if (arrays["count"] < 0).any() or (arrays["count"] > cap).any() or (arrays["geom"] >= len(names)).any():
+        raise InputError(f"trajectory file '{path}' is inconsistent: contact counts or geometry indices out of "
+                         f"range")
+    return ContactRecord(tuple(names), *(arrays[name] for name in _CONTACT_ARRAYS))
