@@ -62,6 +62,27 @@ def bounding_radius(g):
     return 0.0
 
 
+def bounding_box(g):
+    """(centre (3,), half extents (3,)) (m) of a box in the geometry's frame
+    that contains the geometry; infinite half extents for a plane or a
+    geometry without a known extent."""
+    code = SHAPE_CODES[g.shape]
+    s = kernel_size(g)
+    centre = np.zeros(3)
+    if code == SPHERE:
+        return centre, np.full(3, s[0])
+    if code == CAPSULE:
+        return centre, np.array([s[0], s[0], s[0] + s[1]])
+    if code == CYLINDER:
+        return centre, np.array([s[0], s[0], s[1]])
+    if code in (BOX, ELLIPSOID):
+        return centre, s.copy()
+    if code not in (PLANE, HFIELD) and g.vertices is not None and len(g.vertices):
+        lo, hi = np.min(g.vertices, axis=0), np.max(g.vertices, axis=0)
+        return 0.5 * (lo + hi), 0.5 * (hi - lo)
+    return centre, np.full(3, np.inf)
+
+
 def _static(model):
     """(nbodies,) bool: bodies welded to the world (no coordinate moves them)."""
     static = np.zeros(model.nbodies, bool)
@@ -134,6 +155,8 @@ class GeometryTable:
     * ``code`` (ng,) int64 shape codes, ``body`` (ng,) int64,
       ``local`` (ng, 4, 4) placement in the body (m), ``size`` (ng, 3)
       kernel half-sizes, ``radius`` (ng,) bounding radius (inf: plane),
+      ``box`` (ng, 2, 3) a bounding box in the geometry's frame (centre,
+      half extents; :func:`bounding_box`),
       ``vstart`` (ng + 1,) int64 offsets into ``vertices`` (nvert, 3), the
       hull vertices of "convex" geometries in their frames;
     * ``pairs`` (npair, 2) int64 candidate pairs (:func:`candidate_pairs`),
@@ -152,6 +175,7 @@ class GeometryTable:
         self.local = np.ascontiguousarray(np.array([g.placement for g in geoms], float).reshape(ng, 4, 4))
         self.size = np.ascontiguousarray(np.array([kernel_size(g) for g in geoms], float).reshape(ng, 3))
         self.radius = np.array([bounding_radius(g) for g in geoms], float)
+        self.box = np.ascontiguousarray(np.array([bounding_box(g) for g in geoms], float).reshape(ng, 2, 3))
         counts = [len(g.vertices) if g.shape == "convex" and g.vertices is not None else 0 for g in geoms]
         self.vstart = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self.vertices = np.ascontiguousarray(np.concatenate(

@@ -114,6 +114,7 @@ ARRAYS = (
     ("nz", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap, nv)),
     ("nnz", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
     ("envelope", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2, nv)),
+    ("box", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 2, 3)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -152,7 +153,8 @@ def contact_view(handle):
                     _f(head, N_HEAD + 32, (npair, 2)), _f(head, N_HEAD + 33, (nb,)), _f(head, N_HEAD + 34, (nv, nv)),
                     _f(head, N_HEAD + 35, (nv,)), _f(head, N_HEAD + 36, (cap,)), _f(head, N_HEAD + 37, (nv, nv)),
                     _f(head, N_HEAD + 38, (3, nv)), _f(head, N_HEAD + 39, (2, 4 * cap)),
-                    _i(head, N_HEAD + 40, (cap, nv)), _i(head, N_HEAD + 41, (cap,)), _i(head, N_HEAD + 42, (2, nv)))
+                    _i(head, N_HEAD + 40, (cap, nv)), _i(head, N_HEAD + 41, (cap,)), _i(head, N_HEAD + 42, (2, nv)),
+                    _f(head, N_HEAD + 43, (ng, 2, 3)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -162,7 +164,7 @@ def find_contacts(C, body_poses):
     4) into the table (``head[N]``, ``dist``, ``pos``, ``frame``, ``cpair``,
     ``key``); returns their number, or a negative status (``head[FAILED_PAIR]``
     names the pair)."""
-    n, dropped = detect(body_poses, C.code, C.body, C.local, C.size, C.radius, C.vstart, C.vertices, C.faces,
+    n, dropped = detect(body_poses, C.code, C.body, C.local, C.size, C.radius, C.box, C.vstart, C.vertices, C.faces,
                         C.pairs, C.margin, C.scalars[REACH], C.R, C.p, C.dist, C.pos, C.frame, C.cpair, C.key,
                         C.work)
     C.head[DROPPED] = dropped

@@ -172,8 +172,8 @@ class ContactTable:
         sizes = (len(g.code), npair, cap, model.nv, model.nbodies, len(g.vertices))
         self._allocate(sizes)
         a, head = self.arrays, self.head
-        for name in ("code", "body", "local", "size", "radius", "vstart", "vertices", "pairs", "mu", "restitution",
-                     "margin"):
+        for name in ("code", "body", "local", "size", "radius", "box", "vstart", "vertices", "pairs", "mu",
+                     "restitution", "margin"):
             a[name][...] = getattr(g, name)
         a["last_dof"][:] = _last_dof(model)
         if soft:
