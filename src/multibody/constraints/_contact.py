@@ -363,22 +363,20 @@ def contact_problem(C, lam, n, v, vf):
         d = C.dist[c] - C.margin[i]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
         un, ut1, ut2 = _chain_dots(J, r, v, C.last_dof, lam, ba, bb)
-        b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)
-        if soft and newton:  # MuJoCo's pyramid: edge targets J_e v + h a_ref_e from these, one weight 1/R_py
+        if soft:  # the module docstring: imp, K, B and R of the pair at the violation d
             imp = impedance(C.impedance[i], d)
             K, B = C.stiffness_damping[i, 0], C.stiffness_damping[i, 1]
-            mu = C.mu[i]
-            R = (1.0 - imp) * (C.invweight[ba] + C.invweight[bb]) / imp
-            R = max(MIN_VALUE, R) if mu == 0.0 else 2.0 * mu * mu * max(MIN_VALUE, R * (1.0 + mu * mu))
-            C.edge_weight[c] = 1.0 / max(MIN_VALUE, R)
-            b[r] = (1.0 - h * B) * un - h * K * imp * d
-            b[r + 1] = (1.0 - h * B) * ut1
-            b[r + 2] = (1.0 - h * B) * ut2
-            continue
-        if soft:  # the module docstring: W + R, b = J v_f − J v − h a_ref
-            imp = impedance(C.impedance[i], d)
             R = max(MIN_VALUE, (1.0 - imp) * (C.invweight[ba] + C.invweight[bb]) / imp)
-            K, B = C.stiffness_damping[i, 0], C.stiffness_damping[i, 1]
+            if newton:  # MuJoCo's pyramid: the rows' targets J v + h a_ref (edges: c_n ± μ c_tk), one weight 1/R_py
+                mu = C.mu[i]
+                if mu > 0.0:
+                    R = 2.0 * mu * mu * max(MIN_VALUE, R * (1.0 + mu * mu))
+                C.edge_weight[c] = 1.0 / R
+                b[r] = (1.0 - h * B) * un - h * K * imp * d
+                b[r + 1] = (1.0 - h * B) * ut1
+                b[r + 2] = (1.0 - h * B) * ut2
+                continue
+            b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)  # W + R, b = J v_f − J v − h a_ref
             W[r, r] += R
             W[r + 1, r + 1] += R
             W[r + 2, r + 2] += R
@@ -386,6 +384,7 @@ def contact_problem(C, lam, n, v, vf):
             b[r + 1] += (h * B - 1.0) * ut1
             b[r + 2] += (h * B - 1.0) * ut2
             continue
+        b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)
         e = C.restitution[i]
         if e > 0.0 and un < -vth and d + h * un < 0.0:
             target = -e * un

@@ -60,7 +60,6 @@ _EMPTY = None  # ContactTable.empty()
 
 # MuJoCo's bounds on solimp's dmin, dmax and midpoint (mjMINIMP, mjMAXIMP)
 MIN_IMPEDANCE, MAX_IMPEDANCE = 1e-4, 0.9999
-MIN_VALUE = 1e-15  # MuJoCo's mjMINVAL: the smallest divisor and regularizer
 
 
 def translation_weights(model):
@@ -105,7 +104,7 @@ def _soft_parameters(g, dt):
                              f"mixes the standard (positive) and direct (negative) formats")
         if ref[0] > 0:
             tau = max(ref[0], 2.0 * dt)
-            kb[k] = 1.0 / max(MIN_VALUE, dmax * dmax * tau * tau * ref[1] * ref[1]), 2.0 / (dmax * tau)
+            kb[k] = 1.0 / max(CF.MIN_VALUE, dmax * dmax * tau * tau * ref[1] * ref[1]), 2.0 / (dmax * tau)
         else:
             kb[k] = -ref[0] / (dmax * dmax), -ref[1] / dmax
     return imp, kb

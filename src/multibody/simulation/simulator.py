@@ -230,8 +230,8 @@ class Simulator:
     None: off), ``friction`` (default "cone"; "pyramid" with "newton"),
     ``max_contacts``, ``contact_distance`` (m; default 0.01
     for rigid contact, 0 for soft), ``contact_tolerance`` (m/s),
-    ``contact_iterations`` (the solver's cap: PGS sweeps, default 500, or
-    Lemke's pivots) and
+    ``contact_iterations`` (the solver's cap: PGS sweeps, default 500;
+    Lemke's pivots; Newton's iterations, default 100) and
     ``contact_model``: "rigid" (default: non-penetration, Coulomb friction,
     Newton restitution) or "soft" (MuJoCo's soft contact from the pairs'
     solref and solimp; the default with "newton", which solves it with
@@ -1090,8 +1090,8 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
                          max_contacts=max_contacts, distance=distance, restitution_threshold=threshold,
                          velocity_tolerance=tolerance, soft=soft, max_iterations=iterations)
     bouncing = [f"({table.geometry.geometries[a].name}, {table.geometry.geometries[b].name})"
-                for (a, b), e in zip(table.geometry.pairs, table.geometry.restitution) if e > 0]
-    if soft and bouncing:
+                for (a, b), e in zip(table.geometry.pairs, table.geometry.restitution) if e > 0] if soft else []
+    if bouncing:
         warnings.warn(f"soft contact has no restitution (solref's damping ratio sets the bounce): it is ignored on "
                       f"the pairs {', '.join(bouncing[:5])}{', ...' if len(bouncing) > 5 else ''}", ModelWarning,
                       stacklevel=3)

@@ -33,6 +33,12 @@ from .._status import CONTACT_BAD_SHAPE, CONTACT_NON_FINITE, NOT_CONVERGED
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _edge_count(mu, k):
+    """Contact k's edges: the four of the pyramid, or the normal row alone when μ = 0."""
+    return 1 if mu[k] == 0.0 else 4
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _edge(J, mu, c, k, e, x, nz, nnz):
     """(J_e·x, c_e) for edge e of contact k (e = 0, 1: ±t1, 2, 3: ±t2;
     the normal row alone, e = 0, when μ = 0), over the contact's
@@ -103,9 +109,8 @@ def soft_pyramid_newton(A, vf, J, mu, D, c, lam, v, H, g, d, y, z, nz, nnz, firs
         _envelope_product(A, fa, d, g)
         fh[:] = fa
         for k in range(n):
-            edges = 1 if mu[k] == 0.0 else 4
             active = False
-            for e in range(edges):
+            for e in range(_edge_count(mu, k)):
                 je, ce = _edge(J, mu, c, k, e, v, nz[k], nnz[k])
                 y[4 * k + e] = je - ce
                 active |= je - ce < 0.0
@@ -114,8 +119,7 @@ def soft_pyramid_newton(A, vf, J, mu, D, c, lam, v, H, g, d, y, z, nz, nnz, firs
                     fh[nz[k, j]] = min(fh[nz[k, j]], nz[k, 0])
         _load_lower(H, A, fh)
         for k in range(n):
-            edges = 1 if mu[k] == 0.0 else 4
-            for e in range(edges):
+            for e in range(_edge_count(mu, k)):
                 if y[4 * k + e] < 0.0:
                     _add_edge(H, g, J, mu, k, e, D[k], y[4 * k + e], nz[k], nnz[k])
         if not _cholesky(H, fh):
@@ -133,8 +137,7 @@ def soft_pyramid_newton(A, vf, J, mu, D, c, lam, v, H, g, d, y, z, nz, nnz, firs
             dad += g[i] * d[i]
             step = max(step, abs(d[i]))
         for k in range(n):
-            edges = 1 if mu[k] == 0.0 else 4
-            for e in range(edges):
+            for e in range(_edge_count(mu, k)):
                 z[4 * k + e] = _edge(J, mu, c, k, e, d, nz[k], nnz[k])[0]
         alpha, kept = _line_search(gd, dad, y, z, mu, D, n)
         if not (alpha == alpha):
@@ -145,25 +148,15 @@ def soft_pyramid_newton(A, vf, J, mu, D, c, lam, v, H, g, d, y, z, nz, nnz, firs
         if kept or alpha * step <= tol:
             status = it + 1
             break
-    # the impulses of the final v
+    # the impulses of the final v: λ_n = Σ f_e, λ_tk = μ (f_k+ − f_k−)
     for k in range(n):
-        if mu[k] == 0.0:
-            je, ce = _edge(J, mu, c, k, 0, v, nz[k], nnz[k])
-            lam[3 * k] = -D[k] * min(je - ce, 0.0)
-            lam[3 * k + 1] = 0.0
-            lam[3 * k + 2] = 0.0
-            continue
-        je, ce = _edge(J, mu, c, k, 0, v, nz[k], nnz[k])
-        f0 = -D[k] * min(je - ce, 0.0)
-        je, ce = _edge(J, mu, c, k, 1, v, nz[k], nnz[k])
-        f1 = -D[k] * min(je - ce, 0.0)
-        je, ce = _edge(J, mu, c, k, 2, v, nz[k], nnz[k])
-        f2 = -D[k] * min(je - ce, 0.0)
-        je, ce = _edge(J, mu, c, k, 3, v, nz[k], nnz[k])
-        f3 = -D[k] * min(je - ce, 0.0)
-        lam[3 * k] = f0 + f1 + f2 + f3
-        lam[3 * k + 1] = mu[k] * (f0 - f1)
-        lam[3 * k + 2] = mu[k] * (f2 - f3)
+        lam[3 * k] = lam[3 * k + 1] = lam[3 * k + 2] = 0.0
+        for e in range(_edge_count(mu, k)):
+            je, ce = _edge(J, mu, c, k, e, v, nz[k], nnz[k])
+            f = -D[k] * min(je - ce, 0.0)
+            lam[3 * k] += f
+            if mu[k] > 0.0:
+                lam[3 * k + 1 + e // 2] += (mu[k] if e % 2 == 0 else -mu[k]) * f
     return status
 
 
@@ -188,12 +181,12 @@ def _line_search(gd, dad, y, z, mu, D, n):
     """The root α > 0 of the nondecreasing piecewise linear
     ``φ'(α) = gd + α dad + Σ D z_e min(y_e + α z_e, 0)`` (gd < 0 for a
     descent direction): safeguarded Newton in a bracket, exact when the
-    Newton step stays in its piece. Returns (α, whether α = 1 and the
-    active set at α is the one at 0)."""
+    Newton step stays in its piece. Returns (α, kept): kept when the full
+    step α = 1 keeps every edge on its side (φ is then quadratic on the
+    segment and α = 1 its exact root)."""
     kept = True  # a full step that keeps every edge on its side is exact: the quadratic model held
     for k in range(n):
-        edges = 1 if mu[k] == 0.0 else 4
-        for e in range(edges):
+        for e in range(_edge_count(mu, k)):
             if (y[4 * k + e] < 0.0) != (y[4 * k + e] + z[4 * k + e] < 0.0):
                 kept = False
     if kept:
@@ -220,8 +213,7 @@ def _line_search(gd, dad, y, z, mu, D, n):
         # the Newton step is the root if no edge changes sides between alpha and it
         same = True
         for k in range(n):
-            edges = 1 if mu[k] == 0.0 else 4
-            for e in range(edges):
+            for e in range(_edge_count(mu, k)):
                 a = y[4 * k + e] + alpha * z[4 * k + e]
                 b = y[4 * k + e] + nxt * z[4 * k + e]
                 if (a < 0.0) != (b < 0.0):
@@ -238,8 +230,7 @@ def _slope(gd, dad, y, z, mu, D, n, alpha):
     value = gd + alpha * dad
     curvature = dad
     for k in range(n):
-        edges = 1 if mu[k] == 0.0 else 4
-        for e in range(edges):
+        for e in range(_edge_count(mu, k)):
             t = y[4 * k + e] + alpha * z[4 * k + e]
             if t < 0.0:
                 ze = z[4 * k + e]
