@@ -183,26 +183,39 @@ def _find_contacts_c(handle, poses, nb):
     return find_contacts(contact_view(handle), carray(f64_pointer(poses), (nb, 4, 4)))
 
 
-def _solve_c(handle, n, unused):
-    """:func:`solve_problem` on the table behind ``handle``: the C entry
-    point the steps call through a function pointer."""
-    return solve_problem(contact_view(handle), n)
+# One C entry point per solver (the steps call it through the address in head[SOLVE]): a cold
+# compile of all three took ~30 s, and a simulator compiles only the one it uses.
+def _solve_pgs_c(handle, n, unused):
+    """:func:`solve_pgs` on the table behind ``handle``."""
+    return solve_pgs(contact_view(handle), n)
 
 
+def _solve_lemke_c(handle, n, unused):
+    """:func:`solve_lemke` on the table behind ``handle``."""
+    return solve_lemke(contact_view(handle), n)
+
+
+def _solve_newton_c(handle, n, unused):
+    """:func:`solve_newton` on the table behind ``handle``."""
+    return solve_newton(contact_view(handle), n)
+
+
+_ENTRY_FUNCTIONS = {"detect": _find_contacts_c, "pgs": _solve_pgs_c, "lemke": _solve_lemke_c,
+                    "newton": _solve_newton_c}
 _ENTRIES = {}
 
 
 def c_address(name):
-    """The address of the compiled C entry point ``name`` ("detect" or
-    "solve"; compiled or loaded from the cache on first use; 0 without
-    JIT). The steps call the detection and the solvers through these
-    addresses (:func:`~multibody._compiled.call_address`), so that each
-    step kernel does not compile them again."""
+    """The address of the compiled C entry point ``name`` ("detect", or a
+    solver: "pgs", "lemke", "newton"; compiled or loaded from the cache on
+    first use; 0 without JIT). The steps call the detection and the
+    solvers through these addresses (:func:`~multibody._compiled.call_address`),
+    so that each step kernel does not compile them again."""
     if not JIT:
         return 0
     if name not in _ENTRIES:
-        fn = {"detect": _find_contacts_c, "solve": _solve_c}[name]
-        _ENTRIES[name] = cfunc(types.int64(types.int64, types.int64, types.int64), cache=True, nopython=True)(fn)
+        _ENTRIES[name] = cfunc(types.int64(types.int64, types.int64, types.int64), cache=True,
+                               nopython=True)(_ENTRY_FUNCTIONS[name])
     return _ENTRIES[name].address
 
 
@@ -327,7 +340,7 @@ def impedance(solimp, r):
     return d0 + y * (d1 - d0)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def contact_problem(C, lam, n, v, vf):
     """Delassus matrix W = J Yᵀ (Y = rows of X Jᵀ, already in ``C.Y``) and
     b = J v_f − target (module docstring; soft contact: W + R and its b)
@@ -437,30 +450,49 @@ def finish_contacts(C, n, vf, v_out):
     C.head[N_PREV] = n
 
 
-@njit(cache=True, nogil=True)
 def solve_problem(C, n):
     """Solve the contact problem of the n contacts in the table (W, b, μ;
-    the impulses hold the warm start) by the table's solver: projected
-    Gauss–Seidel (:func:`~multibody.solvers.pgs.projected_gauss_seidel`,
-    cone or box friction), Lemke's method on the box or k-sided pyramid
-    LCP (:func:`~multibody.solvers.lemke.box_lcp`,
-    :func:`~multibody.solvers.lemke.pyramid_lcp`), or Newton's method on
-    soft contact's primal problem with MuJoCo's pyramid
-    (:func:`~multibody.solvers.newton.soft_pyramid_newton`; the step's
-    matrix in ``A``, b holding the rows' targets). Returns the solver's
-    status (contact family of :mod:`multibody._status`)."""
+    the impulses hold the warm start) by the table's solver
+    (``head[SOLVER]``): :func:`solve_pgs`, :func:`solve_lemke` or
+    :func:`solve_newton`. Returns the solver's status (contact family of
+    :mod:`multibody._status`). Compiled steps call the solver's own C entry
+    point instead (:func:`solve_via_address`)."""
+    solver = C.head[SOLVER]
+    return (solve_newton if solver == NEWTON else solve_lemke if solver == LEMKE else solve_pgs)(C, n)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def solve_pgs(C, n):
+    """Projected Gauss–Seidel (:func:`~multibody.solvers.pgs.projected_gauss_seidel`,
+    cone or box friction) on the table's W, b, μ from the warm start in the
+    impulses."""
+    m = 3 * n
+    return projected_gauss_seidel(C.W[:m * m].reshape((m, m)), C.b[:m], C.pair_mu[:n], C.impulse[:m],
+                                  C.head[FRICTION], C.scalars[TOLERANCE], C.head[MAX_ITER], C.scalars[OMEGA],
+                                  C.scalars[VELOCITY_TOLERANCE])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def solve_lemke(C, n):
+    """Lemke's method on the box or k-sided pyramid LCP
+    (:func:`~multibody.solvers.lemke.box_lcp`,
+    :func:`~multibody.solvers.lemke.pyramid_lcp`)."""
     m = 3 * n
     W, b, mu, lam = C.W[:m * m].reshape((m, m)), C.b[:m], C.pair_mu[:n], C.impulse[:m]
-    if C.head[SOLVER] == NEWTON:
-        return soft_pyramid_newton(C.A, C.vf, C.J[:m], mu, C.edge_weight[:n], b, lam, C.newton_v[0], C.H,
-                                   C.newton_v[1], C.newton_v[2], C.edges[0], C.edges[1], C.nz, C.nnz, C.envelope,
-                                   C.head[MAX_ITER], C.scalars[VELOCITY_TOLERANCE])
-    if C.head[SOLVER] == LEMKE:
-        if C.head[FRICTION] == BOX:
-            return box_lcp(W, b, mu, lam, C.head[MAX_ITER])
-        return pyramid_lcp(W, b, mu, C.head[SIDES], lam, C.head[MAX_ITER])
-    return projected_gauss_seidel(W, b, mu, lam, C.head[FRICTION], C.scalars[TOLERANCE], C.head[MAX_ITER],
-                                  C.scalars[OMEGA], C.scalars[VELOCITY_TOLERANCE])
+    if C.head[FRICTION] == BOX:
+        return box_lcp(W, b, mu, lam, C.head[MAX_ITER])
+    return pyramid_lcp(W, b, mu, C.head[SIDES], lam, C.head[MAX_ITER])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def solve_newton(C, n):
+    """Newton's method on soft contact's primal problem with MuJoCo's
+    pyramid (:func:`~multibody.solvers.newton.soft_pyramid_newton`; the
+    step's matrix in ``A``, b holding the rows' targets)."""
+    m = 3 * n
+    return soft_pyramid_newton(C.A, C.vf, C.J[:m], C.pair_mu[:n], C.edge_weight[:n], C.b[:m], C.impulse[:m],
+                               C.newton_v[0], C.H, C.newton_v[1], C.newton_v[2], C.edges[0], C.edges[1], C.nz,
+                               C.nnz, C.envelope, C.head[MAX_ITER], C.scalars[VELOCITY_TOLERANCE])
 
 
 def solve_via_address(C, n):
@@ -476,7 +508,7 @@ def _solve_via_address_compiled(C, n):
     return impl
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def solve_contacts(C, lam, n, v, vf, v_out):
     """Build the problem of the n detected contacts (rows J and Y = X Jᵀ
     already in the table), solve it (:func:`solve_problem`), write

@@ -189,8 +189,9 @@ class ContactTable:
         head[CF.SOLVER] = SOLVERS[solver][0]
         head[CF.SIDES] = sides
         head[CF.MAX_ITER] = max_iterations
-        head[CF.DETECT] = CF.c_address("detect")
-        head[CF.SOLVE] = CF.c_address("solve")
+        if npair:  # compiling detection and the solvers takes minutes cold: only for a table that uses them
+            head[CF.DETECT] = CF.c_address("detect")
+            head[CF.SOLVE] = CF.c_address(solver)
         self.friction = friction
         self.solver = solver
         self.max_iterations = int(max_iterations)
@@ -290,6 +291,8 @@ class ContactTable:
         pair (named)."""
         poses = np.ascontiguousarray(forward_kinematics(self.model, q), dtype=np.float64)
         self.head[CF.N] = 0
+        if self.head[CF.NPAIR] == 0:  # nothing can collide (and no detection was compiled)
+            return 0
         if CF.JIT:
             entry = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)(
                 int(self.head[CF.DETECT]))

@@ -66,12 +66,12 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # Baumgarte ω (rad/s). section_sizes gives each section's length. Everything the compiled code
 # and StepTable agree on is here.
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
- H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT, H_STEP,
+ H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT, H_STEP, H_CONTACT_STAGE,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
  F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_WORK,
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
  I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV,
- HEADER) = range(57)
+ HEADER) = range(58)
 N_SCALARS = 4
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
 # rows 0-10, the step and the rollout the others
@@ -100,7 +100,7 @@ Table = namedtuple("Table", (
     "clamp_velocity", "external", "project",
     "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext", "tau", "work",
     "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask", "vel_mask",
-    "pivots", "loops"))
+    "pivots", "loops", "handle", "contact_stage"))
 # the constraint rows, in the argument order of the constraint kernels (Constraints.kernel_args)
 Loops = namedtuple("Loops", ("row", "kind", "body_a", "body_b", "Pa", "Pb", "u", "w", "pitch", "gear_row",
                              "gear_jq", "gear_jv", "gear_iq", "gear_iv", "ratio", "offset"))
@@ -164,7 +164,8 @@ def table_view(ints, floats):
                  _fblock(floats, mats + nv * nv, (nv, nv)), _fblock(floats, mats + 2 * nv * nv, (nv, nv)),
                  _isec(ints, I_SPRING_Q, ns), _isec(ints, I_SPRING_V, ns),
                  _isec(ints, I_LIM_Q, nl), _isec(ints, I_LIM_V, nl), _iblock(ints, ints[I_MASK], (nv, nv)),
-                 _isec(ints, I_COORD_BODY, nv), masks[:nv], masks[nv:], _isec(ints, I_PIVOTS, nv), loops)
+                 _isec(ints, I_COORD_BODY, nv), masks[:nv], masks[nv:], _isec(ints, I_PIVOTS, nv), loops,
+                 ints.ctypes.data, ints[H_CONTACT_STAGE])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -654,7 +655,7 @@ def _impulses(C, lam, n, v, vf):
     return 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def contact_stage_mass(ws, C, q, v, vf):
     """The contact stage (docs/contact.md) of the explicit steps: the
     contacts at q (:func:`~multibody.constraints._contact.find_contacts`),
@@ -695,7 +696,7 @@ def _mass_rows(ws, C, q, n):
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def contact_stage_implicit(ws, T, C, q, v, vf, A, kind):
     """The contact stage of implicit Euler: as :func:`contact_stage_mass`
     through the step's own matrix ``A = M − hD − h²K`` factored as ``kind``
@@ -757,6 +758,78 @@ def contact_apply(ws, C, q, n, vf, q_out, v_out):
     return n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _stage_arguments(handle, q, v, vf):
+    """(workspace, step table, contact table, q, v, vf) behind the step
+    table ``handle`` and the addresses of contiguous vectors."""
+    ints, floats, data = table_arrays(handle)
+    T = table_view(ints, floats)
+    return (handle_workspace(data), T, CF.contact_view(ints[H_CONTACT]), carray(f64_pointer(q), (T.nq,)),
+            carray(f64_pointer(v), (T.nv,)), carray(f64_pointer(vf), (T.nv,)))
+
+
+# The C entry points of the contact stage, one per kind (implicit Euler's needs its own solves): the
+# integrators' cores call the one whose address is in the step table (:func:`stage_via_address`).
+def _contact_stage_mass_c(handle, q, v, vf, kind):
+    """:func:`contact_stage_mass` on the step table behind ``handle``."""
+    ws, T, C, q_, v_, vf_ = _stage_arguments(handle, q, v, vf)
+    return contact_stage_mass(ws, C, q_, v_, vf_)
+
+
+def _contact_stage_implicit_c(handle, q, v, vf, kind):
+    """:func:`contact_stage_implicit` on the step table behind ``handle``."""
+    ws, T, C, q_, v_, vf_ = _stage_arguments(handle, q, v, vf)
+    return contact_stage_implicit(ws, T, C, q_, v_, vf_, T.A, kind)
+
+
+_STAGES = {}
+
+
+def contact_stage_address(implicit=False):
+    """The address of the compiled C entry point of the contact stage
+    (:func:`contact_stage_mass`, or with ``implicit``
+    :func:`contact_stage_implicit`; compiled or loaded from the cache on
+    first use). Only a simulator with collision pairs compiles it: inlined
+    in every integrator's step, detection, rows and solvers made each take
+    minutes to compile cold."""
+    if implicit not in _STAGES:
+        fn = _contact_stage_implicit_c if implicit else _contact_stage_mass_c
+        _STAGES[implicit] = cfunc(types.int64(*(types.int64,) * 5), cache=True, nopython=True)(fn)
+    return _STAGES[implicit].address
+
+
+def stage_via_address(ws, T, C, q, v, vf, kind):
+    """The contact stage of a fused step on the free velocity ``vf``:
+    :func:`contact_stage_mass` (``kind`` 0) or, for implicit Euler,
+    :func:`contact_stage_implicit` through the step's matrix ``T.A``
+    factored as ``kind``; returns as they do. In compiled code a call
+    through the address in the step table (``T.contact_stage``: the entry
+    point of this integrator's kind of stage), so that no integrator's step
+    compiles the contact stage into itself."""
+    if kind == 0:
+        return contact_stage_mass(ws, C, q, v, vf)
+    return contact_stage_implicit(ws, T, C, q, v, vf, T.A, kind)
+
+
+@overload(stage_via_address, jit_options=dict(cache=True))
+def _stage_via_address_compiled(ws, T, C, q, v, vf, kind):
+    def impl(ws, T, C, q, v, vf, kind):
+        if T.contact_stage == 0:  # no pairs (the empty table): no contacts, and no stage compiled
+            return 0
+        return call_address(T.contact_stage, T.handle, q.ctypes.data, v.ctypes.data, vf.ctypes.data, kind)
+    return impl
+
+
+@njit(cache=True, nogil=True, inline="always")
+def contact_after_step(ws, T, C, q, v, q_out, v_out):
+    """:func:`contact_after` in a fused step (the stage through its C entry
+    point, :func:`stage_via_address`)."""
+    n = stage_via_address(ws, T, C, q, v, v_out, 0)
+    if n > 0:
+        integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
+    return n
+
+
 @njit(cache=True)
 def contact_after_kernel(data, contacts, q, v, q_out, v_out):
     """:func:`contact_after` on the workspace and contact table behind two
@@ -791,7 +864,7 @@ def explicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     for k in range(T.nv):
         v_out[k] = v[k] + T.dt * ws.dofs[1, k]
     if C is not None:
-        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
+        return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
     return 0
 
 
@@ -817,7 +890,7 @@ def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     for k in range(T.nv):
         v_out[k] = v[k] + T.dt * ws.dofs[1, k]
     if C is not None:  # impulses on the free velocity, before the position update
-        st = contact_stage_mass(ws, C, q, v, v_out)
+        st = stage_via_address(ws, T, C, q, v, v_out, 0)
         if st < 0:
             return st
     integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
@@ -854,7 +927,7 @@ def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     for i in range(nv):
         v_out[i] = v[i] + c * (kv[0, i] + 2.0 * kv[1, i] + 2.0 * kv[2, i] + kv[3, i])
     if C is not None:
-        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
+        return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
     return 0
 
 
@@ -891,7 +964,7 @@ def implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     if kind == 0:
         return SINGULAR
     if C is not None:  # impulses through the step's own matrix M − hD − h²K
-        st = contact_stage_implicit(ws, T, C, q, v, v_out, T.A, kind)
+        st = stage_via_address(ws, T, C, q, v, v_out, kind)
         if st < 0:
             return st
     integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
@@ -910,7 +983,7 @@ def trapezoidal_core(ws, T, loops, C, q, v, tau, q_out, v_out):
         mid[k] = 0.5 * (v[k] + v_out[k])
     integrate_kernel(ws.tree, q, mid, T.dt, q_out)
     if C is not None:
-        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
+        return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
     return 0
 
 
@@ -940,7 +1013,7 @@ def bridson_marino_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     for k in range(nv):
         v_out[k] = v[k] + dv[k]
     if C is not None:
-        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
+        return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
     return 0
 
 
@@ -1020,7 +1093,7 @@ def symplectic_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     kept[0] = 1.0
     ltdl_solve(ws.lam, M, v_out)
     if C is not None:
-        return min(contact_after(ws, C, q, v, q_out, v_out), 0)
+        return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
     return 0
 
 

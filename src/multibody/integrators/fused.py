@@ -179,6 +179,8 @@ class StepTable:
         self.loops = C is not None  # the kernels with the loop stages
         if JIT:  # the integrator's C entry point, called by the step and rollout kernels of all integrators
             ints[K.H_STEP] = K.step_address(integrator_name, self.loops)
+            if contacts is not None and len(contacts):  # compiled only for a simulator that can collide
+                ints[K.H_CONTACT_STAGE] = K.contact_stage_address(integrator_name == "implicit_euler")
             self._step = entry(K.step_kernel, *_STEP_SIG)
             self._rollout = None
         else:  # no handles without compiled code: the same cores over the arrays
