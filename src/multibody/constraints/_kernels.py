@@ -6,6 +6,7 @@ from numba import njit
 
 from .._compiled import kept_at
 from .._status import NON_FINITE, NON_FINITE_AFTER_LIMITS
+from ..dynamics.closed_loop_kernels import apply_correction, range_space_acceleration, schur, solve_rows
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
 from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
 from ..model.joints import C_NV, C_PARENT, C_V
@@ -432,156 +433,6 @@ def constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb
 
 
 # ---------------------------------------------------------------- constrained steps
-PSD_RTOL = 1e-12  # a row of GM⁻¹Gᵀ whose pivot is below PSD_RTOL x its largest diagonal entry is dependent
-
-
-@njit(cache=True, nogil=True)
-def psd_factor(A, D, rtol):
-    """In place, for a symmetric positive semidefinite A (m x m; its lower
-    triangle is read) whose dependent rows are consistent (a constraint
-    Jacobian's ``G M⁻¹Gᵀ`` with redundant rows): ``A = L D Lᵀ`` without
-    pivoting, the unit lower-triangular L written strictly below A's
-    diagonal, dropping every row whose pivot falls below ``rtol`` times the
-    largest diagonal entry (``D[j] = 0``: its multiplier is 0, as for a row
-    removed from the system; any other D[j] is kept, a NaN too, so that a
-    non-finite input shows in the result). Returns the rank."""
-    m = D.shape[0]
-    scale = 0.0
-    for i in range(m):
-        scale = max(scale, A[i, i])
-    tol = rtol * scale
-    rank = 0
-    for j in range(m):
-        d = A[j, j]
-        for k in range(j):
-            if D[k] != 0.0:
-                d -= A[j, k] * A[j, k] * D[k]
-        if d <= tol:
-            D[j] = 0.0
-            continue
-        rank += 1
-        D[j] = d
-        for i in range(j + 1, m):
-            s = A[i, j]
-            for k in range(j):
-                if D[k] != 0.0:
-                    s -= A[i, k] * A[j, k] * D[k]
-            A[i, j] = s / d
-    return rank
-
-
-@njit(cache=True, nogil=True, inline="always")
-def psd_apply(L, D, b, x, y):
-    """``x = A⁺ b`` from the factor (L, D) of :func:`psd_factor` (y: scratch, m)."""
-    m = D.shape[0]
-    for i in range(m):  # L y = b on the kept rows
-        if D[i] != 0.0:
-            s = b[i]
-            for k in range(i):
-                if D[k] != 0.0:
-                    s -= L[i, k] * y[k]
-            y[i] = s
-    for i in range(m - 1, -1, -1):  # D Lᵀ x = y
-        if D[i] != 0.0:
-            s = y[i] / D[i]
-            for k in range(i + 1, m):
-                if D[k] != 0.0:
-                    s -= L[k, i] * x[k]
-            x[i] = s
-        else:
-            x[i] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def psd_solve(A, b, x, rtol):
-    """``x = A⁺ b`` (:func:`psd_factor` on a copy of A, then
-    :func:`psd_apply`); returns the rank."""
-    m = b.shape[0]
-    L = A.copy()
-    D = np.empty(m)
-    rank = psd_factor(L, D, rtol)
-    psd_apply(L, D, b, x, np.empty(m))
-    return rank
-
-
-@njit(cache=True, nogil=True)
-def _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf):
-    """``Lf`` = sparse LᵀDL factor of M(q) (CRBA into M, Featherstone
-    Tables 6.2–6.3); returns the status of the factorization (0: done)."""
-    crba_kernel(tree, lam, q, poses, jac, inertia6, M)
-    Lf[:, :] = M
-    return ltdl_kernel(lam, Lf)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _solve_rows(lam, Lf, G, X):
-    """Rows of ``X = (M⁻¹Gᵀ)ᵀ`` from the in-place LᵀDL factor Lf of M
-    (Featherstone Table 6.5, all nc right-hand sides in one walk of the
-    expanded parent array λ)."""
-    nc, nv = G.shape
-    for r in range(nc):
-        for c in range(nv):
-            X[r, c] = G[r, c]
-    for i in range(nv - 1, -1, -1):  # L⁻ᵀ
-        j = lam[i]
-        while j >= 0:
-            l = Lf[i, j]
-            for r in range(nc):
-                X[r, j] -= l * X[r, i]
-            j = lam[j]
-    for i in range(nv):
-        d = Lf[i, i]
-        for r in range(nc):
-            X[r, i] /= d
-    for i in range(nv):  # L⁻¹
-        j = lam[i]
-        while j >= 0:
-            l = Lf[i, j]
-            for r in range(nc):
-                X[r, i] -= l * X[r, j]
-            j = lam[j]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _schur(G, X, AL, AD):
-    """``A = G M⁻¹Gᵀ = G Xᵀ`` (lower triangle) into AL, then its
-    :func:`psd_factor` in place (AL, AD); returns the rank."""
-    nc, nv = G.shape
-    for i in range(nc):
-        for j in range(i + 1):
-            s = 0.0
-            for c in range(nv):
-                s += G[i, c] * X[j, c]
-            AL[i, j] = s
-    return psd_factor(AL, AD, PSD_RTOL)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _apply(X, AL, AD, r, mu, y, out):
-    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r = Xᵀ A⁺ r`` from X and the factor of A
-    (:func:`_schur`); mu, y: scratch (nc)."""
-    psd_apply(AL, AD, r, mu, y)
-    nc, nv = X.shape
-    for c in range(nv):
-        s = 0.0
-        for i in range(nc):
-            s += X[i, c] * mu[i]
-        out[c] = s
-
-
-@njit(cache=True, nogil=True)
-def _correction(lam, Lf, G, r, X, out):
-    """``out = M⁻¹Gᵀ (GM⁻¹Gᵀ)⁺ r`` with X (nc, nv) receiving the rows of
-    (M⁻¹Gᵀ)ᵀ: the M-metric least-squares correction that changes ``G x`` by
-    r (ArtiSynth §0.5–0.6). Returns the rank of GM⁻¹Gᵀ."""
-    nc = G.shape[0]
-    _solve_rows(lam, Lf, G, X)
-    AL, AD = np.empty((nc, nc)), np.empty(nc)
-    rank = _schur(G, X, AL, AD)
-    _apply(X, AL, AD, r, np.empty(nc), np.empty(nc), out)
-    return rank
-
-
 @njit(cache=True, nogil=True, inline="always")
 def prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, AL, AD, scratch):
     """Everything the velocity-level KKT solves need at q: M(q) by CRBA
@@ -600,8 +451,8 @@ def prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, 
                      gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, scratch)
     if ltdl_kernel(lam, Lf) != 0:
         return -2
-    _solve_rows(lam, Lf, G, X)
-    _schur(G, X, AL, AD)
+    solve_rows(lam, Lf, G, X)
+    schur(G, X, AL, AD)
     return 0
 
 
@@ -655,7 +506,7 @@ def _project_velocity(G, X, AL, AD, v, phi, mu, y, dv, v_out):
         for c in range(nv):
             s += G[i, c] * v[c]
         phi[i] = s
-    _apply(X, AL, AD, phi, mu, y, dv)
+    apply_correction(X, AL, AD, phi, mu, y, dv)
     for c in range(nv):
         v_out[c] = v[c] - dv[c]
 
@@ -730,7 +581,7 @@ def project_step(tree, lam, q, v, L, poses, jac, spatial, inertia6, tol, max_ite
                 break
         else:
             return -1
-        _apply(X, AL, AD, phi, mu, y, dq)
+        apply_correction(X, AL, AD, phi, mu, y, dq)
         for c in range(nv):
             dq[c] = -dq[c]
         for i in range(nq):
@@ -776,54 +627,26 @@ def phi_size(row, gear_row):
 
 
 @njit(cache=True, nogil=True)
-def _free_acceleration(tree, lam, q, v, tau, gravity_on, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
-                       gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, G, k,
-                       Lf, a):
-    """The constraint rows (φ, G and, with_v, k) at (q, v), the LᵀDL factor
-    Lf of M(q) and the unconstrained acceleration ``a = M⁻¹(τ − C(q, v))``.
-    Returns 0, or −2 if M is not positive definite."""
-    constraint_rows_kernel(tree, q, v, with_v, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
-                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
-    c = np.empty(v.shape[0])
-    rnea_kernel(tree, q, v, np.zeros(v.shape[0]), gravity_on, False, poses, spatial, c)
-    if _mass_factor(tree, lam, q, poses, jac, inertia6, M, Lf) != 0:
-        return -2
-    for i in range(v.shape[0]):
-        a[i] = tau[i] - c[i]
-    ltdl_solve(lam, Lf, a)
-    return 0
-
-
-@njit(cache=True, nogil=True)
 def constrained_acceleration_kernel(tree, lam, q, v, tau, gravity_on, baumgarte, row, kind, body_a, body_b, Pa,
                                     Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses,
                                     jac, spatial, inertia6, M, out):
-    """Closed-loop forward dynamics (Featherstone §8.5, method 2 with the
-    sparse LᵀDL of H): ``q̈ = q̈₀ + H⁻¹Kᵀλ``, ``q̈₀ = H⁻¹(τ − C)``,
-    ``(KH⁻¹Kᵀ) λ = k_stab − K q̈₀`` on the independent rows, with
+    """Closed-loop forward dynamics of the loop rows at (q, v):
+    :func:`~multibody.dynamics.closed_loop_kernels.range_space_acceleration`
+    (Featherstone §8.5, method 2) with ``K q̈ = k_stab``,
     ``k_stab = k − 2ω Kv − ω²φ`` (§8.3, ω = ``baumgarte``). Returns 0, or
     −2 if H is not positive definite."""
     nv = v.shape[0]
     nc = phi_size(row, gear_row)
-    phi, K, k, Lf = np.empty(nc), np.empty((nc, nv)), np.empty(nc), np.empty((nv, nv))
-    if _free_acceleration(tree, lam, q, v, tau, gravity_on, True, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row,
-                          gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, inertia6, M, phi, K,
-                          k, Lf, out) != 0:
-        return -2
-    r = np.empty(nc)
+    phi, K, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
+    constraint_rows_kernel(tree, q, v, True, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv,
+                           gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, K, k)
     for i in range(nc):
-        s = 0.0
         t = 0.0
         for j in range(nv):
-            s += K[i, j] * out[j]
             t += K[i, j] * v[j]
-        r[i] = k[i] - 2.0 * baumgarte * t - baumgarte * baumgarte * phi[i] - s
-    X = np.empty((nc, nv))
-    dq = np.empty(nv)
-    _correction(lam, Lf, K, r, X, dq)
-    for i in range(nv):
-        out[i] += dq[i]
-    return 0
+        k[i] = k[i] - 2.0 * baumgarte * t - baumgarte * baumgarte * phi[i]
+    return range_space_acceleration(tree, lam, q, v, tau, gravity_on, K, k, poses, jac, spatial, inertia6, M, out,
+                                    np.empty(nc))
 
 
 @njit(cache=True, nogil=True)

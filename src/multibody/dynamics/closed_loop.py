@@ -16,8 +16,12 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import InputError
-from .inertia import InertiaFactor, crba
+from ..model.checks import finite_result
+from ._common import config, data_for, velocity
+from .closed_loop_kernels import range_space_acceleration
+from .inertia import crba, not_positive_definite
 from .inverse import rnea
+from .kernels import ltdl_kernel
 
 METHODS = ("kkt", "range_space", "null_space")
 
@@ -104,8 +108,10 @@ def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=T
     * ``"kkt"`` (method 1): the symmetric indefinite system
       ``[H Kᵣᵀ; Kᵣ 0][q̈; −λᵣ] = [τ − C; kᵣ]`` on independent rows r;
     * ``"range_space"`` (method 2): λ first, ``A = K H⁻¹Kᵀ`` (PSD) with
-      ``H = LᵀL`` the sparse factorization (§6.5), ``A λ = k − K H⁻¹(τ − C)``
-      solved on independent rows, then ``H q̈ = τ − C + Kᵀλ``;
+      ``H = LᵀDL`` the sparse factorization (§6.5), ``A λ = k − K H⁻¹(τ − C)``
+      solved on independent rows, then ``q̈ = H⁻¹(τ − C) + H⁻¹Kᵀλ``: the
+      compiled kernel the simulator's loop constraints use
+      (:mod:`.closed_loop_kernels`);
     * ``"null_space"`` (method 3, §8.8): ``q̈ = G ÿ + g`` and
       ``(GᵀHG) ÿ = Gᵀ(τ − C − H g)`` — no λ (returned as None).
 
@@ -119,6 +125,8 @@ def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=T
     k = np.asarray(k, dtype=float)
     if K.ndim != 2 or K.shape[1] != nv or k.shape != (K.shape[0],):
         raise InputError(f"K must be (nc, {nv}) and k (nc,), got {K.shape} and {k.shape}")
+    if method == "range_space":
+        return _range_space(model, q, v, tau, K, k, gravity, data)
     H = crba(model, q, data).copy()
     rhs = np.asarray(tau, dtype=float) - rnea(model, q, v, np.zeros(nv), gravity=gravity, data=data)
     if method == "null_space":
@@ -126,22 +134,36 @@ def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=T
         A = G.T @ H @ G
         ydd = solve(A, G.T @ (rhs - H @ g), assume_a="pos") if A.size else np.zeros(0)
         return G @ ydd + g, None
-    rows = independent_rows(K)
+    rows = independent_rows(K)  # method 1
     Kr, kr = K[rows], k[rows]
     lam = np.zeros(K.shape[0])
-    if method == "kkt":
-        m = len(rows)
-        A = np.zeros((nv + m, nv + m))
-        A[:nv, :nv], A[:nv, nv:], A[nv:, :nv] = H, Kr.T, Kr
-        x = solve(A, np.concatenate([rhs, kr]), assume_a="sym")
-        lam[rows] = -x[nv:]
-        return x[:nv], lam
-    F = InertiaFactor(model, H, kind="ltl")
-    Y = np.column_stack([F.solve(c) for c in Kr]) if len(rows) else np.zeros((nv, 0))  # H⁻¹Kᵣᵀ
-    Hinv_rhs = F.solve(rhs.copy())
-    lam_r = solve(Kr @ Y, kr - Kr @ Hinv_rhs, assume_a="pos") if len(rows) else np.zeros(0)
+    m = len(rows)
+    A = np.zeros((nv + m, nv + m))
+    A[:nv, :nv], A[:nv, nv:], A[nv:, :nv] = H, Kr.T, Kr
+    x = solve(A, np.concatenate([rhs, kr]), assume_a="sym")
+    lam[rows] = -x[nv:]
+    return x[:nv], lam
+
+
+def _range_space(model, q, v, tau, K, k, gravity, data):
+    """Method 2 of :func:`closed_loop_forward_dynamics`: the compiled
+    :func:`~.closed_loop_kernels.range_space_acceleration` (the simulator's
+    loop constraints use the same kernel) on the independent rows of K."""
+    q = config(model, q)
+    if q.ndim != 1:
+        raise InputError(f"closed_loop_forward_dynamics takes one state: q must be ({model.nq},), got {q.shape}")
+    v, tau = velocity(model, v, q), velocity(model, tau, q, "tau")
+    data = data_for(model, data)
+    data.allocate("M")
+    rows = independent_rows(K)
+    qdd, lam_r = np.empty(model.nv), np.empty(len(rows))
+    if range_space_acceleration(model._tree, model.dof_parent, q, v, tau, bool(gravity), np.ascontiguousarray(K[rows]),
+                                np.ascontiguousarray(k[rows]), data.poses, data.jac, data.spatial, data.inertia6, data.M,
+                                qdd, lam_r):
+        raise not_positive_definite(model, ltdl_kernel(model.dof_parent, data.M.copy()) - 1)  # the failed pivot
+    lam = np.zeros(K.shape[0])
     lam[rows] = lam_r
-    return Hinv_rhs + Y @ lam_r, lam
+    return finite_result("closed_loop_forward_dynamics", qdd), lam
 
 
 def closed_loop_inverse_dynamics(model, q, v, a, K, actuated=None, weights=None, passive=None, gravity=True):
