@@ -275,8 +275,9 @@ def test_talos_standing_in_half_sitting_carries_its_weight():
     """Talos in ``half_sitting``, feet on the ground, every joint held at
     its half-sitting angle by a stiff spring and a damper (JointSpring,
     JointDamper: 40 Hz on each joint's own effective inertia, damping ratio
-    30 there) stepped by implicit Euler, which treats both implicitly — in
-    the step and in the contact problem, X = (M − hD − h²K)⁻¹. After 3 s it
+    30 there) stepped by implicit Euler, which treats both implicitly in
+    the step and the dampers in the contact problem too, X = (M +
+    h·diag(d))⁻¹ (docs/contact.md). After 3 s it
     is at rest (every velocity over the last 0.1 s < 1e-5, measured 1.7e-7)
     and at one step the vertical ground forces sum to its weight m·g (90.27
     kg) to 1e-6 (measured 6e-9; 3.4e-7 after 2 s), averaged over the next

@@ -12,8 +12,8 @@ world origin):
     J_{d,k} = σ_k (d·v_k + (p × d)·ω_k),   σ_k = +1 on β's chain, −1 on α's
 
 (the common ancestors cancel). With the velocity v⁺ = v_f + X Jᵀλ of the
-step (v_f the free velocity, X the inverse of the step's velocity matrix:
-M for the explicit steps, M − hD − h²K for implicit Euler) the row
+step (v_f the free velocity, X = (M + h·diag(d))⁻¹ with the joint dampers d
+for implicit Euler, X = M⁻¹ for every other step) the row
 velocities are ``u = W λ + b``, ``W = J X Jᵀ`` (the Delassus matrix),
 ``b = J v_f − target``, with targets on the normal rows only:
 
@@ -115,6 +115,8 @@ ARRAYS = (
     ("nnz", np.int64, lambda ng, npair, cap, nv, nb, nvert: (cap,)),
     ("envelope", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2, nv)),
     ("box", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 2, 3)),
+    # h times the joint dampers (diagonal, N·m·s/rad): implicit Euler's stage solves through M + h·d
+    ("damping", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv,)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -154,7 +156,7 @@ def contact_view(handle):
                     _f(head, N_HEAD + 35, (nv,)), _f(head, N_HEAD + 36, (cap,)), _f(head, N_HEAD + 37, (nv, nv)),
                     _f(head, N_HEAD + 38, (3, nv)), _f(head, N_HEAD + 39, (2, 4 * cap)),
                     _i(head, N_HEAD + 40, (cap, nv)), _i(head, N_HEAD + 41, (cap,)), _i(head, N_HEAD + 42, (2, nv)),
-                    _f(head, N_HEAD + 43, (ng, 2, 3)))
+                    _f(head, N_HEAD + 43, (ng, 2, 3)), _f(head, N_HEAD + 44, (nv,)))
 
 
 # ------------------------------------------------------------------ detection and rows

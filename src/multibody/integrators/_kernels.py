@@ -656,15 +656,17 @@ def _impulses(C, lam, n, v, vf):
 
 
 @njit(cache=True, nogil=True, inline="always")  # into its C entry point (and the Python step's kernel)
-def contact_stage_mass(ws, C, q, v, vf):
-    """The contact stage (docs/contact.md) of the explicit steps: the
-    contacts at q (:func:`~multibody.constraints._contact.find_contacts`),
-    their rows at q, and the impulses that turn the free velocity ``vf``
-    (nv, changed in place) into the step's velocity through M(q)⁻¹ (CRBA
-    and the sparse LᵀDL, Featherstone Tables 6.2–6.3). ``v``: the velocity
-    at the start of the step (restitution). Returns the number of contacts,
-    or a failure status (CONTACT_FAILED: the narrow phase failed on a pair;
-    SINGULAR); the step's flags (:data:`~multibody._status.CONTACT_NOT_CONVERGED`,
+def contact_stage(ws, C, q, v, vf):
+    """The contact stage (docs/contact.md) of every step: the contacts at q
+    (:func:`~multibody.constraints._contact.find_contacts`), their rows at
+    q, and the impulses that turn the free velocity ``vf`` (nv, changed in
+    place) into the step's velocity through X = (M(q) + h·diag(d))⁻¹ (CRBA
+    and the sparse LᵀDL, Featherstone Tables 6.2–6.3; d = ``C.damping``,
+    h times the joint dampers for implicit Euler, 0 otherwise). ``v``: the
+    velocity at the start of the step (restitution). Returns the number of
+    contacts, or a failure status (CONTACT_FAILED: the narrow phase failed
+    on a pair; SINGULAR); the step's flags
+    (:data:`~multibody._status.CONTACT_NOT_CONVERGED`,
     :data:`~multibody._status.CONTACTS_DROPPED`) go to ``C.head[FLAGS]``."""
     n = _contacts_at(ws, C, q)
     if n <= 0:
@@ -677,42 +679,34 @@ def contact_stage_mass(ws, C, q, v, vf):
 
 @njit(cache=True, nogil=True, inline="always")
 def _mass_rows(ws, C, q, n):
-    """The rows J of the n contacts at q and Y = M(q)⁻¹Jᵀ (row-wise);
-    False if M is not positive definite. For the Newton solver, M itself
-    in ``C.A`` instead of Y."""
-    if C.head[CF.SOLVER] == CF.NEWTON:  # works on M itself (its Cholesky checks it) and returns v: no Y
-        crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, C.A)
-        CF.contact_rows(C, ws.jac, ws.lam, n)
+    """The rows J of the n contacts at q and Y = X Jᵀ (row-wise), X the
+    inverse of ``M(q) + diag(C.damping)`` (:func:`contact_stage`); False if
+    that matrix is not positive definite. For the Newton solver, the matrix
+    itself in ``C.A`` instead of Y.
+
+    Why implicit Euler's stage adds only the joint dampers to M, not its
+    whole velocity matrix M − hD − h²K: the stiffness K (gravity within a
+    free or spherical joint, where the tangent directions do not commute)
+    and Python elements' Jacobians are not symmetric, and neither would be
+    W = J X Jᵀ. Gauss–Seidel on W made symmetric by copying its lower
+    triangle diverged (that copy is indefinite: a box resting on four
+    corners, eigenvalue −1.3e-4), and neither the disk step nor Newton's
+    method solves a non-symmetric problem. The springs still act
+    implicitly in the step's free velocity."""
+    M = C.A if C.head[CF.SOLVER] == CF.NEWTON else C.Mf  # Newton works on the matrix itself (its Cholesky checks it)
+    crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, M)
+    for k in range(M.shape[0]):
+        M[k, k] += C.damping[k]
+    CF.contact_rows(C, ws.jac, ws.lam, n)
+    if C.head[CF.SOLVER] == CF.NEWTON:
         return True
-    crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
-    C.Mf[:, :] = ws.M
-    if ltdl_kernel(ws.lam, C.Mf) != 0:
+    if ltdl_kernel(ws.lam, M) != 0:
         return False
-    CF.contact_rows(C, ws.jac, ws.lam, n)
     for r in range(3 * n):
         y = C.Y[r]
         y[:] = C.J[r]
-        ltdl_solve(ws.lam, C.Mf, y)
+        ltdl_solve(ws.lam, M, y)
     return True
-
-
-@njit(cache=True, nogil=True, inline="always")  # into its C entry point (and the Python step's kernel)
-def contact_stage_implicit(ws, T, C, q, v, vf, A, kind):
-    """The contact stage of implicit Euler: as :func:`contact_stage_mass`
-    through the step's own matrix ``A = M − hD − h²K`` factored as ``kind``
-    (:func:`solve`), so that stiff springs and dampers act implicitly on the
-    impulses too. The linearization ran CRBA at q: ``ws.jac[1]`` holds the
-    world Jacobian there."""
-    n = _contacts_at(ws, C, q)
-    if n <= 0:
-        return n
-    CF.contact_rows(C, ws.jac, ws.lam, n)
-    for r in range(3 * n):
-        y = C.Y[r]
-        y[:] = C.J[r]
-        solve(ws, T, A, kind, y)
-    st = _impulses(C, ws.lam, n, v, vf)
-    return n if st == 0 else st
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -727,8 +721,8 @@ def contact_after(ws, C, q, v, q_out, v_out):
     own position by h Δv instead leaves the part of the free flight that
     its higher-order position update adds (½h²a for RK4: a box resting on
     a plane sank 5 µm and crept). Such a step is first order, as every
-    impulsive contact step is. Returns as :func:`contact_stage_mass`."""
-    n = contact_stage_mass(ws, C, q, v, v_out)
+    impulsive contact step is. Returns as :func:`contact_stage`."""
+    n = contact_stage(ws, C, q, v, v_out)
     if n > 0:
         integrate_kernel(ws.tree, q, v_out, C.scalars[CF.DT], q_out)
     return n
@@ -758,64 +752,46 @@ def contact_apply(ws, C, q, n, vf, q_out, v_out):
     return n
 
 
-# The C entry points of the contact stage, one per kind (implicit Euler's needs its own solves): the
-# integrators' cores call the one whose address is in the step table (:func:`stage_via_address`).
-def _contact_stage_mass_c(handle, q, v, vf, kind):
-    """:func:`contact_stage_mass` on the workspace and contact table of the
-    step table behind ``handle`` (its header only: building the table's
-    views cost ~1 µs) with the contiguous vectors at q, v, vf."""
+# The C entry point of the contact stage: the integrators' cores call it through the address in the
+# step table (:func:`stage_via_address`).
+def _contact_stage_c(handle, q, v, vf):
+    """:func:`contact_stage` on the workspace and contact table of the step
+    table behind ``handle`` (its header only: building the table's views
+    cost ~1 µs) with the contiguous vectors at q, v, vf."""
     ints = carray(i64_pointer(handle), (HEADER,))
     nq, nv = ints[H_NQ], ints[H_NV]
-    return contact_stage_mass(handle_workspace(ints[H_DATA]), CF.contact_view(ints[H_CONTACT]),
-                              carray(f64_pointer(q), (nq,)), carray(f64_pointer(v), (nv,)),
-                              carray(f64_pointer(vf), (nv,)))
+    return contact_stage(handle_workspace(ints[H_DATA]), CF.contact_view(ints[H_CONTACT]),
+                         carray(f64_pointer(q), (nq,)), carray(f64_pointer(v), (nv,)),
+                         carray(f64_pointer(vf), (nv,)))
 
 
-def _contact_stage_implicit_c(handle, q, v, vf, kind):
-    """:func:`contact_stage_implicit` on the step table behind ``handle``
-    (its matrix A factored as ``kind``)."""
-    ints, floats, data = table_arrays(handle)
-    T = table_view(ints, floats)
-    return contact_stage_implicit(handle_workspace(data), T, CF.contact_view(ints[H_CONTACT]),
-                                  carray(f64_pointer(q), (T.nq,)), carray(f64_pointer(v), (T.nv,)),
-                                  carray(f64_pointer(vf), (T.nv,)), T.A, kind)
+_STAGE = []
 
 
-_STAGES = {}
+def contact_stage_address():
+    """The address of the compiled C entry point of :func:`contact_stage`
+    (compiled or loaded from the cache on first use). Only a simulator with
+    collision pairs compiles it: inlined in every integrator's step,
+    detection, rows and solvers made each take minutes to compile cold."""
+    if not _STAGE:
+        _STAGE.append(cfunc(types.int64(*(types.int64,) * 4), cache=True, nopython=True)(_contact_stage_c))
+    return _STAGE[0].address
 
 
-def contact_stage_address(implicit=False):
-    """The address of the compiled C entry point of the contact stage
-    (:func:`contact_stage_mass`, or with ``implicit``
-    :func:`contact_stage_implicit`; compiled or loaded from the cache on
-    first use). Only a simulator with collision pairs compiles it: inlined
-    in every integrator's step, detection, rows and solvers made each take
-    minutes to compile cold."""
-    if implicit not in _STAGES:
-        fn = _contact_stage_implicit_c if implicit else _contact_stage_mass_c
-        _STAGES[implicit] = cfunc(types.int64(*(types.int64,) * 5), cache=True, nopython=True)(fn)
-    return _STAGES[implicit].address
-
-
-def stage_via_address(ws, T, C, q, v, vf, kind):
-    """The contact stage of a fused step on the free velocity ``vf``:
-    :func:`contact_stage_mass` (``kind`` 0) or, for implicit Euler,
-    :func:`contact_stage_implicit` through the step's matrix ``T.A``
-    factored as ``kind``; returns as they do. In compiled code a call
-    through the address in the step table (``T.contact_stage``: the entry
-    point of this integrator's kind of stage), so that no integrator's step
-    compiles the contact stage into itself."""
-    if kind == 0:
-        return contact_stage_mass(ws, C, q, v, vf)
-    return contact_stage_implicit(ws, T, C, q, v, vf, T.A, kind)
+def stage_via_address(ws, T, C, q, v, vf):
+    """The contact stage of a fused step on the free velocity ``vf``
+    (:func:`contact_stage`); returns as it. In compiled code a call through
+    the address in the step table (``T.contact_stage``), so that no
+    integrator's step compiles the contact stage into itself."""
+    return contact_stage(ws, C, q, v, vf)
 
 
 @overload(stage_via_address, jit_options=dict(cache=True))
-def _stage_via_address_compiled(ws, T, C, q, v, vf, kind):
-    def impl(ws, T, C, q, v, vf, kind):
+def _stage_via_address_compiled(ws, T, C, q, v, vf):
+    def impl(ws, T, C, q, v, vf):
         if T.contact_stage == 0:  # no pairs (the empty table): no contacts, and no stage compiled
             return 0
-        return call_address(T.contact_stage, T.handle, q.ctypes.data, v.ctypes.data, vf.ctypes.data, kind)
+        return call_address(T.contact_stage, T.handle, q.ctypes.data, v.ctypes.data, vf.ctypes.data)
     return impl
 
 
@@ -823,7 +799,7 @@ def _stage_via_address_compiled(ws, T, C, q, v, vf, kind):
 def contact_after_step(ws, T, C, q, v, q_out, v_out):
     """:func:`contact_after` in a fused step (the stage through its C entry
     point, :func:`stage_via_address`)."""
-    n = stage_via_address(ws, T, C, q, v, v_out, 0)
+    n = stage_via_address(ws, T, C, q, v, v_out)
     if n > 0:
         integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
     return n
@@ -889,7 +865,7 @@ def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     for k in range(T.nv):
         v_out[k] = v[k] + T.dt * ws.dofs[1, k]
     if C is not None:  # impulses on the free velocity, before the position update
-        st = stage_via_address(ws, T, C, q, v, v_out, 0)
+        st = stage_via_address(ws, T, C, q, v, v_out)
         if st < 0:
             return st
     integrate_kernel(ws.tree, q, v_out, T.dt, q_out)
@@ -962,8 +938,8 @@ def implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     kind = _velocity_equation(ws, T, q, v, tau, 1.0, 1.0, 0.0, v_out)
     if kind == 0:
         return SINGULAR
-    if C is not None:  # impulses through the step's own matrix M − hD − h²K
-        st = stage_via_address(ws, T, C, q, v, v_out, kind)
+    if C is not None:  # impulses through M + h·diag(dampers) (C.damping: _mass_rows says why)
+        st = stage_via_address(ws, T, C, q, v, v_out)
         if st < 0:
             return st
     integrate_kernel(ws.tree, q, v_out, T.dt, q_out)

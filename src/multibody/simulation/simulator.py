@@ -332,10 +332,6 @@ class Simulator:
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold, contact_tolerance, contact_model == "soft",
                                       contact_iterations)
-        if self.contact is not None and newton and integrator.name == "implicit_euler":
-            raise InputError("the newton contact solver needs the step's velocity matrix itself, which implicit "
-                             "Euler keeps only factored: use contact_solver='pgs' with implicit Euler, or an "
-                             "explicit integrator")
         if self.contact is not None:
             self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
