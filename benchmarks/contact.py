@@ -17,7 +17,9 @@ MuJoCo's pyramid (``contact_solver="newton"``: MuJoCo's default problem
 and solver, trajectories equal to MuJoCo's, tests/contact/test_soft.py)
 against the same mj_step, and soft contact by PGS on the Coulomb disk
 against MuJoCo with elliptic cones (the same physics where contacts
-stick). Timed after 300 settling steps, so that both have their
+stick), solved by its default Newton method and by its PGS
+(``opt.solver = PGS``: projected Gauss–Seidel against projected
+Gauss–Seidel). Timed after 300 settling steps, so that both have their
 resting contacts.
 """
 import time
@@ -115,7 +117,8 @@ def main():
           " Newton);\nnewton: contact_solver='newton' (soft contact, MuJoCo's pyramid: the same problem as MuJoCo's"
           " defaults);\nsoft PGS: contact_model='soft' (Coulomb disk) against mj_step with cone='elliptic'")
     print(f"{'scene':<20} {'contacts':>8} {'rigid us':>9} {'rollout us':>11} {'mj_step us':>11} {'ratio':>6} "
-          f"{'newton us':>10} {'ratio':>6} {'soft PGS us':>12} {'mj ellip. us':>12} {'ratio':>6}")
+          f"{'newton us':>10} {'ratio':>6} {'soft PGS us':>12} {'mj ellip. us':>12} {'ratio':>6} "
+          f"{'mj PGS us':>10} {'ratio':>6}")
     for name, xml in SCENES.items():
         model = mb.load_mjcf(xml)
         m = mujoco.MjModel.from_xml_string(xml)
@@ -125,9 +128,11 @@ def main():
         t_mj, ncon = timed_mujoco(m)
         m.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
         t_el, _ = timed_mujoco(m)
+        m.opt.solver = mujoco.mjtSolver.mjSOL_PGS
+        t_pgs, _ = timed_mujoco(m)
         print(f"{name:<20} {contacts:>8d} {1e6 * t_step:>9.2f} {1e6 * t_roll:>11.2f} {1e6 * t_mj:>11.2f} "
               f"{t_step / t_mj:>6.2f} {1e6 * t_newton:>10.2f} {t_newton / t_mj:>6.2f} {1e6 * t_soft:>12.2f} "
-              f"{1e6 * t_el:>12.2f} {t_soft / t_el:>6.2f}"
+              f"{1e6 * t_el:>12.2f} {t_soft / t_el:>6.2f} {1e6 * t_pgs:>10.2f} {t_soft / t_pgs:>6.2f}"
               f"   (MuJoCo: {ncon} contacts)")
     print(f"\n{'detection alone':<20} {'multibody us':>12} {'MuJoCo us':>10} {'ratio':>6}")
     for name, xml in SCENES.items():

@@ -54,7 +54,7 @@ from ..collision.detect import detect
 from ..collision.narrow_workspace import WORK_SIZE
 from ..solvers.lemke import box_lcp, pyramid_lcp
 from ..solvers.newton import soft_pyramid_newton
-from ..solvers.pgs import projected_gauss_seidel
+from ..solvers.pgs import projected_gauss_seidel_subspace
 from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction models of head[FRICTION])
 
 # ------------------------------------------------------------------ the table
@@ -117,6 +117,10 @@ ARRAYS = (
     ("box", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 2, 3)),
     # h times the joint dampers (diagonal, N·m·s/rad): implicit Euler's stage solves through M + h·d
     ("damping", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv,)),
+    # PGS's subspace steps (solvers/pgs.py, subspace_step): two row states, their W, four vectors
+    ("sub_rows", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2, 3 * cap)),
+    ("sub_W", np.float64, lambda ng, npair, cap, nv, nb, nvert: (9 * cap * cap,)),
+    ("sub_v", np.float64, lambda ng, npair, cap, nv, nb, nvert: (5, 3 * cap)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -156,7 +160,8 @@ def contact_view(handle):
                     _f(head, N_HEAD + 35, (nv,)), _f(head, N_HEAD + 36, (cap,)), _f(head, N_HEAD + 37, (nv, nv)),
                     _f(head, N_HEAD + 38, (3, nv)), _f(head, N_HEAD + 39, (2, 4 * cap)),
                     _i(head, N_HEAD + 40, (cap, nv)), _i(head, N_HEAD + 41, (cap,)), _i(head, N_HEAD + 42, (2, nv)),
-                    _f(head, N_HEAD + 43, (ng, 2, 3)), _f(head, N_HEAD + 44, (nv,)))
+                    _f(head, N_HEAD + 43, (ng, 2, 3)), _f(head, N_HEAD + 44, (nv,)),
+                    _i(head, N_HEAD + 45, (2, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -465,13 +470,15 @@ def solve_problem(C, n):
 
 @njit(cache=True, nogil=True, inline="always")
 def solve_pgs(C, n):
-    """Projected Gauss–Seidel (:func:`~multibody.solvers.pgs.projected_gauss_seidel`,
-    cone or box friction) on the table's W, b, μ from the warm start in the
+    """Projected Gauss–Seidel with PGS-SM's subspace steps
+    (:func:`~multibody.solvers.pgs.projected_gauss_seidel_subspace`, cone
+    or box friction) on the table's W, b, μ from the warm start in the
     impulses."""
     m = 3 * n
-    return projected_gauss_seidel(C.W[:m * m].reshape((m, m)), C.b[:m], C.pair_mu[:n], C.impulse[:m],
-                                  C.head[FRICTION], C.scalars[TOLERANCE], C.head[MAX_ITER], C.scalars[OMEGA],
-                                  C.scalars[VELOCITY_TOLERANCE])
+    return projected_gauss_seidel_subspace(C.W[:m * m].reshape((m, m)), C.b[:m], C.pair_mu[:n], C.impulse[:m],
+                                           C.head[FRICTION], C.scalars[TOLERANCE], C.head[MAX_ITER],
+                                           C.scalars[OMEGA], C.scalars[VELOCITY_TOLERANCE], C.sub_rows, C.sub_W,
+                                           C.sub_v)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -17,7 +17,8 @@ from .lcp import solve_spd_lcp
 _LAZY = {
     "solve_contact": "contact", "ContactResult": "contact", "ContactResidual": "contact", "METHODS": "contact",
     "residual_of": "contact", "contact_residual": "residual", "CONE": "residual", "BOX": "residual",
-    "PYRAMID": "residual", "projected_gauss_seidel": "pgs", "disk_minimum": "pgs", "lemke_lcp": "lemke",
+    "PYRAMID": "residual", "projected_gauss_seidel": "pgs", "projected_gauss_seidel_subspace": "pgs",
+    "disk_minimum": "pgs", "lemke_lcp": "lemke",
     "pyramid_lcp": "lemke", "box_lcp": "lemke", "soft_pyramid_newton": "newton",
 }
 

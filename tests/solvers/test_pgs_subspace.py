@@ -1,0 +1,116 @@
+"""Projected Gauss–Seidel with PGS-SM's subspace steps (solvers/pgs.py,
+Silcowitz, Niebe & Erleben 2010) and the velocity test of the sweeps, on
+problems whose answers are known in closed form."""
+import itertools
+
+import numpy as np
+import pytest
+
+from multibody.solvers import BOX, CONE, contact_residual, projected_gauss_seidel, projected_gauss_seidel_subspace
+
+from .problems import G, BoxOnPlane
+
+
+def box_stack(n, mass=1.0, half=0.1, dt=1e-3):
+    """n equal cubes (half edge ``half``) stacked on the plane z = 0, at rest
+    before a step of ``dt`` under gravity: each interface (ground–box 0,
+    box k−1 – box k) touches at the 4 corners of the upper box's bottom face
+    (normal z from the lower body to the upper, tangents x, y). Body
+    velocities (v of the centre, ω) in world axes. Returns (W, b, J, M⁻¹,
+    ν_free): 12n rows of rank 6n, W singular."""
+    I = mass * (2 * half) ** 2 / 6.0
+    Minv = np.diag(np.tile([1 / mass] * 3 + [1 / I] * 3, n))
+    rows = []
+    for k in range(n):
+        centre = np.array([0.0, 0.0, (2 * k + 1) * half])
+        for sx, sy in itertools.product((1, -1), (1, -1)):
+            p = np.array([sx * half, sy * half, 2 * k * half])
+            for d in np.eye(3)[[2, 0, 1]]:
+                row = np.zeros(6 * n)
+                row[6 * k:6 * k + 6] = np.concatenate([d, np.cross(p - centre, d)])
+                if k > 0:  # the box below, on the other side
+                    below = centre - [0.0, 0.0, 2 * half]
+                    row[6 * k - 6:6 * k] = -np.concatenate([d, np.cross(p - below, d)])
+                rows.append(row)
+    J = np.array(rows)
+    W = J @ Minv @ J.T
+    nu_free = np.tile([0.0, 0.0, -G * dt, 0.0, 0.0, 0.0], n)
+    return 0.5 * (W + W.T), J @ nu_free, J, Minv, nu_free
+
+
+def scratch(m):
+    return np.zeros((2, m), np.int64), np.zeros(m * m), np.zeros((5, m))
+
+
+@pytest.mark.parametrize("model", [CONE, BOX])
+def test_subspace_steps_rest_a_stack_in_few_sweeps(model):
+    """Five boxes resting on each other (60 rows of rank 30), from zero
+    impulses: PGS-SM meets the contact conditions (contact_residual, the
+    independent check) to the velocity tolerance, every body ends at rest,
+    each interface carries the weight above it (the closed form (5 − k) m g
+    dt), and it takes a fraction of the sweeps that Gauss–Seidel alone
+    needs on the same problem."""
+    n, dt, vtol = 5, 1e-3, 1e-10
+    W, b, J, Minv, nu_free = box_stack(n, dt=dt)
+    mu = np.full(4 * n, 0.5)
+    lam = np.zeros(12 * n)
+    sweeps = projected_gauss_seidel_subspace(W, b, mu, lam, model, 0.0, 100000, 1.0, vtol, *scratch(12 * n))
+    plain = np.zeros(12 * n)
+    plain_sweeps = projected_gauss_seidel(W, b, mu, plain, model, 0.0, 100000, 1.0, vtol)
+    assert 0 < sweeps and 0 < plain_sweeps
+    normal, cone, _, dissipation = contact_residual(W, b, mu, lam, model, 0)
+    assert normal < 10 * vtol and cone < 1e-12 and dissipation < 1e-12
+    nu = nu_free + Minv @ J.T @ lam
+    assert np.abs(nu).max() < 1e-9
+    for k in range(n):
+        load = lam[12 * k:12 * k + 12:3].sum()
+        assert load == pytest.approx((n - k) * G * dt, rel=1e-9)
+    assert sweeps * 5 < plain_sweeps, (sweeps, plain_sweeps)
+
+
+@pytest.mark.parametrize("model", [CONE, BOX])
+def test_subspace_and_plain_sweeps_agree_where_the_answer_is_unique(model):
+    """A box sliding on four corners, warm-started near its solution: both
+    give the closed-form velocity (Coulomb's cone or the box)."""
+    box, mu = BoxOnPlane((0.6, 0.8, 0.0)), 0.4
+    out = []
+    for solve in ("plain", "subspace"):
+        lam = np.zeros(12)
+        if solve == "plain":
+            projected_gauss_seidel(box.W, box.b, np.full(4, mu), lam, model, 0.0, 100000, 1.0, 1e-12)
+        else:
+            projected_gauss_seidel_subspace(box.W, box.b, np.full(4, mu), lam, model, 0.0, 100000, 1.0, 1e-12,
+                                            *scratch(12))
+        out.append(box.velocity(lam))
+    assert np.abs(out[0] - out[1]).max() < 1e-10
+    if model == CONE:
+        assert np.abs(out[0] - box.coulomb_velocity(mu)).max() < 1e-10
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("model", [CONE, BOX])
+def test_a_sweep_measures_the_impulses_it_started_from(seed, model):
+    """The velocity test of a sweep measures each block (a contact) at the
+    λ it met, before its update. With one contact the block is the whole
+    problem, so the residual of one sweep is exactly the velocity residual
+    of the starting λ (velocity_residual, at λ itself) — here with λ_t on
+    the bound of its λ_n (sliding) and a normal impulse that the sweep
+    changes. Measured with the bound and row velocities after the normal's
+    update, a sliding λ_t whose λ_n grew looked like a sticking one with
+    the full sliding speed, and a redundant sliding box ran to its cap."""
+    from multibody.solvers.pgs import _immovable, _sweeps, velocity_residual
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(3, 3))
+    W = A @ A.T + 0.1 * np.eye(3)
+    b = rng.normal(size=3)
+    mu = np.array([rng.uniform(0.2, 1.0)])
+    ln = rng.uniform(0.5, 2.0)
+    angle = rng.uniform(0, 2 * np.pi)
+    lam = np.array([ln, mu[0] * ln * np.cos(angle), mu[0] * ln * np.sin(angle)])
+    if model == BOX:
+        lam[1:] = mu[0] * ln * np.sign(lam[1:])
+    expected = velocity_residual(W, b, mu, lam, model, _immovable(W))
+    start = lam.copy()
+    it, residual = _sweeps(W, b, mu, lam, model, 0.0, 1, 1.0, 0.0)
+    assert lam[0] != start[0]  # the sweep moved the normal impulse
+    assert residual == pytest.approx(expected, rel=1e-12, abs=1e-14)
