@@ -19,8 +19,10 @@ free bodies, which would want sweep-and-prune.
 """
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
-from .narrow import collide_pair
+from .._compiled import call_address
+from .narrow import UNSUPPORTED, collide_pair
 from .shapes import PLANE
 
 FAILED = -1  # detect() returns FAILED - pair when the narrow phase failed on a pair
@@ -64,9 +66,32 @@ def _may_touch(code, radius, box, R, p, a, b, reach):
     return True
 
 
+def collide_via(address, table, i, start, t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2, faces2,
+                margin, dist, pos, frame, cap, work):
+    """The contacts of pair i (:func:`~.narrow.collide_pair`, rows from
+    ``start``). In compiled code a call of the C entry point at ``address``
+    with (``table``, i, start), which reads the same data from the table
+    behind ``table``: one entry point per family of colliders
+    (:data:`~.narrow.FAMILIES`), so that detection compiles only the
+    families of a table's pairs (constraints/_contact.py)."""
+    return collide_pair(t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2, faces2, margin, dist, pos,
+                        frame, start, cap, work)
+
+
+@overload(collide_via, jit_options=dict(cache=True))
+def _collide_via_compiled(address, table, i, start, t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2,
+                          faces2, margin, dist, pos, frame, cap, work):
+    def impl(address, table, i, start, t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2, faces2, margin,
+             dist, pos, frame, cap, work):
+        if address == 0:  # a pair no collider takes (the table leaves them out): fail, never jump to 0
+            return UNSUPPORTED
+        return call_address(address, table, i, start)
+    return impl
+
+
 @njit(cache=True, nogil=True, inline="always")
 def detect(body_poses, code, body, local, size, radius, box, vstart, vertices, faces, pairs, margin, reach, R, p,
-           dist, pos, frame, cpair, ckey, work):
+           dist, pos, frame, cpair, ckey, work, colliders, table):
     """All contacts of the model at the body poses ``body_poses`` (nb, 4,
     4, world): for each candidate pair ``pairs[i]`` = (a, b) whose
     geometries are within ``margin[i] + reach`` (m), its contacts (at most
@@ -77,7 +102,10 @@ def detect(body_poses, code, body, local, size, radius, box, vstart, vertices, f
     geometries' world poses (written). Returns (n, dropped): the number of
     contacts written, and how many did not fit in the buffers (their
     capacity ``dist.shape[0]``); or (FAILED − i, 0) if the narrow phase
-    failed on pair i."""
+    failed on pair i. ``colliders`` (npair, int64): in compiled code the
+    narrow phase of pair i is the C entry point at ``colliders[i]``,
+    called with (``table``, i, the first row to write)
+    (:func:`collide_via`)."""
     geometry_poses(body_poses, body, local, R, p)
     cap = dist.shape[0]
     n = 0
@@ -88,9 +116,9 @@ def detect(body_poses, code, body, local, size, radius, box, vstart, vertices, f
         if not _may_touch(code, radius, box, R, p, a, b, m):
             continue
         start = n if n < cap else cap
-        k = collide_pair(code[a], size[a], R[a], p[a], vertices[vstart[a]:vstart[a + 1]], faces, code[b], size[b],
-                         R[b], p[b], vertices[vstart[b]:vstart[b + 1]], faces, m, dist, pos, frame, start, cap,
-                         work)
+        k = collide_via(colliders[i], table, i, start, code[a], size[a], R[a], p[a], vertices[vstart[a]:vstart[a + 1]],
+                        faces, code[b], size[b], R[b], p[b], vertices[vstart[b]:vstart[b + 1]], faces, m, dist, pos,
+                        frame, cap, work)
         if k < 0:
             return FAILED - i, 0
         for j in range(k):

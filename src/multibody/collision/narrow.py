@@ -68,13 +68,41 @@ def contact_frame(nx, ny, nz):
     return tx, ty, tz, ny * tz - nz * ty, nz * tx - nx * tz, nx * ty - ny * tx
 
 
+# The colliders by family, so that a contact table compiles only the families of its pairs
+# (constraints/_contact.py, one C entry point each): the closed forms of primitives.py, box–box
+# (boxbox.py), and the convex pairs (GJK/EPA and the support-function planes). Compiled together
+# they took ~25 s cold, box–box alone 10 s.
+CLOSED_FORM, BOX_BOX, SUPPORT = 0, 1, 2
+FAMILIES = (CLOSED_FORM, BOX_BOX, SUPPORT)
+
+
 @njit(cache=True, nogil=True)
-def _dispatch(A, B, margin, work):
-    """Contacts of the sorted pair (A's code <= B's), staged; returns (n, status)."""
+def pair_family(ta, tb):
+    """The family of the collider of the shape codes ta <= tb (sorted, as
+    :func:`collide_pair` sorts them): CLOSED_FORM, BOX_BOX or SUPPORT, or
+    UNSUPPORTED (height fields, triangle meshes, plane–plane)."""
+    if ta == HFIELD or ta == MESH or tb == HFIELD or tb == MESH:
+        return UNSUPPORTED
+    if ta == PLANE:
+        if tb == SPHERE or tb == CAPSULE or tb == CYLINDER or tb == BOX:
+            return CLOSED_FORM
+        if tb == ELLIPSOID or tb == CONVEX:
+            return SUPPORT
+        return UNSUPPORTED
+    if ta == SPHERE and (tb == SPHERE or tb == CAPSULE or tb == CYLINDER or tb == BOX):
+        return CLOSED_FORM
+    if ta == CAPSULE and (tb == CAPSULE or tb == BOX):
+        return CLOSED_FORM
+    if ta == BOX and tb == BOX:
+        return BOX_BOX
+    return SUPPORT
+
+
+@njit(cache=True, nogil=True)
+def closed_form_contacts(A, B, margin, work):
+    """The CLOSED_FORM pairs of the sorted pair (A's code <= B's), staged; (n, status)."""
     ta = A[0]
     tb = B[0]
-    if ta == HFIELD or ta == MESH or tb == HFIELD or tb == MESH:
-        return UNSUPPORTED, 0
     if ta == PLANE:
         if tb == SPHERE:
             return primitives.plane_sphere(A, B, margin, work), 0
@@ -82,15 +110,7 @@ def _dispatch(A, B, margin, work):
             return primitives.plane_capsule(A, B, margin, work), 0
         if tb == CYLINDER:
             return primitives.plane_cylinder(A, B, margin, work), 0
-        if tb == BOX:
-            return primitives.plane_box(A, B, margin, work), 0
-        if tb == ELLIPSOID:
-            return primitives.plane_support(A, B, margin, work), 0
-        if tb == CONVEX:
-            if B[4].shape[0] == 0:
-                return 0, 0
-            return primitives.plane_convex(A, B, margin, work, np.int64(4)), 0
-        return UNSUPPORTED, 0
+        return primitives.plane_box(A, B, margin, work), 0
     if ta == SPHERE:
         if tb == SPHERE:
             return primitives.sphere_sphere(A, B, margin, work), 0
@@ -98,31 +118,66 @@ def _dispatch(A, B, margin, work):
             return primitives.sphere_capsule(A, B, margin, work), 0
         if tb == CYLINDER:
             return primitives.sphere_cylinder(A, B, margin, work), 0
-        if tb == BOX:
-            return primitives.sphere_box(A, B, margin, work), 0
-    elif ta == CAPSULE:
-        if tb == CAPSULE:
-            return primitives.capsule_capsule(A, B, margin, work), 0
-        if tb == BOX:
-            return primitives.capsule_box(A, B, margin, work), 0
-    elif ta == BOX and tb == BOX:
-        return boxbox.box_box(A, B, margin, work), 0
-    if (ta == CONVEX and A[4].shape[0] == 0) or (tb == CONVEX and B[4].shape[0] == 0):
+        return primitives.sphere_box(A, B, margin, work), 0
+    if tb == CAPSULE:
+        return primitives.capsule_capsule(A, B, margin, work), 0
+    return primitives.capsule_box(A, B, margin, work), 0
+
+
+@njit(cache=True, nogil=True)
+def box_box_contacts(A, B, margin, work):
+    """The BOX_BOX pair, staged; (n, status)."""
+    return boxbox.box_box(A, B, margin, work), 0
+
+
+@njit(cache=True, nogil=True)
+def support_contacts(A, B, margin, work):
+    """The SUPPORT pairs of the sorted pair (A's code <= B's): a plane and an
+    ellipsoid or hull (the support point's depth), else GJK/EPA with
+    manifolds; a hull without vertices touches nothing. Staged; (n, status)."""
+    if (A[0] == CONVEX and A[4].shape[0] == 0) or (B[0] == CONVEX and B[4].shape[0] == 0):
         return 0, 0
+    if A[0] == PLANE:
+        if B[0] == CONVEX:
+            return primitives.plane_convex(A, B, margin, work, np.int64(4)), 0
+        return primitives.plane_support(A, B, margin, work), 0
     return gjk.convex_contacts(A, B, margin, work)
+
+
+@njit(cache=True, nogil=True)
+def _dispatch(A, B, margin, work):
+    """Contacts of the sorted pair (A's code <= B's) by its family, staged; returns (n, status)."""
+    family = pair_family(A[0], B[0])
+    if family == CLOSED_FORM:
+        return closed_form_contacts(A, B, margin, work)
+    if family == BOX_BOX:
+        return box_box_contacts(A, B, margin, work)
+    if family == SUPPORT:
+        return support_contacts(A, B, margin, work)
+    return UNSUPPORTED, 0
 
 
 @njit(cache=True, nogil=True)
 def collide_pair(t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2, faces2, margin,
                  dist, pos, frame, start, cap, work):
     """Contacts of geom 1 and geom 2 within ``margin``: see the module docstring."""
+    return collide_pair_by(_dispatch, t1, size1, R1, p1, verts1, t2, size2, R2, p2, verts2, margin, dist, pos,
+                           frame, start, cap, work)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def collide_pair_by(colliders, t1, size1, R1, p1, verts1, t2, size2, R2, p2, verts2, margin, dist, pos, frame,
+                    start, cap, work):
+    """:func:`collide_pair` with the staged contacts of the sorted pair from
+    ``colliders(A, B, margin, work)`` (:func:`_dispatch`, or one family's
+    function for a pair known to be of it)."""
     A = (t1, size1, R1, p1, verts1)
     B = (t2, size2, R2, p2, verts2)
     swap = t1 > t2
     if swap:
-        n, status = _dispatch(B, A, margin, work)
+        n, status = colliders(B, A, margin, work)
     else:
-        n, status = _dispatch(A, B, margin, work)
+        n, status = colliders(A, B, margin, work)
     if n < 0:
         return n
     if status == EPA_FAILED:

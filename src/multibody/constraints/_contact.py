@@ -51,6 +51,8 @@ from numba.extending import overload
 from .._compiled import JIT, call_address, f64_pointer, i64_pointer
 from .._status import NOT_CONVERGED
 from ..collision.detect import detect
+from ..collision.narrow import (BOX_BOX, CLOSED_FORM, SUPPORT, box_box_contacts, closed_form_contacts,
+                                collide_pair_by, support_contacts)
 from ..collision.narrow_workspace import WORK_SIZE
 from ..solvers.lemke import box_lcp, pyramid_lcp
 from ..solvers.newton import soft_pyramid_newton
@@ -121,6 +123,8 @@ ARRAYS = (
     ("sub_rows", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2, 3 * cap)),
     ("sub_W", np.float64, lambda ng, npair, cap, nv, nb, nvert: (9 * cap * cap,)),
     ("sub_v", np.float64, lambda ng, npair, cap, nv, nb, nvert: (5, 3 * cap)),
+    # per pair, the address of its family's narrow phase (collide_address; 0 without JIT)
+    ("collider", np.int64, lambda ng, npair, cap, nv, nb, nvert: (npair,)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -161,7 +165,8 @@ def contact_view(handle):
                     _f(head, N_HEAD + 38, (3, nv)), _f(head, N_HEAD + 39, (2, 4 * cap)),
                     _i(head, N_HEAD + 40, (cap, nv)), _i(head, N_HEAD + 41, (cap,)), _i(head, N_HEAD + 42, (2, nv)),
                     _f(head, N_HEAD + 43, (ng, 2, 3)), _f(head, N_HEAD + 44, (nv,)),
-                    _i(head, N_HEAD + 45, (2, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)))
+                    _i(head, N_HEAD + 45, (2, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)),
+                    _i(head, N_HEAD + 48, (npair,)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -173,7 +178,7 @@ def find_contacts(C, body_poses):
     names the pair)."""
     n, dropped = detect(body_poses, C.code, C.body, C.local, C.size, C.radius, C.box, C.vstart, C.vertices, C.faces,
                         C.pairs, C.margin, C.scalars[REACH], C.R, C.p, C.dist, C.pos, C.frame, C.cpair, C.key,
-                        C.work)
+                        C.work, C.collider, C.head[SELF])
     C.head[DROPPED] = dropped
     if n < 0:
         C.head[FAILED_PAIR] = -1 - n
@@ -188,6 +193,42 @@ def _find_contacts_c(handle, poses, nb):
     poses (nb, 4, 4) at the address ``poses``: the C entry point the steps
     call through a function pointer (:func:`detect_contacts`)."""
     return find_contacts(contact_view(handle), carray(f64_pointer(poses), (nb, 4, 4)))
+
+
+@njit(cache=True, nogil=True, inline="always")  # into each family's entry point
+def _collide_in_table(handle, i, start, colliders):
+    """The narrow phase of pair i of the table behind ``handle`` (its
+    geometries' world poses already in R, p) by ``colliders``, one family's
+    function (:data:`~multibody.collision.narrow.FAMILIES`); contacts from
+    row ``start`` on (:func:`~multibody.collision.detect.collide_via`)."""
+    C = contact_view(handle)
+    a, b = C.pairs[i, 0], C.pairs[i, 1]
+    return collide_pair_by(colliders, C.code[a], C.size[a], C.R[a], C.p[a], C.vertices[C.vstart[a]:C.vstart[a + 1]],
+                           C.code[b], C.size[b], C.R[b], C.p[b], C.vertices[C.vstart[b]:C.vstart[b + 1]],
+                           C.margin[i] + C.scalars[REACH], C.dist, C.pos, C.frame, start, C.dist.shape[0], C.work)
+
+
+def _collide_closed_form_c(handle, i, start):
+    return _collide_in_table(handle, i, start, closed_form_contacts)
+
+
+def _collide_box_box_c(handle, i, start):
+    return _collide_in_table(handle, i, start, box_box_contacts)
+
+
+def _collide_support_c(handle, i, start):
+    return _collide_in_table(handle, i, start, support_contacts)
+
+
+_COLLIDERS = {CLOSED_FORM: _collide_closed_form_c, BOX_BOX: _collide_box_box_c, SUPPORT: _collide_support_c}
+
+
+def collide_address(family):
+    """The address of the C entry point of one family of colliders
+    (:data:`~multibody.collision.narrow.FAMILIES`; compiled or loaded from
+    the cache on first use; 0 without JIT): a table stores its pairs'
+    (``collider``), and compiles only the families it has."""
+    return c_address(("collide", family))
 
 
 # One C entry point per solver (the steps call it through the address in head[SOLVE]): a cold
@@ -221,8 +262,8 @@ def c_address(name):
     if not JIT:
         return 0
     if name not in _ENTRIES:
-        _ENTRIES[name] = cfunc(types.int64(types.int64, types.int64, types.int64), cache=True,
-                               nopython=True)(_ENTRY_FUNCTIONS[name])
+        fn = _COLLIDERS[name[1]] if isinstance(name, tuple) else _ENTRY_FUNCTIONS[name]
+        _ENTRIES[name] = cfunc(types.int64(types.int64, types.int64, types.int64), cache=True, nopython=True)(fn)
     return _ENTRIES[name].address
 
 

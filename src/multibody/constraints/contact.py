@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..collision.narrow import pair_family
 from ..collision.table import GeometryTable
 from ..errors import InputError
 from ..kinematics import forward_kinematics
@@ -192,6 +193,8 @@ class ContactTable:
         if npair:  # compiling detection and the solvers takes minutes cold: only for a table that uses them
             head[CF.DETECT] = CF.c_address("detect")
             head[CF.SOLVE] = CF.c_address(solver)
+            families = [pair_family.py_func(*sorted((g.code[i], g.code[j]))) for i, j in g.pairs]
+            a["collider"][:] = [CF.collide_address(f) if f >= 0 else 0 for f in families]
         self.friction = friction
         self.solver = solver
         self.max_iterations = int(max_iterations)
