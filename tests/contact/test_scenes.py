@@ -11,7 +11,7 @@ import pytest
 import multibody as mb
 from multibody.errors import InputError, SimulationWarning
 
-from scenes import ball, incline, spheres
+from scenes import ball, box_stack, incline, spheres
 
 RIGID = ("semi_implicit_euler", "implicit_euler", "rk4")
 # in the NUMBA_DISABLE_JIT pass only semi-implicit Euler (the others run in the compiled pass)
@@ -296,3 +296,28 @@ def test_deep_initial_overlaps_are_reported_and_detect_gives_the_closed_form():
     assert (c.geom1, c.geom2) == ("ground", "ball")
     assert c.distance == pytest.approx(0.095 - 0.1, abs=1e-12)
     np.testing.assert_allclose(c.frame[0], [0.0, 0.0, 1.0], atol=1e-12)  # normal: from the ground to the ball
+
+
+def test_delassus_matrix_is_j_minv_jt_with_the_uncoupled_blocks_zero():
+    """The stage builds W only for contacts on a common branch of the world
+    (M is block diagonal by branch; the other blocks are 0). On a stack of
+    three free boxes at rest (ground–b0, b0–b1, b1–b2: 12 contacts, the
+    ground contacts and b1–b2's share no body) W equals J M⁻¹ Jᵀ, computed
+    densely from the rows and CRBA's M, to 1e-12 relative, and its
+    uncoupled blocks are exactly 0."""
+    model, q0 = box_stack(n=3)
+    sim = mb.Simulator(model, dt=1e-3, q0=q0)
+    for _ in range(5):
+        sim.step()
+    q, v = sim.state.q.copy(), sim.state.v.copy()
+    vf = v + 1e-3 * mb.forward_dynamics(model, q, v, np.zeros(model.nv))
+    n = sim._contact_kernel("problem", q, v, vf)
+    assert n == 12
+    a, m = sim.contact.arrays, 3 * n
+    W = a["W"][:m * m].reshape(m, m)
+    J = a["J"][:m]
+    dense = J @ np.linalg.solve(mb.crba(model, q), J.T)
+    assert np.abs(W - dense).max() < 1e-12 * np.abs(dense).max()
+    bodies = [set(a["body"][a["pairs"][p]]) for p in a["cpair"][:n]]
+    uncoupled = [(c, d) for c in range(n) for d in range(n) if not (bodies[c] & bodies[d]) - {0}]
+    assert uncoupled and all((W[3 * c:3 * c + 3, 3 * d:3 * d + 3] == 0.0).all() for c, d in uncoupled)

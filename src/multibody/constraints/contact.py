@@ -57,6 +57,33 @@ def _last_dof(model):
     return out
 
 
+def _branches(model):
+    """(nbodies,) the branch of the world each body is on: the index of its
+    ancestor (or itself) whose parent is the world; −1 for bodies no
+    coordinate moves (the world, bodies welded to it): M is block diagonal
+    by branch, so contacts on disjoint branches do not couple."""
+    last = _last_dof(model)
+    out = np.full(model.nbodies, -1, np.int64)
+    for i in range(1, model.nbodies):
+        p = model.parents[i]
+        out[i] = i if p <= 0 else out[p]
+    out[last < 0] = -1
+    return out
+
+
+def _spans(model, branch):
+    """(nbodies, 2) for each branch (indexed by its root body) its
+    coordinates lo .. hi − 1 when they are numbered contiguously, else the
+    whole range (0, nv): the span of the contact stage's solves with M."""
+    out = np.zeros((model.nbodies, 2), np.int64)
+    tree = model.tree
+    for g in set(branch[branch >= 0]):
+        dofs = [k for i in np.flatnonzero(branch == g) for k in range(int(tree[i, C_V]), int(tree[i, C_V] + tree[i, C_NV]))]
+        lo, hi = min(dofs), max(dofs) + 1
+        out[g] = (lo, hi) if hi - lo == len(dofs) else (0, model.nv)
+    return out
+
+
 _EMPTY = None  # ContactTable.empty()
 
 # MuJoCo's bounds on solimp's dmin, dmax and midpoint (mjMINIMP, mjMAXIMP)
@@ -176,6 +203,8 @@ class ContactTable:
                      "restitution", "margin"):
             a[name][...] = getattr(g, name)
         a["last_dof"][:] = _last_dof(model)
+        a["branch"][:] = _branches(model)
+        a["span"][...] = _spans(model, a["branch"])
         if soft:
             if distance != 0.0:
                 raise InputError(f"soft contact acts only within the pair margins (MuJoCo's): contact_distance must "

@@ -629,6 +629,33 @@ def ltdl_solve(lam, L, x):
         x[i] = acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def ltdl_solve_span(lam, L, x, lo, hi):
+    """:func:`ltdl_solve` on the coordinates ``lo .. hi−1`` only, for a
+    span closed under ``lam`` whose coordinates' ancestors all lie in it
+    (the coordinates of one branch of the world, numbered contiguously):
+    H is block diagonal by branch, so x's part in the span is solved on
+    its own (x outside it untouched). The whole range is ltdl_solve."""
+    if lo == 0 and hi == L.shape[0]:
+        ltdl_solve(lam, L, x)
+        return
+    for i in range(hi - 1, lo - 1, -1):  # L⁻ᵀ
+        xi = x[i]
+        j = lam[i]
+        while j >= 0:
+            x[j] -= L[i, j] * xi
+            j = lam[j]
+    for i in range(lo, hi):
+        x[i] /= L[i, i]
+    for i in range(lo, hi):  # L⁻¹
+        acc = x[i]
+        j = lam[i]
+        while j >= 0:
+            acc -= L[i, j] * x[j]
+            j = lam[j]
+        x[i] = acc
+
+
 @njit(cache=True, nogil=True)
 def ltl_kernel(lam, H):
     """In-place sparse ``H = Lᵀ L`` (Featherstone Table 6.3, the LᵀL column):

@@ -53,6 +53,7 @@ from ..constraints import _contact as CF
 from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_tuple, project_step, \
     sie_step, table_set
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_posed, ltdl_kernel, ltdl_solve, \
+    ltdl_solve_span, \
     rnea_kernel, rnea_posed
 from ..kinematics.kernels import fk_kernel
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
@@ -702,10 +703,16 @@ def _mass_rows(ws, C, q, n):
         return True
     if ltdl_kernel(ws.lam, M) != 0:
         return False
-    for r in range(3 * n):
-        y = C.Y[r]
-        y[:] = C.J[r]
-        ltdl_solve(ws.lam, M, y)
+    for c in range(n):  # M is block diagonal by branch: solve only on the contact's branches
+        i = C.cpair[c]
+        ga, gb = C.branch[C.body[C.pairs[i, 0]]], C.branch[C.body[C.pairs[i, 1]]]
+        for r in range(3 * c, 3 * c + 3):
+            y = C.Y[r]
+            y[:] = C.J[r]
+            if ga >= 0:
+                ltdl_solve_span(ws.lam, M, y, C.span[ga, 0], C.span[ga, 1])
+            if gb >= 0 and gb != ga:
+                ltdl_solve_span(ws.lam, M, y, C.span[gb, 0], C.span[gb, 1])
     return True
 
 
