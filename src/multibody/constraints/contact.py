@@ -222,7 +222,8 @@ class ContactTable:
         if npair:  # compiling detection and the solvers takes minutes cold: only for a table that uses them
             head[CF.DETECT] = CF.c_address("detect")
             head[CF.SOLVE] = CF.c_address(solver)
-            families = [pair_family.py_func(*sorted((g.code[i], g.code[j]))) for i, j in g.pairs]
+            family = getattr(pair_family, "py_func", pair_family)  # the Python function: nothing to compile
+            families = [family(*sorted((g.code[i], g.code[j]))) for i, j in g.pairs]
             a["collider"][:] = [CF.collide_address(f) if f >= 0 else 0 for f in families]
         self.friction = friction
         self.solver = solver

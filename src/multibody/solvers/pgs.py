@@ -403,8 +403,9 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
         if not held:
             failed = False
         left = float(max_iterations - done - 1)  # the sweeps still needed, at most those allowed
-        if velocity_tol > 0.0 and residual < previous:
-            left = min(left, np.log(velocity_tol / residual) / np.log(residual / previous))
+        rate = residual / previous  # 0 after the first sweep or a subspace step (previous = ∞): no rate yet
+        if velocity_tol > 0.0 and 0.0 < rate < 1.0:
+            left = min(left, np.log(velocity_tol / residual) / np.log(rate))
         previous = residual
         if held and not failed and a > 0 and left * m * m > FACTOR_COST * a * a * a / 6.0:
             if subspace_step(W, b, mu, lam, model, now, small, before, Ws, V[0], V[1], V[2], V[3], V[4]):
