@@ -595,18 +595,7 @@ def ltdl_solve(lam, L, x):
     n = L.shape[0]
     rs = coordinate_runs(lam)
     if rs.shape[0] == 0:
-        for i in range(n - 1, -1, -1):  # L⁻ᵀ
-            j = lam[i]
-            while j >= 0:
-                x[j] -= L[i, j] * x[i]
-                j = lam[j]
-        for i in range(n):
-            x[i] /= L[i, i]
-        for i in range(n):  # L⁻¹
-            j = lam[i]
-            while j >= 0:
-                x[i] -= L[i, j] * x[j]
-                j = lam[j]
+        _ltdl_solve_range(lam, L, x, 0, n)
         return
     for i in range(n - 1, -1, -1):
         xi = x[i]
@@ -638,7 +627,14 @@ def ltdl_solve_span(lam, L, x, lo, hi):
     its own (x outside it untouched). The whole range is ltdl_solve."""
     if lo == 0 and hi == L.shape[0]:
         ltdl_solve(lam, L, x)
-        return
+    else:
+        _ltdl_solve_range(lam, L, x, lo, hi)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ltdl_solve_range(lam, L, x, lo, hi):
+    """Table 6.5 on the coordinates ``lo .. hi−1`` (their ancestors in the
+    range), following ``lam`` one coordinate at a time."""
     for i in range(hi - 1, lo - 1, -1):  # L⁻ᵀ
         xi = x[i]
         j = lam[i]

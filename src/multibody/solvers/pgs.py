@@ -232,7 +232,6 @@ def _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol):
     return NOT_CONVERGED, residual
 
 
-
 @njit(cache=True, nogil=True)
 def contact_states(W, lam, mu, model, small, state):
     """The state of every row at λ into ``state`` (m, int64): 1 for a
@@ -377,8 +376,8 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
     sweeps a step at 1e-8 m/s, where the states are right after two;
     where the sweeps converge fast no step is taken. The same stopping
     tests, counted over all sweeps, and the same results (the sweep after
-    a subspace step measures its residual). ``states`` (2, ≥ m) int64, ``Ws`` (≥ m²), ``V`` (5, ≥ m)
-    scratch."""
+    a subspace step measures its residual). Scratch: ``states`` (2, ≥ m)
+    int64, ``Ws`` (≥ m²), ``V`` (5, ≥ m)."""
     st = _check(W, b, mu, lam, model)
     if st != 0:
         return st
