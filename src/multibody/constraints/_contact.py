@@ -62,11 +62,13 @@ from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction mo
 # ------------------------------------------------------------------ the table
 # ContactTable.head (int64): sizes, options and results, then the address of every array, in the
 # order of ARRAYS; ContactTable (contact.py) allocates them from the same list.
+# CAP counts the slots of every per-contact array: CONTACT_CAP for detected contacts, then one for each
+# joint-limit row (NLIM: the model's; N_LIM: those in the last step's problem).
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
- SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, N_HEAD) = range(21)
+ SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, CONTACT_CAP, NLIM, N_LIM, N_HEAD) = range(24)
 PGS, LEMKE, NEWTON = 0, 1, 2  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
-(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, N_SCALARS) = range(8)
+(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, LIMIT_RESTITUTION, N_SCALARS) = range(9)
 
 # (name, dtype, shape in the sizes ng, npair, cap, nv, nb, nvert)
 ARRAYS = (
@@ -129,6 +131,10 @@ ARRAYS = (
     ("branch", np.int64, lambda ng, npair, cap, nv, nb, nvert: (nb,)),
     # per branch (indexed by its root body), its coordinates lo .. hi−1 (the whole range if they are not contiguous)
     ("span", np.int64, lambda ng, npair, cap, nv, nb, nvert: (nb, 2)),
+    # the model's joint-limit rows (at most two per coordinate; head[NLIM] of them): (q index, v index,
+    # branch of the coordinate's body) and (sign, bound): φ = sign (q − bound) ≥ 0, row sign·e_v
+    ("limit_index", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2 * nv, 3)),
+    ("limit_value", np.float64, lambda ng, npair, cap, nv, nb, nvert: (2 * nv, 2)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -171,7 +177,8 @@ def contact_view(handle):
                     _f(head, N_HEAD + 43, (ng, 2, 3)), _f(head, N_HEAD + 44, (nv,)),
                     _i(head, N_HEAD + 45, (2, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)),
                     _i(head, N_HEAD + 48, (npair,)), _i(head, N_HEAD + 49, (nb,)),
-                    _i(head, N_HEAD + 50, (nb, 2)))
+                    _i(head, N_HEAD + 50, (nb, 2)), _i(head, N_HEAD + 51, (2 * nv, 3)),
+                    _f(head, N_HEAD + 52, (2 * nv, 2)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -181,9 +188,10 @@ def find_contacts(C, body_poses):
     4) into the table (``head[N]``, ``dist``, ``pos``, ``frame``, ``cpair``,
     ``key``); returns their number, or a negative status (``head[FAILED_PAIR]``
     names the pair)."""
+    cap = C.head[CONTACT_CAP]  # the slots after it are the joint limits'
     n, dropped = detect(body_poses, C.code, C.body, C.local, C.size, C.radius, C.box, C.vstart, C.vertices, C.faces,
-                        C.pairs, C.margin, C.scalars[REACH], C.R, C.p, C.dist, C.pos, C.frame, C.cpair, C.key,
-                        C.work, C.collider, C.head[SELF])
+                        C.pairs, C.margin, C.scalars[REACH], C.R, C.p, C.dist[:cap], C.pos[:cap], C.frame[:cap],
+                        C.cpair[:cap], C.key[:cap], C.work, C.collider, C.head[SELF])
     C.head[DROPPED] = dropped
     if n < 0:
         C.head[FAILED_PAIR] = -1 - n
@@ -210,7 +218,7 @@ def _collide_in_table(handle, i, start, colliders):
     a, b = C.pairs[i, 0], C.pairs[i, 1]
     return collide_pair_by(colliders, C.code[a], C.size[a], C.R[a], C.p[a], C.vertices[C.vstart[a]:C.vstart[a + 1]],
                            C.code[b], C.size[b], C.R[b], C.p[b], C.vertices[C.vstart[b]:C.vstart[b + 1]],
-                           C.margin[i] + C.scalars[REACH], C.dist, C.pos, C.frame, start, C.dist.shape[0], C.work)
+                           C.margin[i] + C.scalars[REACH], C.dist, C.pos, C.frame, start, C.head[CONTACT_CAP], C.work)
 
 
 def _collide_closed_form_c(handle, i, start):
@@ -302,12 +310,50 @@ def _add_chain(jac, last_dof, lam, body, sign, px, py, pz, F, c, row):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def limit_slots(C, q, vf, n):
+    """Put the joint limits that the step may reach into the slots after
+    the n contacts; returns their number (``head[N_LIM]``). A limit row r,
+    φ = sign·(q_k − bound) ≥ 0 with the row ``sign·e_k`` on the velocity
+    coordinate k (:class:`~multibody.constraints.limits.JointLimits`), joins
+    the contact problem when it is violated or its free step ``φ + h·sign·vf_k``
+    comes within the contact distance: limits and contacts are then solved
+    together, and neither undoes the other (solved one after the other, the
+    end-of-step limit projection moved a limp Talos's links back into the
+    ground and the contact correction out again, +0.15 J/s at rest). It is
+    a frictionless contact (μ = 0, zero tangent rows, the identity frame)
+    with ``cpair = −1 − r`` and the key ``8·npair + r`` (after every
+    contact's, for the warm start). Newton's method solves soft contact
+    only: its limits stay at the end of the step."""
+    nl = 0
+    if C.head[SOLVER] != NEWTON:
+        h, reach, base = C.scalars[DT], C.scalars[REACH], 8 * C.head[NPAIR]
+        for r in range(C.head[NLIM]):
+            sign, k = C.limit_value[r, 0], C.limit_index[r, 1]
+            phi = sign * (q[C.limit_index[r, 0]] - C.limit_value[r, 1])
+            if phi >= 0.0 and phi + h * sign * vf[k] > reach:
+                continue
+            c = n + nl
+            C.cpair[c] = -1 - r
+            C.key[c] = base + r
+            C.dist[c] = phi
+            for e in range(3):
+                C.pos[c, e] = 0.0
+                for f in range(3):
+                    C.frame[c, e, f] = 1.0 if e == f else 0.0
+            nl += 1
+    C.head[N_LIM] = nl
+    return nl
+
+
+@njit(cache=True, nogil=True, inline="always")
 def contact_rows(C, jac, lam, n):
-    """The rows J (3n, nv) of the n contacts (module docstring) from the
-    world joint Jacobian ``jac[1]`` (CRBA's) at the contacts' configuration."""
+    """The rows J (3N, nv) of the n contacts (module docstring) from the
+    world joint Jacobian ``jac[1]`` (CRBA's) at the contacts' configuration,
+    then of the ``head[N_LIM]`` limit slots (:func:`limit_slots`: the
+    normal row ``sign·e_k``, zero tangent rows)."""
     J = C.J
     nv = J.shape[1]
-    for r in range(3 * n):
+    for r in range(3 * (n + C.head[N_LIM])):
         for k in range(nv):
             J[r, k] = 0.0
     for c in range(n):
@@ -316,6 +362,9 @@ def contact_rows(C, jac, lam, n):
         px, py, pz = C.pos[c, 0], C.pos[c, 1], C.pos[c, 2]
         _add_chain(jac, C.last_dof, lam, bb, 1.0, px, py, pz, C.frame, c, J)
         _add_chain(jac, C.last_dof, lam, ba, -1.0, px, py, pz, C.frame, c, J)
+    for c in range(n, n + C.head[N_LIM]):
+        r = -1 - C.cpair[c]
+        J[3 * c, C.limit_index[r, 1]] = C.limit_value[r, 0]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -393,6 +442,20 @@ def impedance(solimp, r):
     return d0 + y * (d1 - d0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def rigid_target(e, un, d, h, erp, vth):
+    """The least normal velocity (m/s) of a rigid contact row at the end of
+    the step (module docstring): ``−e·un`` for an approach ``un`` faster
+    than ``vth`` that reaches the surface within the step (restitution),
+    else ``−d/h`` for a gap d ≥ 0 (speculative), ``−erp·d/h`` for a
+    penetration."""
+    if e > 0.0 and un < -vth and d + h * un < 0.0:
+        return -e * un
+    if d >= 0.0:
+        return -d / h
+    return -erp * d / h
+
+
 @njit(cache=True, nogil=True)
 def contact_problem(C, lam, n, v, vf):
     """Delassus matrix W = J Yᵀ (Y = rows of X Jᵀ, already in ``C.Y``) and
@@ -404,10 +467,11 @@ def contact_problem(C, lam, n, v, vf):
     length instead of m² nv, and only for the pairs of contacts on a common
     branch of the world (``C.branch``; the others' blocks are 0: a pile of
     27 free boxes, 324 rows, took ~0.8 ms for all pairs)."""
-    m = 3 * n
+    nl = C.head[N_LIM]
+    m = 3 * (n + nl)
     J, Y, W, b = C.J, C.Y, C.W[:m * m].reshape((m, m)), C.b
     h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
-    newton = C.head[SOLVER] == NEWTON  # the primal method needs no W
+    newton = C.head[SOLVER] == NEWTON  # the primal method needs no W (and takes no limits)
     for c in range(n if not newton else 0):
         i = C.cpair[c]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
@@ -425,6 +489,16 @@ def contact_problem(C, lam, n, v, vf):
                 W[r, s] = w0
                 W[r + 1, s] = w1
                 W[r + 2, s] = w2
+    for c in range(n, n + nl):  # a limit's row sign·e_k: its products are entries of the rows of Y = X Jᵀ
+        r, k, sign = 3 * c, C.limit_index[-1 - C.cpair[c], 1], C.limit_value[-1 - C.cpair[c], 0]
+        for s in range(r + 3):
+            W[r, s] = 0.0
+            W[r + 1, s] = 0.0
+            W[r + 2, s] = 0.0
+        for s in range(3 * n):
+            W[r, s] = sign * Y[s, k]
+        for d in range(n, c + 1):
+            W[r, 3 * d] = sign * Y[3 * d, k]
     for r in range(m if not newton else 0):  # the upper triangle from the lower: W exactly symmetric
         for s in range(r):
             W[s, r] = W[r, s]
@@ -461,14 +535,14 @@ def contact_problem(C, lam, n, v, vf):
             b[r + 2] += (h * B - 1.0) * ut2
             continue
         b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)
-        e = C.restitution[i]
-        if e > 0.0 and un < -vth and d + h * un < 0.0:
-            target = -e * un
-        elif d >= 0.0:
-            target = -d / h
-        else:
-            target = -erp * d / h
-        b[r] -= target
+        b[r] -= rigid_target(C.restitution[i], un, d, h, erp, vth)
+    for c in range(n, n + nl):  # the limits: speculative like a contact, restitution from the simulator
+        i = -1 - C.cpair[c]
+        r, k, sign = 3 * c, C.limit_index[i, 1], C.limit_value[i, 0]
+        C.pair_mu[c] = 0.0
+        b[r] = sign * vf[k] - rigid_target(C.scalars[LIMIT_RESTITUTION], sign * v[k], C.dist[c], h, erp, vth)
+        b[r + 1] = 0.0
+        b[r + 2] = 0.0
     # warm start: the previous impulse of the contact with the same key (both key lists are
     # increasing: detect writes pairs in order), kept as a world vector and projected onto this
     # step's frame — a frame's tangents may turn or swap between steps (box–box contacts whose
@@ -476,7 +550,7 @@ def contact_problem(C, lam, n, v, vf):
     # from the solution (a stack of boxes at rest: 500 sweeps instead of one)
     j = 0
     nprev = C.head[N_PREV]
-    for c in range(n):
+    for c in range(n + nl):
         key = C.key[c]
         while j < nprev and C.prev_key[j] < key:
             j += 1
@@ -575,14 +649,15 @@ def _solve_via_address_compiled(C, n):
 
 @njit(cache=True, nogil=True)
 def solve_contacts(C, lam, n, v, vf, v_out):
-    """Build the problem of the n detected contacts (rows J and Y = X Jᵀ
-    already in the table), solve it (:func:`solve_problem`), write
+    """Build the problem of the n detected contacts and the limit slots
+    after them (rows J and Y = X Jᵀ already in the table), solve it (:func:`solve_problem`), write
     ``v_out``; returns the solver's status (``head[ITERATIONS]`` too): ≥ 0
     done; NOT_CONVERGED (PGS's cap: the velocity is still written from its
     last iterate); other negative values: no solution (nothing written)."""
     contact_problem(C, lam, n, v, vf)
-    it = solve_via_address(C, n)
+    slots = n + C.head[N_LIM]
+    it = solve_via_address(C, slots)
     C.head[ITERATIONS] = it
     if it >= 0 or it == NOT_CONVERGED:
-        finish_contacts(C, n, vf, v_out)
+        finish_contacts(C, slots, vf, v_out)
     return it

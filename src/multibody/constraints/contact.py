@@ -165,6 +165,15 @@ class ContactTable:
     cap (default 100, as MuJoCo's) and its stop on a step of at most
     ``velocity_tolerance``.
 
+    ``limits``: the simulator's :class:`~multibody.constraints.limits.JointLimits`
+    (or None). In a step with contacts, the limits it may reach join the
+    contact problem as frictionless rows (:func:`~._contact.limit_slots`),
+    with Newton restitution ``limit_restitution`` above
+    ``restitution_threshold`` (rad/s or m/s), so that contacts and limits are
+    solved together; not with the Newton solver (soft contact), whose
+    limits stay at the end of the step. The slots of the contact arrays
+    are ``max_contacts`` contacts, then one per limit row.
+
     ``soft``: MuJoCo's soft contact (docs/contact.md, "Soft contact")
     instead of rigid contact: every pair's solref and solimp give each
     contact a regularizer R and a reference velocity, restitution and
@@ -173,7 +182,7 @@ class ContactTable:
 
     def __init__(self, model, dt, solver="pgs", friction="cone", sides=4, max_contacts=None, distance=0.01,
                  erp=0.2, restitution_threshold=1e-2, tolerance=1e-10, velocity_tolerance=1e-8,
-                 max_iterations=None, soft=False):
+                 max_iterations=None, soft=False, limits=None, limit_restitution=0.0):
         if solver not in SOLVERS:
             raise InputError(f"contact_solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
         if friction not in SOLVERS[solver][1]:
@@ -194,17 +203,24 @@ class ContactTable:
         if cap < 1 and npair:
             raise InputError(f"max_contacts must be >= 1, got {max_contacts}")
         self.capacity = cap
+        nlim = 0 if limits is None or solver == "newton" else len(limits)
         if max_iterations is None:
-            max_iterations = {"pgs": 500, "newton": 100}.get(solver, 500 + 150 * cap)
-        sizes = (len(g.code), npair, cap, model.nv, model.nbodies, len(g.vertices))
+            max_iterations = {"pgs": 500, "newton": 100}.get(solver, 500 + 150 * (cap + nlim))
+        sizes = (len(g.code), npair, cap + nlim, model.nv, model.nbodies, len(g.vertices))
         self._allocate(sizes)
         a, head = self.arrays, self.head
+        head[CF.CONTACT_CAP], head[CF.NLIM] = cap, nlim
         for name in ("code", "body", "local", "size", "radius", "box", "vstart", "vertices", "pairs", "mu",
                      "restitution", "margin"):
             a[name][...] = getattr(g, name)
         a["last_dof"][:] = _last_dof(model)
         a["branch"][:] = _branches(model)
         a["span"][...] = _spans(model, a["branch"])
+        if nlim:
+            body_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
+            a["limit_index"][:nlim] = np.column_stack(
+                (limits.q_index, limits.v_index, a["branch"][body_of_dof[limits.v_index]]))
+            a["limit_value"][:nlim] = np.column_stack((limits.sign, limits.bound))
         if soft:
             if distance != 0.0:
                 raise InputError(f"soft contact acts only within the pair margins (MuJoCo's): contact_distance must "
@@ -213,8 +229,9 @@ class ContactTable:
             a["invweight"][:] = translation_weights(model)
         head[CF.SOFT] = int(bool(soft))
         self.soft = bool(soft)
-        a["scalars"][[CF.DT, CF.REACH, CF.ERP, CF.THRESHOLD, CF.TOLERANCE, CF.OMEGA, CF.VELOCITY_TOLERANCE]] = \
-            dt, distance, erp, restitution_threshold, tolerance, 1.0, velocity_tolerance
+        a["scalars"][[CF.DT, CF.REACH, CF.ERP, CF.THRESHOLD, CF.TOLERANCE, CF.OMEGA, CF.VELOCITY_TOLERANCE,
+                      CF.LIMIT_RESTITUTION]] = \
+            dt, distance, erp, restitution_threshold, tolerance, 1.0, velocity_tolerance, limit_restitution
         head[CF.FRICTION] = FRICTION_MODELS[friction]
         head[CF.SOLVER] = SOLVERS[solver][0]
         head[CF.SIDES] = sides
@@ -269,6 +286,11 @@ class ContactTable:
         return int(self.head[CF.N])
 
     @property
+    def limit_count(self):
+        """The number of joint-limit rows in the last step's problem (limits and contacts together: the docstring)."""
+        return int(self.head[CF.N_LIM])
+
+    @property
     def iterations(self):
         """The solver's sweeps in the last step (negative: it hit its cap)."""
         return int(self.head[CF.ITERATIONS])
@@ -285,7 +307,7 @@ class ContactTable:
         self.head[CF.N_PREV] = 0
         if len(warm_start):
             keys, impulses = warm_start
-            n = min(len(keys), self.capacity)
+            n = min(len(keys), int(self.head[CF.CAP]))
             self.arrays["prev_key"][:n] = keys[:n]
             self.arrays["prev_impulse"][:3 * n] = impulses[:3 * n]
             self.head[CF.N_PREV] = n

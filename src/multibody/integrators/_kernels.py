@@ -672,16 +672,18 @@ def contact_stage(ws, C, q, v, vf):
     n = _contacts_at(ws, C, q)
     if n <= 0:
         return n
+    slots = n + CF.limit_slots(C, q, vf, n)
     if not _mass_rows(ws, C, q, n):
         return SINGULAR
     st = _impulses(C, ws.lam, n, v, vf)
-    return n if st == 0 else st
+    return slots if st == 0 else st
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _mass_rows(ws, C, q, n):
-    """The rows J of the n contacts at q and Y = X Jᵀ (row-wise), X the
-    inverse of ``M(q) + diag(C.damping)`` (:func:`contact_stage`); False if
+    """The rows J of the n contacts at q and of the limit slots after them
+    (:func:`~multibody.constraints._contact.limit_slots`) and Y = X Jᵀ
+    (row-wise), X the inverse of ``M(q) + diag(C.damping)`` (:func:`contact_stage`); False if
     that matrix is not positive definite. For the Newton solver, the matrix
     itself in ``C.A`` instead of Y.
 
@@ -703,9 +705,12 @@ def _mass_rows(ws, C, q, n):
         return True
     if ltdl_kernel(ws.lam, M) != 0:
         return False
-    for c in range(n):  # M is block diagonal by branch: solve only on the contact's branches
+    for c in range(n + C.head[CF.N_LIM]):  # M is block diagonal by branch: solve only on the contact's branches
         i = C.cpair[c]
-        ga, gb = C.branch[C.body[C.pairs[i, 0]]], C.branch[C.body[C.pairs[i, 1]]]
+        if i >= 0:
+            ga, gb = C.branch[C.body[C.pairs[i, 0]]], C.branch[C.body[C.pairs[i, 1]]]
+        else:  # a limit slot: the branch of its coordinate
+            ga = gb = C.limit_index[-1 - i, 2]
         for r in range(3 * c, 3 * c + 3):
             y = C.Y[r]
             y[:] = C.J[r]
@@ -740,14 +745,15 @@ def contact_problem(ws, C, q, v, vf):
     """The contact problem of a step from (q, v) with the free velocity
     ``vf`` in the table (W, b, μ and the warm start; for a solver called
     from Python: the reference modes), without solving it. Returns the
-    number of contacts or a failure status."""
+    number of its slots (contacts and limits) or a failure status."""
     n = _contacts_at(ws, C, q)
     if n <= 0:
         return n
+    slots = n + CF.limit_slots(C, q, vf, n)
     if not _mass_rows(ws, C, q, n):
         return SINGULAR
     CF.contact_problem(C, ws.lam, n, v, vf)
-    return n
+    return slots
 
 
 @njit(cache=True, nogil=True, inline="always")

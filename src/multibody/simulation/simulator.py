@@ -211,7 +211,10 @@ class Simulator:
        violated at the end of a step.
 
     With ``e = 0`` an impact stops the joint at its limit; with ``e = 1``
-    it leaves with its approach speed.
+    it leaves with its approach speed. In a step with contacts the limits
+    the step may reach are solved with the contacts, in one problem
+    (docs/contact.md, "Limits and contacts together"; not with
+    ``contact_solver="newton"``).
 
     Bilateral constraints (``constraints=True``: the model's loop joints,
     couplings and MJCF equalities; or a
@@ -331,7 +334,7 @@ class Simulator:
             contact_distance = 0.01 if contact_model == "rigid" else 0.0
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold, contact_tolerance, contact_model == "soft",
-                                      contact_iterations)
+                                      contact_iterations, self.limits, self.restitution)
         if self.contact is not None:
             self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
@@ -1056,10 +1059,12 @@ class Simulator:
 
         return tuple(labels), derive
 
-def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold, tolerance, soft, iterations):
+def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold, tolerance, soft, iterations,
+                   limits, restitution):
     """The :class:`~multibody.constraints.contact.ContactTable` of the
     contact stage, or None: contact off (``solver`` None) or nothing that
-    can collide. Soft contact ignores restitution: a warning names the
+    can collide. The joint ``limits`` (with their ``restitution``) join
+    its problem in steps with contacts. Soft contact ignores restitution: a warning names the
     pairs that set one."""
     if solver is None:
         return None
@@ -1084,7 +1089,8 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
                              f"{friction!r}")
     table = ContactTable(model, dt, solver=compiled, friction="cone" if solver in REFERENCE_SOLVERS else friction,
                          max_contacts=max_contacts, distance=distance, restitution_threshold=threshold,
-                         velocity_tolerance=tolerance, soft=soft, max_iterations=iterations)
+                         velocity_tolerance=tolerance, soft=soft, max_iterations=iterations, limits=limits,
+                         limit_restitution=restitution)
     bouncing = [f"({table.geometry.geometries[a].name}, {table.geometry.geometries[b].name})"
                 for (a, b), e in zip(table.geometry.pairs, table.geometry.restitution) if e > 0] if soft else []
     if bouncing:
