@@ -65,7 +65,7 @@ from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction mo
 # CAP counts the slots of every per-contact array: CONTACT_CAP for detected contacts, then one for each
 # joint-limit row (NLIM: the model's; N_LIM: those in the last step's problem).
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
- SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, CONTACT_CAP, NLIM, N_LIM, N_HEAD) = range(24)
+ SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, CONTACT_CAP, NLIM, N_LIM, LOOPS, N_HEAD) = range(25)
 PGS, LEMKE, NEWTON = 0, 1, 2  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
 (DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, LIMIT_RESTITUTION, N_SCALARS) = range(9)
@@ -135,6 +135,10 @@ ARRAYS = (
     # branch of the coordinate's body) and (sign, bound): φ = sign (q − bound) ≥ 0, row sign·e_v
     ("limit_index", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2 * nv, 3)),
     ("limit_value", np.float64, lambda ng, npair, cap, nv, nb, nvert: (2 * nv, 2)),
+    # hard loop constraints (head[LOOPS] != 0): T = X Gᵀ (G X Gᵀ)⁺ G at the step's configuration, which
+    # takes out of X Jᵀ what would move the loop rows G (ArtiSynth §0.7's mixed LCP); a work vector
+    ("loop_T", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv, nv)),
+    ("loop_work", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv,)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -178,7 +182,7 @@ def contact_view(handle):
                     _i(head, N_HEAD + 45, (2, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)),
                     _i(head, N_HEAD + 48, (npair,)), _i(head, N_HEAD + 49, (nb,)),
                     _i(head, N_HEAD + 50, (nb, 2)), _i(head, N_HEAD + 51, (2 * nv, 3)),
-                    _f(head, N_HEAD + 52, (2 * nv, 2)))
+                    _f(head, N_HEAD + 52, (2 * nv, 2)), _f(head, N_HEAD + 53, (nv, nv)), _f(head, N_HEAD + 54, (nv,)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -443,6 +447,30 @@ def impedance(solimp, r):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def project_out_loops(C, slots):
+    """Replace the rows y of Y = X Jᵀ of the ``slots`` contacts and limits
+    by ``y − T y`` with ``T = X Gᵀ (G X Gᵀ)⁺ G`` (``C.loop_T``, set at the
+    step's configuration by the simulator for hard loop constraints G):
+    ``(X − X Gᵀ (G X Gᵀ)⁺ G X) Jᵀ``, the response of the velocity to the
+    impulses with the loops held (ArtiSynth §0.7: the mixed LCP's bilateral
+    rows eliminated by their Schur complement). Then W = J Y'ᵀ is the
+    Delassus matrix of the constrained system, and ``v⁺ = v_f + Y'ᵀλ`` keeps
+    ``G v⁺ = G v_f``: the contact impulses never pull the loops apart, and
+    the projection after the step takes nothing back from them."""
+    T, y = C.loop_T, C.loop_work
+    nv = y.shape[0]
+    for r in range(3 * slots):
+        Y = C.Y[r]
+        for i in range(nv):
+            s = 0.0
+            for k in range(nv):
+                s += T[i, k] * Y[k]
+            y[i] = s
+        for i in range(nv):
+            Y[i] -= y[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def rigid_target(e, un, d, h, erp, vth):
     """The least normal velocity (m/s) of a rigid contact row at the end of
     the step (module docstring): ``−e·un`` for an approach ``un`` faster
@@ -472,6 +500,7 @@ def contact_problem(C, lam, n, v, vf):
     J, Y, W, b = C.J, C.Y, C.W[:m * m].reshape((m, m)), C.b
     h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
     newton = C.head[SOLVER] == NEWTON  # the primal method needs no W (and takes no limits)
+    loops = C.head[LOOPS] != 0
     for c in range(n if not newton else 0):
         i = C.cpair[c]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
@@ -481,7 +510,8 @@ def contact_problem(C, lam, n, v, vf):
             j = C.cpair[d]
             ha, hb = C.branch[C.body[C.pairs[j, 0]]], C.branch[C.body[C.pairs[j, 1]]]
             # contacts on disjoint branches of the world do not couple: M is block diagonal by branch
-            coupled = (ga >= 0 and (ga == ha or ga == hb)) or (gb >= 0 and (gb == ha or gb == hb))
+            # (loops may join branches: then every pair is computed)
+            coupled = (ga >= 0 and (ga == ha or ga == hb)) or (gb >= 0 and (gb == ha or gb == hb)) or loops
             for s in range(3 * d, 3 * d + 3):
                 w0 = w1 = w2 = 0.0
                 if coupled:

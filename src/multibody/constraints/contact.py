@@ -360,6 +360,26 @@ class ContactTable:
         self.arrays["impulse"][:3 * n] = 0.0
         return int(n)
 
+    def hold_loops(self, constraints, q):
+        """Make the next contact stage hold the hard loop constraints
+        ``constraints`` (a :class:`~multibody.constraints.loops.Constraints`,
+        or None: no loops) at the configuration q where it starts: with G
+        their rows at q and X the stage's inverse mass matrix (M(q) plus the
+        table's dampers), ``T = X Gᵀ (G X Gᵀ)⁺ G`` (⁺: redundant rows
+        dropped) takes out of the impulses' effect X Jᵀ what would move G
+        (:func:`~._contact.project_out_loops`: the mixed LCP of ArtiSynth
+        §0.7 with the loops eliminated). Not for the Newton solver, which
+        works on the primal problem: its loops are restored by the
+        projection after the step."""
+        if constraints is None or not len(constraints) or self.solver == "newton":
+            self.head[CF.LOOPS] = 0
+            return
+        from ..dynamics import crba
+        G = constraints.evaluate(q)[1]
+        P = np.linalg.solve(crba(self.model, q) + np.diag(self.arrays["damping"]), G.T)
+        self.arrays["loop_T"][...] = P @ np.linalg.pinv(G @ P, rcond=1e-10, hermitian=True) @ G
+        self.head[CF.LOOPS] = 1
+
     def failed_pair(self):
         """The names of the geometries of the pair the narrow phase failed on."""
         a, b = self.geometry.pairs[self.head[CF.FAILED_PAIR]]

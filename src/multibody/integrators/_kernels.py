@@ -718,6 +718,8 @@ def _mass_rows(ws, C, q, n):
                 ltdl_solve_span(ws.lam, M, y, C.span[ga, 0], C.span[ga, 1])
             if gb >= 0 and gb != ga:
                 ltdl_solve_span(ws.lam, M, y, C.span[gb, 0], C.span[gb, 1])
+    if C.head[CF.LOOPS]:  # hard loops: y ← y − T y, the impulses then keep G v⁺ = G v_f
+        CF.project_out_loops(C, n + C.head[CF.N_LIM])
     return True
 
 

@@ -615,7 +615,11 @@ class Simulator:
 
     def _contact_after(self, s, q1, v1, k):
         """The contact stage after a Python integrator's step from ``s`` to
-        (q1, v1), changed in place (:func:`~multibody.integrators._kernels.contact_after`)."""
+        (q1, v1), changed in place (:func:`~multibody.integrators._kernels.contact_after`).
+        Hard loop constraints are held in the contact problem
+        (:meth:`~multibody.constraints.contact.ContactTable.hold_loops`)."""
+        if self.constraints is not None and not self.system.soft:
+            self.contact.hold_loops(self.constraints, s.q)
         if self.contact.reference is not None:
             n = self._reference_contact(s, q1, v1, k)
         else:
