@@ -41,8 +41,8 @@ def planks(sink=1e-4, lower=-1.0, upper=0.0, mu=0.5, restitution=0.0):
     return model, q
 
 
-@pytest.mark.parametrize("solver", ["pgs", "lemke"])
-def test_a_link_held_at_its_limit_into_the_ground_comes_to_rest(solver):
+@pytest.mark.parametrize("solver, friction", [("pgs", "cone"), ("lemke", "box"), ("pivoting", "none")])
+def test_a_link_held_at_its_limit_into_the_ground_comes_to_rest(solver, friction):
     """The link of :func:`planks` starts 1e-4 m inside the ground at its
     upper limit. Solved together, the limit holds (θ ≤ 0 to 1e-12), the
     contacts end exactly on the surface (|distance| of the link's lowest
@@ -51,8 +51,7 @@ def test_a_link_held_at_its_limit_into_the_ground_comes_to_rest(solver):
     one after the other (the contact stage, then the end-of-step limit
     projection) the link stayed 4.2e-5 m deep, moving."""
     model, q0 = planks()
-    sim = mb.Simulator(model, dt=1e-3, q0=q0, contact_solver=solver,
-                       friction="box" if solver == "lemke" else "cone")
+    sim = mb.Simulator(model, dt=1e-3, q0=q0, contact_solver=solver, friction=friction)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mb.ModelWarning)
         traj = sim.rollout(duration=0.3)

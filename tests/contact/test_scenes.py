@@ -154,14 +154,16 @@ def test_off_centre_frictionless_collision_keeps_linear_and_angular_momentum():
     assert np.abs(traj.v[-1, 10]) > 0.1  # deflected sideways: the collision was off-centre
 
 
-def test_newtons_cradle_with_one_simultaneous_problem():
+@pytest.mark.parametrize("solver", ["pgs", "pivoting"])
+def test_newtons_cradle_with_one_simultaneous_problem(solver):
     """Three equal touching balls, e = 1, the first arriving at 1 m/s: one
-    simultaneous velocity problem (what every solver here poses) gives
-    (−1/3, 2/3, 2/3), not the sequential-impulse answer (0, 0, 1)."""
+    simultaneous velocity problem (what every solver here poses; PGS and
+    principal pivoting, the frictionless LCP) gives (−1/3, 2/3, 2/3), not
+    the sequential-impulse answer (0, 0, 1)."""
     model, q0, v0 = spheres(n=3, friction=0.0, restitution=1.0, offset=0.0, spin=False, masses=(1.0,) * 3,
                             gap=1e-4, speed=1.0)
     q0[14] = q0[7] + 0.2  # the second and third balls touch
-    sim = mb.Simulator(model, dt=1e-3, q0=q0, v0=v0)
+    sim = mb.Simulator(model, dt=1e-3, q0=q0, v0=v0, contact_solver=solver)
     sim.rollout(steps=5)
     np.testing.assert_allclose(sim.state.v[[3, 9, 15]], [-1 / 3, 2 / 3, 2 / 3], atol=1e-9)
 

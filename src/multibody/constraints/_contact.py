@@ -54,9 +54,11 @@ from ..collision.detect import detect
 from ..collision.narrow import (BOX_BOX, CLOSED_FORM, SUPPORT, box_box_contacts, closed_form_contacts,
                                 collide_pair_by, support_contacts)
 from ..collision.narrow_workspace import WORK_SIZE
+from ..dynamics.kernels import ltdl_solve_span
 from ..solvers.lemke import box_lcp, pyramid_lcp
 from ..solvers.newton import soft_pyramid_newton
 from ..solvers.pgs import projected_gauss_seidel_subspace
+from ..solvers.pivoting import pivoting
 from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction models of head[FRICTION])
 
 # ------------------------------------------------------------------ the table
@@ -66,7 +68,7 @@ from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction mo
 # joint-limit row (NLIM: the model's; N_LIM: those in the last step's problem).
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
  SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, CONTACT_CAP, NLIM, N_LIM, LOOPS, N_HEAD) = range(25)
-PGS, LEMKE, NEWTON = 0, 1, 2  # head[SOLVER]: the compiled solvers
+PGS, LEMKE, NEWTON, PIVOTING = 0, 1, 2, 3  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
 (DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, LIMIT_RESTITUTION, N_SCALARS) = range(9)
 
@@ -139,6 +141,8 @@ ARRAYS = (
     # takes out of X Jᵀ what would move the loop rows G (ArtiSynth §0.7's mixed LCP); a work vector
     ("loop_T", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv, nv)),
     ("loop_work", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv,)),
+    # the model's expanded parent array (solves with the factor of M inside a solver: PIVOTING)
+    ("dof_parent", np.int64, lambda ng, npair, cap, nv, nb, nvert: (nv,)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -182,7 +186,8 @@ def contact_view(handle):
                     _i(head, N_HEAD + 45, (2, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)),
                     _i(head, N_HEAD + 48, (npair,)), _i(head, N_HEAD + 49, (nb,)),
                     _i(head, N_HEAD + 50, (nb, 2)), _i(head, N_HEAD + 51, (2 * nv, 3)),
-                    _f(head, N_HEAD + 52, (2 * nv, 2)), _f(head, N_HEAD + 53, (nv, nv)), _f(head, N_HEAD + 54, (nv,)))
+                    _f(head, N_HEAD + 52, (2 * nv, 2)), _f(head, N_HEAD + 53, (nv, nv)), _f(head, N_HEAD + 54, (nv,)),
+                    _i(head, N_HEAD + 55, (nv,)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -265,8 +270,13 @@ def _solve_newton_c(handle, n, unused):
     return solve_newton(contact_view(handle), n)
 
 
+def _solve_pivoting_c(handle, n, unused):
+    """:func:`solve_pivoting` on the table behind ``handle``."""
+    return solve_pivoting(contact_view(handle), n)
+
+
 _ENTRY_FUNCTIONS = {"detect": _find_contacts_c, "pgs": _solve_pgs_c, "lemke": _solve_lemke_c,
-                    "newton": _solve_newton_c}
+                    "newton": _solve_newton_c, "pivoting": _solve_pivoting_c}
 _ENTRIES = {}
 
 
@@ -447,6 +457,41 @@ def impedance(solimp, r):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def slot_response(C, lam, M, c, rows):
+    """Rows ``3c .. 3c + rows − 1`` of Y = X Jᵀ for slot c (a contact, or a
+    limit after the contacts), with M holding the LᵀDL factor of X⁻¹ (the
+    sparse factorization, Featherstone Table 6.3; ``lam``: the expanded
+    parent array): the solves run over the branches of the world of the
+    slot's bodies only (M is block diagonal by branch)."""
+    i = C.cpair[c]
+    if i >= 0:
+        ga, gb = C.branch[C.body[C.pairs[i, 0]]], C.branch[C.body[C.pairs[i, 1]]]
+    else:  # a limit slot: the branch of its coordinate
+        ga = gb = C.limit_index[-1 - i, 2]
+    for r in range(3 * c, 3 * c + rows):
+        y = C.Y[r]
+        y[:] = C.J[r]
+        if ga >= 0:
+            ltdl_solve_span(lam, M, y, C.span[ga, 0], C.span[ga, 1])
+        if gb >= 0 and gb != ga:
+            ltdl_solve_span(lam, M, y, C.span[gb, 0], C.span[gb, 1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hold_loops_row(C, r):
+    """Row r of Y becomes ``y − T y`` (:func:`project_out_loops`)."""
+    T, y, Y = C.loop_T, C.loop_work, C.Y[r]
+    nv = y.shape[0]
+    for i in range(nv):
+        s = 0.0
+        for k in range(nv):
+            s += T[i, k] * Y[k]
+        y[i] = s
+    for i in range(nv):
+        Y[i] -= y[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def project_out_loops(C, slots):
     """Replace the rows y of Y = X Jᵀ of the ``slots`` contacts and limits
     by ``y − T y`` with ``T = X Gᵀ (G X Gᵀ)⁺ G`` (``C.loop_T``, set at the
@@ -457,17 +502,8 @@ def project_out_loops(C, slots):
     Delassus matrix of the constrained system, and ``v⁺ = v_f + Y'ᵀλ`` keeps
     ``G v⁺ = G v_f``: the contact impulses never pull the loops apart, and
     the projection after the step takes nothing back from them."""
-    T, y = C.loop_T, C.loop_work
-    nv = y.shape[0]
     for r in range(3 * slots):
-        Y = C.Y[r]
-        for i in range(nv):
-            s = 0.0
-            for k in range(nv):
-                s += T[i, k] * Y[k]
-            y[i] = s
-        for i in range(nv):
-            Y[i] -= y[i]
+        _hold_loops_row(C, r)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -501,7 +537,8 @@ def contact_problem(C, lam, n, v, vf):
     h, erp, vth = C.scalars[DT], C.scalars[ERP], C.scalars[THRESHOLD]
     newton = C.head[SOLVER] == NEWTON  # the primal method needs no W (and takes no limits)
     loops = C.head[LOOPS] != 0
-    for c in range(n if not newton else 0):
+    on_demand = newton or C.head[SOLVER] == PIVOTING  # principal pivoting computes W's columns itself
+    for c in range(n if not on_demand else 0):
         i = C.cpair[c]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
         ga, gb = C.branch[ba], C.branch[bb]
@@ -519,7 +556,7 @@ def contact_problem(C, lam, n, v, vf):
                 W[r, s] = w0
                 W[r + 1, s] = w1
                 W[r + 2, s] = w2
-    for c in range(n, n + nl):  # a limit's row sign·e_k: its products are entries of the rows of Y = X Jᵀ
+    for c in range(n, n + nl if not on_demand else n):  # a limit's row sign·e_k: its products are entries of Y's rows
         r, k, sign = 3 * c, C.limit_index[-1 - C.cpair[c], 1], C.limit_value[-1 - C.cpair[c], 0]
         for s in range(r + 3):
             W[r, s] = 0.0
@@ -529,7 +566,7 @@ def contact_problem(C, lam, n, v, vf):
             W[r, s] = sign * Y[s, k]
         for d in range(n, c + 1):
             W[r, 3 * d] = sign * Y[3 * d, k]
-    for r in range(m if not newton else 0):  # the upper triangle from the lower: W exactly symmetric
+    for r in range(m if not on_demand else 0):  # the upper triangle from the lower: W exactly symmetric
         for s in range(r):
             W[s, r] = W[r, s]
     if newton:
@@ -625,6 +662,8 @@ def solve_problem(C, n):
     :mod:`multibody._status`). Compiled steps call the solver's own C entry
     point instead (:func:`solve_via_address`)."""
     solver = C.head[SOLVER]
+    if solver == PIVOTING:
+        return solve_pivoting(C, n)
     return (solve_newton if solver == NEWTON else solve_lemke if solver == LEMKE else solve_pgs)(C, n)
 
 
@@ -651,6 +690,61 @@ def solve_lemke(C, n):
     if C.head[FRICTION] == BOX:
         return box_lcp(W, b, mu, lam, C.head[MAX_ITER])
     return pyramid_lcp(W, b, mu, C.head[SIDES], lam, C.head[MAX_ITER])
+
+
+@njit(cache=True, nogil=True)
+def _normal_dot(C, c, y):
+    """``J_n y`` for the normal row of slot c: over the chains of its two
+    bodies (a contact) or ``sign·y_k`` (a limit)."""
+    i = C.cpair[c]
+    if i < 0:
+        return C.limit_value[-1 - i, 0] * y[C.limit_index[-1 - i, 1]]
+    J, r, s = C.J, 3 * c, 0.0
+    for body in (C.body[C.pairs[i, 1]], C.body[C.pairs[i, 0]]):
+        k = C.last_dof[body]
+        while k >= 0:
+            s += J[r, k] * y[k]
+            k = C.dof_parent[k]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def pivot_column(C, j, out):
+    """Column j of the frictionless LCP's matrix, the normal block of W =
+    J X Jᵀ, computed when principal pivoting first needs it (ArtiSynth
+    §0.8): the normal row of Y for slot j (:func:`slot_response`, one solve
+    with the factor of M in ``C.Mf``; with hard loops held,
+    :func:`_hold_loops_row`), then its products with the normal rows of the
+    ``len(out)`` slots."""
+    slot_response(C, C.dof_parent, C.Mf, j, 1)
+    if C.head[LOOPS]:
+        _hold_loops_row(C, 3 * j)
+    y = C.Y[3 * j]
+    for c in range(out.shape[0]):
+        out[c] = _normal_dot(C, c, y)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def solve_pivoting(C, n):
+    """The frictionless LCP of the normal rows of the n slots (contacts and
+    limits) by principal pivoting with columns on demand
+    (:func:`~multibody.solvers.pivoting.pivoting`,
+    :func:`pivot_column`; W's normal block is built column by column in
+    ``C.W``, only for the contacts that press or are driven); tangent
+    impulses 0. No warm start (the method starts from the empty set)."""
+    b, z, w, x, dz = C.sub_v[0, :n], C.sub_v[1, :n], C.sub_v[2, :n], C.sub_v[3, :n], C.sub_v[4, :n]
+    done, clamped, cols = C.sub_rows[0, :n], C.sub_rows[1, :n], C.sub_rows[1, n:2 * n]
+    for c in range(n):
+        b[c] = C.b[3 * c]
+        done[c] = 0
+    st = pivoting(pivot_column, C, b, z, w, C.W[:n * n].reshape((n, n)), done, clamped, cols,
+                  C.sub_W[:n * n].reshape((n, n)), x, dz, C.head[MAX_ITER])
+    if st >= 0:
+        for c in range(n):
+            C.impulse[3 * c] = z[c]
+            C.impulse[3 * c + 1] = 0.0
+            C.impulse[3 * c + 2] = 0.0
+    return st
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -21,10 +21,11 @@ from ..kinematics import forward_kinematics
 from ..model.joints import C_NV, C_V
 from . import _contact as CF
 
-FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX, "pyramid": CF.PYRAMID}
+# "none": frictionless (every pair's μ taken as 0; the box model with a zero bound)
+FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX, "pyramid": CF.PYRAMID, "none": CF.BOX}
 # the compiled solvers and the friction models each takes (docs/contact.md)
-SOLVERS = {"pgs": (CF.PGS, ("cone", "box")), "lemke": (CF.LEMKE, ("box", "pyramid")),
-           "newton": (CF.NEWTON, ("pyramid",))}
+SOLVERS = {"pgs": (CF.PGS, ("cone", "box", "none")), "lemke": (CF.LEMKE, ("box", "pyramid", "none")),
+           "newton": (CF.NEWTON, ("pyramid",)), "pivoting": (CF.PIVOTING, ("none",))}
 
 
 @dataclass(frozen=True)
@@ -142,11 +143,14 @@ class ContactTable:
     """The contact stage's table for ``model`` with time step ``dt`` (s).
 
     Options: ``solver`` "pgs" (projected Gauss–Seidel, default), "lemke"
-    (Lemke's method on the friction LCP) or "newton" (Newton's method on
-    soft contact with MuJoCo's pyramid, MuJoCo's default solver;
-    ``soft`` only); ``friction`` "cone" (Coulomb's disk, default; PGS),
-    "box" (ArtiSynth's box friction) or "pyramid" (the ``sides``-sided
-    Stewart–Trinkle pyramid; Lemke; soft: MuJoCo's, Newton);
+    (Lemke's method on the friction LCP), "pivoting" (the frictionless LCP
+    by principal pivoting with columns on demand, ArtiSynth §0.8) or
+    "newton" (Newton's method on soft contact with MuJoCo's pyramid,
+    MuJoCo's default solver; ``soft`` only); ``friction`` "cone"
+    (Coulomb's disk, default; PGS), "box" (ArtiSynth's box friction),
+    "pyramid" (the ``sides``-sided Stewart–Trinkle pyramid; Lemke; soft:
+    MuJoCo's, Newton) or "none" (frictionless: every pair's μ taken as 0;
+    PGS, Lemke, pivoting);
     ``max_contacts`` (default 8 per candidate
     pair, at most 256); ``distance`` (m, default 0.01): contacts are made
     between geometries closer than their pair margin plus ``distance``
@@ -193,6 +197,8 @@ class ContactTable:
         if solver == "newton" and not (soft and sides == 4):
             raise InputError("the newton contact solver solves soft contact with MuJoCo's 4-sided pyramid: "
                              "contact_model='soft', friction='pyramid'")
+        if soft and solver == "pivoting":
+            raise InputError("the pivoting contact solver solves the rigid frictionless LCP: contact_model='rigid'")
         if soft and friction == "pyramid" and solver != "newton":
             raise InputError("soft contact with a friction pyramid is MuJoCo's pyramidal cone, solved by "
                              "contact_solver='newton'")
@@ -213,6 +219,9 @@ class ContactTable:
         for name in ("code", "body", "local", "size", "radius", "box", "vstart", "vertices", "pairs", "mu",
                      "restitution", "margin"):
             a[name][...] = getattr(g, name)
+        if friction == "none":
+            a["mu"][:] = 0.0
+        a["dof_parent"][:] = model.dof_parent
         a["last_dof"][:] = _last_dof(model)
         a["branch"][:] = _branches(model)
         a["span"][...] = _spans(model, a["branch"])

@@ -53,7 +53,6 @@ from ..constraints import _contact as CF
 from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_tuple, project_step, \
     sie_step, table_set
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_posed, ltdl_kernel, ltdl_solve, \
-    ltdl_solve_span, \
     rnea_kernel, rnea_posed
 from ..kinematics.kernels import fk_kernel
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
@@ -705,19 +704,10 @@ def _mass_rows(ws, C, q, n):
         return True
     if ltdl_kernel(ws.lam, M) != 0:
         return False
-    for c in range(n + C.head[CF.N_LIM]):  # M is block diagonal by branch: solve only on the contact's branches
-        i = C.cpair[c]
-        if i >= 0:
-            ga, gb = C.branch[C.body[C.pairs[i, 0]]], C.branch[C.body[C.pairs[i, 1]]]
-        else:  # a limit slot: the branch of its coordinate
-            ga = gb = C.limit_index[-1 - i, 2]
-        for r in range(3 * c, 3 * c + 3):
-            y = C.Y[r]
-            y[:] = C.J[r]
-            if ga >= 0:
-                ltdl_solve_span(ws.lam, M, y, C.span[ga, 0], C.span[ga, 1])
-            if gb >= 0 and gb != ga:
-                ltdl_solve_span(ws.lam, M, y, C.span[gb, 0], C.span[gb, 1])
+    if C.head[CF.SOLVER] == CF.PIVOTING:  # it solves for the rows it needs (columns on demand)
+        return True
+    for c in range(n + C.head[CF.N_LIM]):  # M is block diagonal by branch: solve only on the slot's branches
+        CF.slot_response(C, ws.lam, M, c, 3)
     if C.head[CF.LOOPS]:  # hard loops: y ← y − T y, the impulses then keep G v⁺ = G v_f
         CF.project_out_loops(C, n + C.head[CF.N_LIM])
     return True

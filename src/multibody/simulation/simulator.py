@@ -37,7 +37,7 @@ from .trajectory import Trajectory, model_fingerprint
 _END = None
 _TAU = None
 # the contact_solver names (docs/contact.md): compiled, and reference modes solved in Python each step
-CONTACT_SOLVERS = ("pgs", "lemke", "newton")
+CONTACT_SOLVERS = ("pgs", "lemke", "newton", "pivoting")
 REFERENCE_SOLVERS = ("anitescu", "anitescu_hart", "staggered")
 _F64 = np.dtype(np.float64)
 
@@ -229,8 +229,9 @@ class Simulator:
 
     Contact (docs/contact.md) is on whenever the model (with ``ground``:
     plus a ground plane) has geometry pairs that may collide:
-    ``contact_solver`` ("pgs", "lemke", "newton", the reference modes, or
-    None: off), ``friction`` (default "cone"; "pyramid" with "newton"),
+    ``contact_solver`` ("pgs", "lemke", "newton", "pivoting", the reference
+    modes, or None: off), ``friction`` (default "cone"; "pyramid" with
+    "newton"; "none", frictionless, with "pivoting", the frictionless LCP),
     ``max_contacts``, ``contact_distance`` (m; default 0.01
     for rigid contact, 0 for soft), ``contact_tolerance`` (m/s),
     ``contact_iterations`` (the solver's cap: PGS sweeps, default 500;
@@ -327,7 +328,7 @@ class Simulator:
         if contact_model is None:
             contact_model = "soft" if newton else "rigid"
         if friction is None:
-            friction = "pyramid" if newton else "cone"
+            friction = "pyramid" if newton else "none" if contact_solver == "pivoting" else "cone"
         if contact_model not in ("rigid", "soft"):
             raise InputError(f"contact_model must be 'rigid' or 'soft', got {contact_model!r}")
         if contact_distance is None:

@@ -2,7 +2,8 @@
 linear complementarity problem of unilateral constraints (``lcp``), and the
 contact problem with friction (docs/contact.md, "Contact solvers"):
 projected Gauss–Seidel (``pgs``), Lemke's method and the friction LCPs
-(``lemke``), Newton's method on soft contact with MuJoCo's pyramid
+(``lemke``), principal pivoting with columns on demand for the
+frictionless LCP (``pivoting``), Newton's method on soft contact with MuJoCo's pyramid
 (``newton``), their residual (``residual``), the convex reference modes by
 clarabel (``qp``) and the wrapper ``solve_contact`` (``contact``).
 
@@ -19,7 +20,7 @@ _LAZY = {
     "residual_of": "contact", "contact_residual": "residual", "CONE": "residual", "BOX": "residual",
     "PYRAMID": "residual", "projected_gauss_seidel": "pgs", "projected_gauss_seidel_subspace": "pgs",
     "disk_minimum": "pgs", "lemke_lcp": "lemke",
-    "pyramid_lcp": "lemke", "box_lcp": "lemke", "soft_pyramid_newton": "newton",
+    "pyramid_lcp": "lemke", "box_lcp": "lemke", "soft_pyramid_newton": "newton", "principal_pivoting": "pivoting",
 }
 
 __all__ = ["solve_spd_lcp", *_LAZY]

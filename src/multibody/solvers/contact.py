@@ -8,16 +8,18 @@ from .._status import NOT_CONVERGED, describe
 from ..errors import ContactSolveError, InputError, NonFiniteError
 from .lemke import box_lcp, pyramid_lcp
 from .pgs import projected_gauss_seidel
+from .pivoting import principal_pivoting
 from .residual import BOX, CONE, PYRAMID, contact_residual
 
-METHODS = {  # method: the friction models it solves
-    "pgs": ("cone", "box"),
-    "lemke": ("pyramid", "box"),
+METHODS = {  # method: the friction models it solves ("none": frictionless, μ taken as 0)
+    "pgs": ("cone", "box", "none"),
+    "lemke": ("pyramid", "box", "none"),
+    "pivoting": ("none",),
     "anitescu": ("cone", "box"),
     "anitescu_hart": ("pyramid",),
     "staggered": ("cone", "box"),
 }
-_MODEL = {"cone": CONE, "box": BOX, "pyramid": PYRAMID}
+_MODEL = {"cone": CONE, "box": BOX, "pyramid": PYRAMID, "none": CONE}
 
 
 class ContactResidual(NamedTuple):
@@ -101,6 +103,11 @@ def solve_contact(W, b, mu, method="pgs", friction="cone", *, k=4, lam0=None, to
     * ``"lemke"`` ("pyramid" with ``k`` sides, or "box"): the
       Stewart–Trinkle LCP by Lemke's method (``max_iterations`` caps the
       pivots, default 50·N + 100 for the LCP's N unknowns);
+    * ``"pivoting"`` ("none"): the frictionless LCP of the normal rows by
+      principal pivoting with columns on demand
+      (:func:`~multibody.solvers.pivoting.principal_pivoting`;
+      ``max_iterations`` caps the pivots, default 50·nc + 100);
+    * ``friction="none"`` (pgs, lemke, pivoting): frictionless, μ taken as 0;
     * ``"anitescu"`` ("cone": the true second-order cone, or "box"),
       ``"anitescu_hart"`` ("pyramid"): the convex relaxations, by clarabel
       (not Coulomb while sliding: ``u_n = μ‖u_t‖``);
@@ -134,6 +141,8 @@ def solve_contact(W, b, mu, method="pgs", friction="cone", *, k=4, lam0=None, to
     if not 0 < omega < 2:
         raise InputError(f"omega must be in (0, 2), got {omega!r}")
     W, b, mu = check_contact_problem(W, b, mu)
+    if friction == "none":
+        mu = np.zeros_like(mu)
     m = b.size
     lam = np.zeros(m)
     if lam0 is not None:
@@ -156,6 +165,18 @@ def solve_contact(W, b, mu, method="pgs", friction="cone", *, k=4, lam0=None, to
         status = pyramid_lcp(W, b, mu, k, lam, cap) if friction == "pyramid" else box_lcp(W, b, mu, lam, cap)
         if status < 0:
             raise ContactSolveError(f"Lemke's method: {describe(status, 'contact')}")
+        iterations, converged = status, True
+    elif method == "pivoting":
+        nc = m // 3
+        A, z, w = np.ascontiguousarray(W[::3, ::3]), np.zeros(nc), np.zeros(nc)
+        ints = np.zeros((3, nc), np.int64)
+        status = principal_pivoting(A, np.ascontiguousarray(b[::3]), z, w, np.zeros((nc, nc)),
+                                    ints[0], ints[1], ints[2], np.zeros((nc, nc)), np.zeros(nc), np.zeros(nc),
+                                    int(max_iterations or 50 * nc + 100))
+        if status < 0:
+            raise ContactSolveError(f"principal pivoting: {describe(status, 'contact')}")
+        lam[:] = 0.0
+        lam[::3] = z
         iterations, converged = status, True
     else:
         from . import qp  # here: clarabel and scipy.sparse are imported by the reference modes only
