@@ -38,26 +38,28 @@ def main():
     q = standing(model)
     q[2] += 0.3
     sim = mb.Simulator(model, dt=1e-3, q0=q, ground=True)
-    energy, kinetic, traced, rss = [], [], [], []
+    chunks, per = args.steps // args.chunk, args.chunk // 100
+    # the records are allocated before the memory is traced: what grows is then the simulator's
+    energy, kinetic, traced, rss = np.empty(chunks * per), np.empty(chunks * per), [], []
     start = time.perf_counter()
     finite = True
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SimulationWarning)
-        for k in range(args.steps // args.chunk):
+        for k in range(chunks):
             traj = sim.rollout(steps=args.chunk, record_every=100)
             finite &= bool(np.isfinite(traj.q).all() and np.isfinite(traj.v).all())
-            energy.append(traj.kinetic[1:] + traj.potential[1:])
-            kinetic.append(traj.kinetic[1:])
+            energy[k * per:(k + 1) * per] = traj.kinetic[1:] + traj.potential[1:]
+            kinetic[k * per:(k + 1) * per] = traj.kinetic[1:]
             del traj
             if k == 0:
                 tracemalloc.start()
             traced.append(tracemalloc.get_traced_memory()[0])
             rss.append(resident_memory())
-            print(f"{(k + 1) * args.chunk:8d} steps {time.perf_counter() - start:7.0f} s  T {kinetic[-1][-1]:.3e} J  "
-                  f"T+V {energy[-1][-1]:.6f} J  base z {sim.state.q[2]:.6f} m  contacts {sim.contact.count} "
+            print(f"{(k + 1) * args.chunk:8d} steps {time.perf_counter() - start:7.0f} s  "
+                  f"T {kinetic[(k + 1) * per - 1]:.3e} J  T+V {energy[(k + 1) * per - 1]:.6f} J  "
+                  f"base z {sim.state.q[2]:.6f} m  contacts {sim.contact.count} "
                   f"limits {sim.contact.limit_count}  traced {traced[-1]} B  rss {rss[-1]} B", flush=True)
     tracemalloc.stop()
-    energy, kinetic = np.concatenate(energy), np.concatenate(kinetic)
     moving = np.flatnonzero(kinetic >= 1e-3)
     rest = moving[-1] + 1 if len(moving) else 0
     gain = energy[rest:] - np.minimum.accumulate(energy[rest:]) if rest < len(energy) else np.array([np.inf])
