@@ -451,6 +451,25 @@ class Simulator:
         lambdas or other unpicklable callables cannot be pickled."""
         return _rebuild, (self._given_model, self._arguments, self.checkpoint())
 
+    def contact_forward_dynamics(self, tau=None, tolerance=1e-9):
+        """The contact forces and joint accelerations of the current state
+        at the acceleration level (Featherstone §11.3–11.5: the
+        frictionless LCP of the persistent contacts, touching and neither
+        approaching nor separating):
+        :func:`~multibody.constraints.contact_dynamics.contact_forward_dynamics`
+        on this simulator's geometry (its contacts then list those of the
+        state), for the joint forces ``tau`` (nv,; default 0) and the
+        model's gravity — rigid-body dynamics only: no force elements,
+        joint damping, limits or loops. Returns a
+        :class:`~multibody.constraints.contact_dynamics.ContactDynamics`;
+        :class:`InputError` without contact or for an approaching contact."""
+        if self.contact is None:
+            raise InputError("contact_forward_dynamics needs a simulator with contact (collision geometry that may "
+                             "collide, and a contact_solver)")
+        from ..constraints.contact_dynamics import contact_forward_dynamics
+        s = self.state
+        return contact_forward_dynamics(self.contact, s.q, s.v, tau, tolerance)
+
     def step(self, tau=None):
         """Advance one time step with joint forces ``tau`` (nv,; N or N·m;
         default zero) held constant over the step; returns the new
