@@ -7,8 +7,8 @@ first, free-joint velocities in the body frame, SI units.
 # (_kernel_cache); it must be in place before any kernel module is imported.
 from . import _kernel_cache
 _kernel_cache.install()
-from .errors import (InputError, ModelError, ModelFileError, ModelWarning, MultibodyError, SimulationError,
-                     SimulationWarning)
+from .errors import (ContactSolveError, InputError, ModelError, ModelFileError, ModelWarning, MultibodyError,
+                     SimulationError, SimulationWarning)
 from .model import Data, ModelBuilder, Model
 from .io import load_mjcf, load_srdf, load_urdf
 from .kinematics import (body_motion, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,

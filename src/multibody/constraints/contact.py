@@ -304,6 +304,40 @@ class ContactTable:
         """The solver's sweeps in the last step (negative: it hit its cap)."""
         return int(self.head[CF.ITERATIONS])
 
+    def residual(self):
+        """How far the last step's impulses are from solving its contact
+        problem: a :class:`~multibody.solvers.contact.ContactResidual`
+        (normal, cone, complementarity, dissipation; definitions in
+        :func:`~multibody.solvers.residual.contact_residual`, all 0 at a
+        solution) over its contacts and limit rows, with the table's
+        friction set (the reference modes' impulses against the problem
+        they were given). For principal pivoting (frictionless, W formed
+        only where needed) from the LCP's own row velocities. Newton's
+        method solves soft contact's primal problem, whose measure is its
+        iteration count (it ends at the exact minimizer when its active set
+        repeats): :class:`InputError`. All zeros without contacts, NaN
+        after a solver that found no solution (the step raised)."""
+        from ..solvers.contact import ContactResidual
+        from ..solvers.residual import contact_residual
+        if self.solver == "newton":
+            raise InputError("the newton contact solver works on soft contact's primal problem: its iteration count "
+                             "(sim.contact.iterations) is its measure; residual() measures the dual problems of the "
+                             "other solvers")
+        a, head = self.arrays, self.head
+        n = int(head[CF.N] + head[CF.N_LIM])
+        if n == 0:
+            return ContactResidual(0.0, 0.0, 0.0, 0.0)
+        if head[CF.ITERATIONS] < 0 and head[CF.ITERATIONS] != CF.NOT_CONVERGED:  # no solution was found
+            return ContactResidual(np.nan, np.nan, np.nan, np.nan)
+        if self.solver == "pivoting":
+            z, w = a["sub_v"][1, :n], a["sub_v"][2, :n]
+            return ContactResidual(float(max(0.0, -w.min())), 0.0, float(np.abs(z * w).max()), 0.0)
+        m = 3 * n
+        reference = getattr(self, "reference", None)
+        model = FRICTION_MODELS[self.reference_friction] if reference else int(head[CF.FRICTION])
+        return ContactResidual(*contact_residual(a["W"][:m * m].reshape(m, m), a["b"][:m], a["pair_mu"][:n],
+                                                 a["impulse"][:m], model, int(head[CF.SIDES])))
+
     @property
     def flags(self):
         """The last step's contact flags (CONTACT_NOT_CONVERGED, CONTACTS_DROPPED of multibody._status)."""

@@ -152,6 +152,7 @@ class Options:
     contact_tolerance: float = 1e-8
     contact_model: str = "rigid"
     contact_iterations: int = None
+    contact_failure: str = "warn"
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,13 @@ class Simulator:
     Newton restitution) or "soft" (MuJoCo's soft contact from the pairs'
     solref and solimp; the default with "newton", which solves it with
     MuJoCo's pyramidal cone as MuJoCo's default solver does).
+    ``contact_failure``: what a solver that reaches its iteration cap (PGS,
+    Newton) does: "warn" (default: the step is taken with its last iterate,
+    flagged, and a warning says so once per run) or "raise"
+    (:class:`ContactSolveError` naming the step and time, after the step).
+    Solvers with no iterate to use (Lemke's method, principal pivoting at a
+    ray or their cap) always raise. ``sim.contact.residual()`` measures the
+    last step's solution (docs/contact.md).
 
     The state starts at ``q0`` (default: neutral) and ``v0`` (default:
     zero). Deterministic: the same inputs give bit-identical
@@ -250,7 +258,7 @@ class Simulator:
                  restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
                  friction=None, max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
-                 contact_model=None, contact_iterations=None):
+                 contact_model=None, contact_iterations=None, contact_failure="warn"):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -262,7 +270,8 @@ class Simulator:
                                project=project, loop_method=loop_method, contact_solver=contact_solver,
                                ground=ground, friction=friction, max_contacts=max_contacts,
                                contact_distance=contact_distance, contact_tolerance=contact_tolerance,
-                               contact_model=contact_model, contact_iterations=contact_iterations)
+                               contact_model=contact_model, contact_iterations=contact_iterations,
+                               contact_failure=contact_failure)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -331,6 +340,9 @@ class Simulator:
             friction = "pyramid" if newton else "none" if contact_solver == "pivoting" else "cone"
         if contact_model not in ("rigid", "soft"):
             raise InputError(f"contact_model must be 'rigid' or 'soft', got {contact_model!r}")
+        if contact_failure not in ("warn", "raise"):
+            raise InputError(f"contact_failure must be 'warn' or 'raise', got {contact_failure!r}")
+        self._contact_failure = contact_failure
         if contact_distance is None:
             contact_distance = 0.01 if contact_model == "rigid" else 0.0
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
@@ -352,7 +364,7 @@ class Simulator:
                                self.system.baumgarte, bool(project), loop_method,
                                None if self.contact is None else contact_solver, friction, bool(ground),
                                float(contact_distance), float(contact_tolerance), contact_model,
-                               None if self.contact is None else self.contact.max_iterations)
+                               None if self.contact is None else self.contact.max_iterations, contact_failure)
         self.reset(q0, v0)
         self._steps = 0
         if self.contact is not None:
@@ -540,11 +552,11 @@ class Simulator:
         if st < 0:
             return self._fused_failed(st, tau, name)
         s, f = self.state, self._fused
-        if st & self._unreported:
-            self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps + 1, s.t)
-            self._contact_flags(st, self._steps + 1, s.t)
         self.state = State(s.t + self.dt, q1, v1)
         self._steps += 1
+        if st & self._unreported:
+            self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps, s.t)
+            self._contact_flags(st, self._steps, s.t)
         return st
 
     def _fused_failed(self, st, tau, name):
@@ -603,8 +615,9 @@ class Simulator:
                                              and v1.dtype is _F64 and q1.shape == model.q_shape
                                              and v1.shape == model.v_shape):
             q1, v1 = self._integrator_output(q1, v1, k, s.t)
+        contact_flags = 0
         if self.contact is not None:
-            self._contact_after(s, q1, v1, k)
+            contact_flags = self._contact_after(s, q1, v1, k)
         q, v = np.empty_like(q1), np.empty_like(v1)
         vel_mask = np.empty(v1.shape[0], np.bool_)
         lim, d = self._limit_rows, self.system.data
@@ -630,12 +643,15 @@ class Simulator:
             self._last_tau, self._last_clamped = tau, (eff_mask, vel_mask)
         self.state = State(t, q, v)
         self._steps = k
+        if contact_flags:
+            self._contact_flags(contact_flags, k, s.t)
         return (EFFORT_CLAMPED if eff_mask.any() else 0) | \
             (VELOCITY_CLAMPED if vel_mask.any() else 0)
 
     def _contact_after(self, s, q1, v1, k):
         """The contact stage after a Python integrator's step from ``s`` to
-        (q1, v1), changed in place (:func:`~multibody.integrators._kernels.contact_after`).
+        (q1, v1), changed in place (:func:`~multibody.integrators._kernels.contact_after`);
+        returns the step's contact flags (reported once the step is taken).
         Hard loop constraints are held in the contact problem
         (:meth:`~multibody.constraints.contact.ContactTable.hold_loops`)."""
         if self.constraints is not None and not self.system.soft:
@@ -646,7 +662,7 @@ class Simulator:
             n = self._contact_kernel("after", s.q, s.v, q1, v1)
         if n < 0:
             self._contact_failed(n, k, s.t)
-        self._contact_flags(self.contact.flags, k, s.t)
+        return self.contact.flags
 
     def _reference_contact(self, s, q1, v1, k):
         """The contact stage with a reference solver (clarabel, called from
@@ -693,7 +709,15 @@ class Simulator:
         raise SimulationError(f"the contact stage failed at {self._where(k, t0)}: {describe(st)}")
 
     def _contact_flags(self, st, k, t0):
-        """Warn, once per run, of a contact solver that reached its cap or of contacts dropped."""
+        """Warn, once per run, of a contact solver that reached its cap or of
+        contacts dropped; with ``contact_failure="raise"`` a solver at its cap
+        raises :class:`ContactSolveError` (the step taken, with its last
+        iterate: the state is that step's result)."""
+        if st & CONTACT_NOT_CONVERGED and self._contact_failure == "raise":
+            raise ContactSolveError(f"the contact solver '{self.contact.solver}' reached its iteration cap "
+                                    f"({self.contact.max_iterations}) at {self._where(k, t0)} "
+                                    f"(contact_failure='raise'; the state is that step's result, with the solver's "
+                                    f"last iterate)")
         what = {CONTACT_NOT_CONVERGED: "the contact solver reached its iteration cap "
                                        f"({self.contact.max_iterations if self.contact else 0} sweeps; its last "
                                        "iterate was used)",
@@ -713,6 +737,8 @@ class Simulator:
         and the status bits of those not yet (checked after every step)."""
         self._clamps_reported = kinds
         self._unreported = sum(bit for kind, bit in self._CLAMP_BITS + self._CONTACT_BITS if kind not in kinds)
+        if getattr(self, "_contact_failure", "warn") == "raise":  # every step at the cap raises
+            self._unreported |= CONTACT_NOT_CONVERGED
 
     def _report_first_clamp(self, eff_mask, vel_mask, k, t0):
         """Warn (:class:`SimulationWarning`) the first time in a run that
