@@ -12,7 +12,7 @@ import pytest
 import multibody as mb
 from multibody import _compiled
 from multibody.collision import narrow
-from multibody.collision.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, PLANE, SPHERE
+from multibody.collision.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, HFIELD, MESH, PLANE, SPHERE
 from multibody.constraints import _contact as CF
 from multibody.constraints.contact import ContactTable
 
@@ -32,6 +32,10 @@ def test_pair_families():
         assert family(*sorted(pair)) == narrow.SUPPORT, pair
     assert family(BOX, BOX) == narrow.BOX_BOX
     assert family(PLANE, PLANE) == narrow.UNSUPPORTED
+    for t in (SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, CONVEX):  # height fields and meshes: terrain.py
+        assert family(HFIELD, t) == narrow.TERRAIN and family(t, MESH) == narrow.TERRAIN
+    for pair in [(PLANE, HFIELD), (PLANE, MESH), (HFIELD, HFIELD), (HFIELD, MESH), (MESH, MESH)]:
+        assert family(*pair) == narrow.UNSUPPORTED, pair
 
 
 def _scene():
@@ -81,3 +85,30 @@ def test_a_sphere_on_a_plane_makes_only_the_closed_form_entry_point():
     record = json.loads(out.stdout.strip().splitlines()[-1])
     assert record["contacts"] == 1
     assert sorted(record["entries"]) == sorted(["detect", "pgs", str(("collide", narrow.CLOSED_FORM))]), record
+
+
+_TERRAIN_CHILD = """
+import json, numpy as np, multibody as mb
+from multibody.constraints import _contact as CF
+b = mb.ModelBuilder()
+b.add_body("ball", joint="free", mass=1.0, inertia=np.eye(3) * 0.004)
+b.add_geometry("ball", "sphere", (0.1,), name="ball")
+b.add_geometry("world", "hfield", (2.0, 2.0, 0.2, 0.1), heights=np.full((5, 5), 0.1), name="terrain")
+model = b.build()
+q0 = model.neutral(); q0[2] = 0.2
+sim = mb.Simulator(model, dt=1e-3, q0=q0)
+sim.rollout(steps=20)
+print(json.dumps({"contacts": sim.contact.count, "entries": [str(k) for k in CF._ENTRIES]}))
+"""
+
+
+@pytest.mark.skipif(not _compiled.JIT, reason="entry points exist only in compiled code")
+def test_a_sphere_on_a_height_field_makes_only_the_terrain_entry_point():
+    """A height field's pairs are the TERRAIN family's: its simulator creates that entry point
+    (with detection and its solver) and none of the other families'."""
+    out = subprocess.run([sys.executable, "-c", _TERRAIN_CHILD], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=1200)
+    assert out.returncode == 0, out.stderr[-3000:]
+    record = json.loads(out.stdout.strip().splitlines()[-1])
+    assert record["contacts"] == 1
+    assert sorted(record["entries"]) == sorted(["detect", "pgs", str(("collide", narrow.TERRAIN))]), record

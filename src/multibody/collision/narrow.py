@@ -7,9 +7,10 @@ margin, dist, pos, frame, start, cap, work) -> n``
     Writes the pair's contacts with ``dist <= margin`` into rows
     ``start .. start + n - 1`` of ``dist`` (cap,), ``pos`` (cap, 3) and
     ``frame`` (cap, 3, 3), and returns n >= 0, or a negative status:
-    ``UNSUPPORTED`` (a pair with no collider: plane-plane, anything with a
-    height field or a triangle mesh) or ``EPA_FAILURE`` (no penetration
-    could be computed; nothing written). ``dist`` is the signed distance
+    ``UNSUPPORTED`` (a pair with no collider: plane-plane, a plane, height
+    field or mesh with a height field or mesh, or a terrain given without
+    its record) or ``EPA_FAILURE`` (no penetration could be computed;
+    nothing written). ``dist`` is the signed distance
     (< 0: penetration), ``pos`` the point midway between the two surfaces,
     ``frame`` the rows (normal, t1, t2), orthonormal and right-handed, the
     normal pointing from geom 1 (the first argument) to geom 2, whatever the
@@ -28,11 +29,13 @@ margin, dist, pos, frame, start, cap, work) -> n``
 Arguments: ``tK`` shape codes (``shapes.py``), ``sizeK`` float64 (3,)
 half-sizes, ``RK`` (3, 3) float64 rotation and ``pK`` (3,) position of the
 geom frame in world, ``vertsK`` (n, 3) float64 hull vertices in the geom
-frame for ``convex`` (else an empty (0, 3) array), ``facesK`` (m, 3) int64
-triangles: unused by the convex pairs (hull vertices suffice: support by
-a linear scan, manifolds by support features), reserved for the mesh
-pairs. All arrays C-contiguous (another layout compiles another
-specialization). ``work`` from :func:`narrow_workspace`, one per thread.
+frame for ``convex``; for a height field or a static triangle mesh (a
+*terrain*, :mod:`.terrain`) its record (:func:`~.terrain_data.terrain_record`:
+grid or triangles, edge flags, bounding-volume tree); else an empty (0, 3)
+array. ``facesK`` (m, 3) int64: unused (hull vertices suffice for the
+convex pairs, the record carries a mesh's triangles). All arrays
+C-contiguous (another layout compiles another specialization). ``work``
+from :func:`narrow_workspace`, one per thread.
 """
 import math
 
@@ -43,6 +46,7 @@ from . import boxbox, gjk, primitives
 from .gjk import EPA_FAILED, EPA_INEXACT
 from .narrow_workspace import MAX_CONTACTS, STAGE, STAGE_ROW, WORK_SIZE, narrow_workspace
 from .shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, HFIELD, MESH, PLANE, SPHERE
+from .terrain import terrain_contacts
 
 UNSUPPORTED = -1
 EPA_FAILURE = -2
@@ -70,19 +74,24 @@ def contact_frame(nx, ny, nz):
 
 # The colliders by family, so that a contact table compiles only the families of its pairs
 # (constraints/_contact.py, one C entry point each): the closed forms of primitives.py, box–box
-# (boxbox.py), and the convex pairs (GJK/EPA and the support-function planes). Compiled together
-# they took ~25 s cold, box–box alone 10 s.
-CLOSED_FORM, BOX_BOX, SUPPORT = 0, 1, 2
-FAMILIES = (CLOSED_FORM, BOX_BOX, SUPPORT)
+# (boxbox.py), the convex pairs (GJK/EPA and the support-function planes), and a static height
+# field or triangle mesh with a convex shape (terrain.py). Compiled together they took ~25 s cold,
+# box–box alone 10 s.
+CLOSED_FORM, BOX_BOX, SUPPORT, TERRAIN = 0, 1, 2, 3
+FAMILIES = (CLOSED_FORM, BOX_BOX, SUPPORT, TERRAIN)
 
 
 @njit(cache=True, nogil=True)
 def pair_family(ta, tb):
     """The family of the collider of the shape codes ta <= tb (sorted, as
-    :func:`collide_pair` sorts them): CLOSED_FORM, BOX_BOX or SUPPORT, or
-    UNSUPPORTED (height fields, triangle meshes, plane–plane)."""
-    if ta == HFIELD or ta == MESH or tb == HFIELD or tb == MESH:
-        return UNSUPPORTED
+    :func:`collide_pair` sorts them): CLOSED_FORM, BOX_BOX, SUPPORT, TERRAIN
+    (a height field or triangle mesh with a sphere, capsule, ellipsoid,
+    cylinder, box or hull), or UNSUPPORTED (plane–plane, and a plane,
+    height field or mesh with a height field or mesh)."""
+    if ta == HFIELD or tb == MESH:
+        if ta == PLANE or ta == HFIELD and tb == HFIELD or tb == MESH and (ta == HFIELD or ta == MESH):
+            return UNSUPPORTED
+        return TERRAIN
     if ta == PLANE:
         if tb == SPHERE or tb == CAPSULE or tb == CYLINDER or tb == BOX:
             return CLOSED_FORM
@@ -154,6 +163,8 @@ def _dispatch(A, B, margin, work):
         return box_box_contacts(A, B, margin, work)
     if family == SUPPORT:
         return support_contacts(A, B, margin, work)
+    if family == TERRAIN:
+        return terrain_contacts(A, B, margin, work)
     return UNSUPPORTED, 0
 
 
@@ -259,7 +270,15 @@ def _geom(g):
     verts = g[4] if len(g) > 4 and g[4] is not None else _EMPTY_V
     faces = g[5] if len(g) > 5 and g[5] is not None else _EMPTY_F
     s = np.zeros(3)
-    s[:len(size)] = size
+    if t == HFIELD:  # (HFIELD, (half x, half y, max height, base), R, p, heights)
+        from .terrain_data import hfield_record
+        s[:] = size[:3]
+        verts = hfield_record(verts, size[3])
+    elif t == MESH:  # (MESH, (), R, p, vertices, faces)
+        from .terrain_data import mesh_record
+        verts, faces = mesh_record(verts, faces), _EMPTY_F
+    else:
+        s[:len(size)] = size
     return (int(t), s, np.ascontiguousarray(R, dtype=float), np.ascontiguousarray(p, dtype=float),
             np.ascontiguousarray(verts, dtype=float).reshape(-1, 3),
             np.ascontiguousarray(faces, dtype=np.int64).reshape(-1, 3))
@@ -267,7 +286,9 @@ def _geom(g):
 
 def collide(g1, g2, margin=0.0, work=None):
     """Contacts of two geoms given as tuples ``(code, size, R, p[, verts[, faces]])``
-    (sizes may be shorter than 3). Returns ``(dist, pos, frame)`` arrays of the contacts
+    (sizes may be shorter than 3); a height field as ``(HFIELD, (half x, half y, max height,
+    base), R, p, heights)``, a triangle mesh as ``(MESH, (), R, p, vertices, faces)`` (their
+    records are built on each call). Returns ``(dist, pos, frame)`` arrays of the contacts
     (n,), (n, 3), (n, 3, 3); raises ValueError for an unsupported pair or an EPA failure.
     A convenience for tests and scripts: the compiled path is :func:`collide_pair`."""
     a = _geom(g1)

@@ -34,7 +34,23 @@ CLIP_MAX = 2 * FEAT_MAX + 16               # vertices of a clipped polygon
 CLIP0 = POLY_B + FEAT_MAX                  # two ping-pong polygon buffers, CLIP_MAX x 3 each
 CLIP1 = CLIP0 + CLIP_MAX * 3
 CAND = CLIP1 + CLIP_MAX * 3                # candidate contacts before reduction: CLIP_MAX x 7
-WORK_SIZE = CAND + CLIP_MAX * STAGE_ROW
+
+# triangle meshes and height fields (terrain.py): the current triangle (TRI_SIZE values at terrain.py's
+# T_* offsets), its prism (6 vertices about its centroid in the terrain frame, then the centroid's
+# world position), the contacts gathered over the triangles before the reduction to MAX_CONTACTS
+# (TCAND_MAX rows of STAGE_ROW, then one row for the deepest dropped one), two flags per gathered contact
+# and the stack of the bounding-volume tree's traversal
+TRI = CAND + CLIP_MAX * STAGE_ROW
+TRI_SIZE = 36
+PRISM = TRI + TRI_SIZE
+PRISM_POS = PRISM + 18
+TCAND_MAX = 256
+TCAND = PRISM_POS + 3
+TFALL = TCAND + TCAND_MAX * STAGE_ROW
+TFLAG = TFALL + STAGE_ROW
+TSTACK_MAX = 64
+TSTACK = TFLAG + 2 * TCAND_MAX
+WORK_SIZE = TSTACK + TSTACK_MAX
 
 
 def narrow_workspace():

@@ -21,7 +21,9 @@ detection kernel (:mod:`.detect`) takes.
 """
 import numpy as np
 
-from .shapes import CAPSULE, CONVEX, CYLINDER, ELLIPSOID, HFIELD, MESH, PLANE, SHAPE_CODES, SPHERE, BOX
+from .narrow import UNSUPPORTED, pair_family
+from .shapes import CAPSULE, CYLINDER, ELLIPSOID, HFIELD, PLANE, SHAPE_CODES, SPHERE, BOX
+from .terrain_data import terrain_record
 
 
 def kernel_size(g):
@@ -55,10 +57,10 @@ def bounding_radius(g):
         return s[0] + s[1] if code == CAPSULE else float(np.hypot(s[0], s[1]))
     if code in (BOX, ELLIPSOID):
         return float(np.linalg.norm(s)) if code == BOX else float(s.max())
+    if code == HFIELD:  # the farthest corner of the solid: heights in [0, size[2]], base at -size[3]
+        return float(np.linalg.norm([s[0], s[1], max(s[2], g.size[3])]))
     if g.vertices is not None and len(g.vertices):
         return float(np.linalg.norm(g.vertices, axis=1).max())
-    if code == HFIELD:
-        return float(np.linalg.norm(s))
     return 0.0
 
 
@@ -77,7 +79,9 @@ def bounding_box(g):
         return centre, np.array([s[0], s[0], s[1]])
     if code in (BOX, ELLIPSOID):
         return centre, s.copy()
-    if code not in (PLANE, HFIELD) and g.vertices is not None and len(g.vertices):
+    if code == HFIELD:  # z from -base to the maximum height
+        return np.array([0.0, 0.0, 0.5 * (s[2] - g.size[3])]), np.array([s[0], s[1], 0.5 * (s[2] + g.size[3])])
+    if code != PLANE and g.vertices is not None and len(g.vertices):
         lo, hi = np.min(g.vertices, axis=0), np.max(g.vertices, axis=0)
         return 0.5 * (lo + hi), 0.5 * (hi - lo)
     return centre, np.full(3, np.inf)
@@ -114,9 +118,10 @@ def candidate_pairs(model):
     solimp)`` with ``i < j`` indices into ``model.collision_geometries``, μ
     the sliding friction coefficient (0 for condim 1), margin (m) the
     distance below which a contact is made, and MuJoCo's solref (2,) and
-    solimp (5,) of the pair (soft contact, docs/contact.md). Pairs involving a triangle mesh or a height field are
-    left out (no narrow phase for them yet) unless explicit, which is an
-    error raised by :class:`GeometryTable`."""
+    solimp (5,) of the pair (soft contact, docs/contact.md). Automatic
+    pairs of two height fields or triangle meshes are left out (they are
+    static, and have no collider); :class:`GeometryTable` drops the pairs
+    no collider takes."""
     geoms = model.collision_geometries
     index = {g.name: k for k, g in enumerate(geoms)}
     static = _static(model)
@@ -158,13 +163,17 @@ class GeometryTable:
       ``box`` (ng, 2, 3) a bounding box in the geometry's frame (centre,
       half extents; :func:`bounding_box`),
       ``vstart`` (ng + 1,) int64 offsets into ``vertices`` (nvert, 3), the
-      hull vertices of "convex" geometries in their frames;
+      hull vertices of "convex" geometries in their frames, and the
+      records of "hfield" and "mesh" geometries (rows of 3 numbers:
+      :func:`~.terrain_data.terrain_record`, what :mod:`.terrain` reads);
     * ``pairs`` (npair, 2) int64 candidate pairs (:func:`candidate_pairs`),
       ``mu``, ``restitution``, ``margin`` (npair,), ``solref`` (npair, 2)
       and ``solimp`` (npair, 5) their parameters.
 
-    Pairs with a triangle mesh or a height field are dropped with
-    ``unsupported`` listing them (no narrow phase yet)."""
+    Pairs no collider takes (:func:`~.narrow.pair_family`: a plane on a
+    moving body with a height field or a mesh; as explicit pairs also two
+    of those, or two planes) are dropped, with ``unsupported`` listing
+    them (names)."""
 
     def __init__(self, model):
         geoms = model.collision_geometries
@@ -176,17 +185,27 @@ class GeometryTable:
         self.size = np.ascontiguousarray(np.array([kernel_size(g) for g in geoms], float).reshape(ng, 3))
         self.radius = np.array([bounding_radius(g) for g in geoms], float)
         self.box = np.ascontiguousarray(np.array([bounding_box(g) for g in geoms], float).reshape(ng, 2, 3))
-        counts = [len(g.vertices) if g.shape == "convex" and g.vertices is not None else 0 for g in geoms]
-        self.vstart = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self.vertices = np.ascontiguousarray(np.concatenate(
-            [np.asarray(g.vertices, float) for g, c in zip(geoms, counts) if c] or [np.zeros((0, 3))]))
         kept, self.unsupported = [], []
+        family = getattr(pair_family, "py_func", pair_family)  # the Python function: nothing to compile
         for pair in candidate_pairs(model):
             a, b = pair[:2]
-            if self.code[a] in (MESH, HFIELD) or self.code[b] in (MESH, HFIELD):
+            if family(*sorted((int(self.code[a]), int(self.code[b])))) == UNSUPPORTED:
                 self.unsupported.append((geoms[a].name, geoms[b].name))
             else:
                 kept.append(pair)
+        # per geometry, its rows of `vertices`: a hull's vertices, the record of a height field or a
+        # mesh that is in a pair (built once here; the kernels read nothing else of it)
+        used = {int(k) for pair in kept for k in pair[:2]}
+        rows = []
+        for k, g in enumerate(geoms):
+            if g.shape == "convex" and g.vertices is not None:
+                rows.append(np.asarray(g.vertices, float).reshape(-1, 3))
+            elif g.shape in ("hfield", "mesh") and k in used:
+                rows.append(terrain_record(g))
+            else:
+                rows.append(np.zeros((0, 3)))
+        self.vstart = np.concatenate(([0], np.cumsum([len(r) for r in rows]))).astype(np.int64)
+        self.vertices = np.ascontiguousarray(np.concatenate(rows or [np.zeros((0, 3))]))
         self.pairs = np.array([(a, b) for a, b, *_ in kept], np.int64).reshape(len(kept), 2)
         self.mu = np.array([k[2] for k in kept], float)
         self.restitution = np.array([k[3] for k in kept], float)

@@ -51,8 +51,8 @@ from numba.extending import overload
 from .._compiled import JIT, call_address, f64_pointer, i64_pointer
 from .._status import NOT_CONVERGED
 from ..collision.detect import detect
-from ..collision.narrow import (BOX_BOX, CLOSED_FORM, SUPPORT, box_box_contacts, closed_form_contacts,
-                                collide_pair_by, support_contacts)
+from ..collision.narrow import (BOX_BOX, CLOSED_FORM, SUPPORT, TERRAIN, box_box_contacts, closed_form_contacts,
+                                collide_pair_by, support_contacts, terrain_contacts)
 from ..collision.narrow_workspace import WORK_SIZE
 from ..dynamics.kernels import ltdl_solve_span
 from ..solvers.lemke import box_lcp, pyramid_lcp
@@ -242,7 +242,12 @@ def _collide_support_c(handle, i, start):
     return _collide_in_table(handle, i, start, support_contacts)
 
 
-_COLLIDERS = {CLOSED_FORM: _collide_closed_form_c, BOX_BOX: _collide_box_box_c, SUPPORT: _collide_support_c}
+def _collide_terrain_c(handle, i, start):  # a height field or mesh's record is its rows of C.vertices
+    return _collide_in_table(handle, i, start, terrain_contacts)
+
+
+_COLLIDERS = {CLOSED_FORM: _collide_closed_form_c, BOX_BOX: _collide_box_box_c, SUPPORT: _collide_support_c,
+              TERRAIN: _collide_terrain_c}
 
 
 def collide_address(family):

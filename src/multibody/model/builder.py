@@ -19,7 +19,7 @@ from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_P
                      C_TYPE, C_V, C_ARMATURE, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, JOINT_TYPES, N_COL, NQ, NV)
 from .checks import as_float_array, real_number
 from .geometry import (DEFAULT_FRICTION, DEFAULT_SOLIMP, DEFAULT_SOLREF, SHAPES, CollisionPair, check_mesh,
-                       check_size, contact_parameters, convex_hull, is_convex)
+                       check_size, check_triangles, contact_parameters, convex_hull, is_convex)
 from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, LoopJoint, Model
 
 WORLD = "world"
@@ -332,6 +332,8 @@ class ModelBuilder:
                     if mesh is None:
                         raise ModelError(f"{what}: a {shape} needs vertices (and faces) or a mesh file")
                     vertices, faces = _read_mesh(mesh, g["scale"], what)
+                else:  # the caller's own triangles (not a file's): a static mesh's are checked strictly
+                    g["strict_mesh"] = hull is None
                 vertices, faces = check_mesh(vertices, faces, what)
                 if shape == "mesh" and faces is None:
                     raise ModelError(f"{what}: a mesh needs faces (or use shape 'convex')")
@@ -681,7 +683,7 @@ def _merge_into(host, b, T):
     host.visual.extend(dict(g, placement=T @ g["placement"]) for g in b.visual)
 
 
-_PRIVATE = ("warn_nonconvex", "skip", "hull")  # keys of a geometry spec that are not Geometry fields
+_PRIVATE = ("warn_nonconvex", "skip", "hull", "strict_mesh")  # keys of a geometry spec that are not Geometry fields
 
 
 def _read_mesh(filename, scale, what):
@@ -719,7 +721,12 @@ def _collision_geometry(g, body, static, hulls):
     elif shape == "mesh":
         # a static triangle mesh: shared vertices merged (an STL repeats them for every triangle)
         V, inverse = np.unique(g["vertices"], axis=0, return_inverse=True)
-        kw.update(vertices=V, faces=inverse.reshape(-1)[g["faces"]])
+        F, twisted = check_triangles(V, inverse.reshape(-1)[g["faces"]], what, strict=g.get("strict_mesh", False))
+        if twisted and g.get("strict_mesh", False):
+            warnings.warn(f"{what}: {twisted} edge(s) are wound the same way by both of their triangles: the "
+                          "triangles are not consistently oriented, and contacts come only from the side about "
+                          "which a triangle's corners turn counter-clockwise", ModelWarning, stacklevel=4)
+        kw.update(vertices=V, faces=F)
     return Geometry(body=body, **kw)
 
 

@@ -284,6 +284,36 @@ def check_mesh(vertices, faces, what):
     return V, F
 
 
+def check_triangles(vertices, faces, what, strict=True):
+    """Check a static triangle mesh (vertices (n, 3), faces (m, 3) into them,
+    shared vertices merged): at least one triangle, none degenerate (a
+    repeated vertex, or an area below 1e-12 times the square of the mesh's
+    extent: it has no normal). ``strict``: a degenerate triangle is a
+    ModelError naming ``what`` and the first one; otherwise (meshes read
+    from files, where zero-area slivers are common) degenerate triangles are
+    dropped (they carry no surface). Returns ``(faces kept, number of edges
+    whose two triangles wind them the same way)``: an inconsistent
+    orientation, for the caller to warn about (the front of a triangle, the
+    side contacts come from, is the side its corners turn counter-clockwise
+    about)."""
+    V = np.asarray(vertices, dtype=float).reshape(-1, 3)
+    F = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    if len(F) == 0:
+        raise ModelError(f"{what}: a triangle mesh needs at least one triangle (faces is empty)")
+    extent = float(np.ptp(V[np.unique(F)], axis=0).max())
+    area2 = np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1)
+    bad = (F[:, 0] == F[:, 1]) | (F[:, 1] == F[:, 2]) | (F[:, 0] == F[:, 2]) | ~(area2 > 1e-12 * extent ** 2)
+    if bad.any() and (strict or bad.all()):
+        k = int(np.flatnonzero(bad)[0])
+        raise ModelError(f"{what}: degenerate triangle {k} (vertices {tuple(int(i) for i in F[k])}: "
+                         f"{'a repeated vertex' if len(set(F[k].tolist())) < 3 else 'zero area'}); "
+                         f"{int(bad.sum())} of {len(F)} triangles are degenerate")
+    F = F[~bad]
+    directed = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    _, counts = np.unique(directed, axis=0, return_counts=True)
+    return F, int((counts > 1).sum())
+
+
 def degenerate(points):
     """Why the point set (n, 3) has no convex volume — fewer than 4 points,
     or all (nearly) collinear or coplanar: its smallest principal extent
@@ -351,4 +381,5 @@ def is_convex(vertices, faces, hull_volume, rtol=1e-3):
 
 
 __all__ = ["Geometry", "CollisionPair", "SHAPES", "STATIC_ONLY", "DEFAULT_FRICTION", "DEFAULT_SOLREF",
-           "DEFAULT_SOLIMP", "contact_parameters", "check_size", "check_mesh", "convex_hull", "degenerate"]
+           "DEFAULT_SOLIMP", "contact_parameters", "check_size", "check_mesh", "check_triangles", "convex_hull",
+           "degenerate"]
