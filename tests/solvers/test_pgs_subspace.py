@@ -98,7 +98,7 @@ def test_a_sweep_measures_the_impulses_it_started_from(seed, model):
     changes. Measured with the bound and row velocities after the normal's
     update, a sliding λ_t whose λ_n grew looked like a sticking one with
     the full sliding speed, and a redundant sliding box ran to its cap."""
-    from multibody.solvers.pgs import _immovable, _sweeps, velocity_residual
+    from multibody.solvers.pgs import _ALL, _immovable, _sweeps, velocity_residual
     rng = np.random.default_rng(seed)
     A = rng.normal(size=(3, 3))
     W = A @ A.T + 0.1 * np.eye(3)
@@ -111,6 +111,6 @@ def test_a_sweep_measures_the_impulses_it_started_from(seed, model):
         lam[1:] = mu[0] * ln * np.sign(lam[1:])
     expected = velocity_residual(W, b, mu, lam, model, _immovable(W))
     start = lam.copy()
-    it, residual = _sweeps(W, b, mu, lam, model, 0.0, 1, 1.0, 0.0)
+    it, residual = _sweeps(W, b, mu, lam, model, 0.0, 1, 1.0, 0.0, _ALL, _ALL)
     assert lam[0] != start[0]  # the sweep moved the normal impulse
     assert residual == pytest.approx(expected, rel=1e-12, abs=1e-14)

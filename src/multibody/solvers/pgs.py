@@ -29,8 +29,11 @@ from numba import njit
 
 from .._status import CONTACT_BAD_SHAPE, CONTACT_NON_FINITE, NOT_CONVERGED
 from ..dynamics.closed_loop_kernels import PSD_RTOL, psd_apply, psd_factor
-from .residual import (BOX, CONE, IMMOVABLE, ON_BOUNDARY, box_slip_residual, disk_slip_residual, normal_residual,
-                       row_velocity)
+from .residual import (BOX, CONE, IMMOVABLE, ON_BOUNDARY, box_slip_residual, coupled_velocity, disk_slip_residual,
+                       normal_residual)
+
+# no coupling lists: every contact couples with every other (the dense problem of projected_gauss_seidel)
+_ALL = np.zeros(0, np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -116,16 +119,19 @@ def projected_gauss_seidel(W, b, mu, lam, model, tol, max_iterations, omega, vel
     if an input is not finite (λ untouched) or λ overflowed, ``CONTACT_BAD_SHAPE`` for inconsistent sizes or
     an unknown model (λ untouched). Float64 C-contiguous arrays; allocates
     nothing."""
-    st = _check(W, b, mu, lam, model)
+    st = _check(W, b, mu, lam, model, True)
     if st != 0:
         return st
-    return _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol)[0]
+    return _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol, _ALL, _ALL)[0]
 
 
 @njit(cache=True, nogil=True)
-def _check(W, b, mu, lam, model):
+def _check(W, b, mu, lam, model, whole):
     """0, or CONTACT_BAD_SHAPE / CONTACT_NON_FINITE for the inputs of
-    :func:`projected_gauss_seidel`."""
+    :func:`projected_gauss_seidel`; ``whole``: every entry of W, else its
+    diagonal only (a non-finite entry elsewhere reaches λ in the first
+    sweep, which reports it: the contact stage's W is built from finite
+    rows, and a pass over all of it cost as much as a sweep)."""
     m = b.shape[0]
     nc = m // 3
     if m != 3 * nc or W.shape[0] != m or W.shape[1] != m or mu.shape[0] != nc or lam.shape[0] != m \
@@ -133,9 +139,10 @@ def _check(W, b, mu, lam, model):
         return CONTACT_BAD_SHAPE
     check = 0.0  # x·0 is NaN for a non-finite x
     for i in range(m):
-        check += (b[i] + lam[i]) * 0.0
-        for k in range(m):
-            check += W[i, k] * 0.0
+        check += (b[i] + lam[i] + W[i, i]) * 0.0
+        if whole:
+            for k in range(m):
+                check += W[i, k] * 0.0
     for c in range(nc):
         check += mu[c] * 0.0
     return CONTACT_NON_FINITE if check != 0.0 else 0
@@ -151,9 +158,11 @@ def _immovable(W):
 
 
 @njit(cache=True, nogil=True)
-def _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol):
+def _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol, ptr, idx):
     """The sweeps of :func:`projected_gauss_seidel` on checked inputs:
-    (its result, the velocity residual of the last sweep)."""
+    (its result, the velocity residual of the last sweep); each row's
+    velocity over the contacts coupled with it (``ptr``, ``idx``:
+    :func:`~.residual.coupled_velocity`)."""
     nc = b.shape[0] // 3
     small = _immovable(W)
     residual = np.inf
@@ -167,7 +176,7 @@ def _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol):
             old = lam[i]
             new = 0.0
             if W[i, i] > small:
-                un = row_velocity(W, b, lam, i)
+                un = coupled_velocity(W, b, lam, i, ptr, idx)
                 residual = max(residual, normal_residual(W[i, i], old, un))
                 new = max(old - omega * un / W[i, i], 0.0)
             lam[i] = new
@@ -183,7 +192,7 @@ def _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol):
                 d1 = 0.0
                 for j in range(i + 1, i + 3):
                     old = lam[j]
-                    u = row_velocity(W, b, lam, j)
+                    u = coupled_velocity(W, b, lam, j, ptr, idx)
                     if W[j, j] > small:
                         new = old - omega * u / W[j, j]
                         ub = u - W[j, i] * dn - (W[j, i + 1] * d1 if j == i + 2 else 0.0)
@@ -204,8 +213,8 @@ def _sweeps(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol):
                     a11 = W[i + 1, i + 1]
                     a12 = W[i + 1, i + 2]
                     a22 = W[i + 2, i + 2]
-                    u1 = row_velocity(W, b, lam, i + 1)
-                    u2 = row_velocity(W, b, lam, i + 2)
+                    u1 = coupled_velocity(W, b, lam, i + 1, ptr, idx)
+                    u2 = coupled_velocity(W, b, lam, i + 2, ptr, idx)
                     if r_old > 0.0:
                         residual = max(residual, disk_slip_residual(o1, o2, u1 - W[i + 1, i] * dn,
                                                                     u2 - W[i + 2, i] * dn, r_old, max(a11, a22)))
@@ -260,7 +269,7 @@ def contact_states(W, lam, mu, model, small, state):
 
 
 @njit(cache=True, nogil=True)
-def velocity_residual(W, b, mu, lam, model, small):
+def velocity_residual(W, b, mu, lam, model, small, ptr=_ALL, idx=_ALL):
     """The velocity residual of λ (the largest over the contacts of the
     measures of :func:`projected_gauss_seidel`'s velocity test, at this λ
     rather than as a sweep meets them); rows with ``W_ii <= small`` are
@@ -270,21 +279,23 @@ def velocity_residual(W, b, mu, lam, model, small):
     for c in range(nc):
         i = 3 * c
         if W[i, i] > small:
-            residual = max(residual, normal_residual(W[i, i], lam[i], row_velocity(W, b, lam, i)))
+            residual = max(residual, normal_residual(W[i, i], lam[i], coupled_velocity(W, b, lam, i, ptr, idx)))
         r = mu[c] * lam[i]
         if model == BOX:
             for j in range(i + 1, i + 3):
                 if W[j, j] > small:
-                    residual = max(residual, box_slip_residual(lam[j], row_velocity(W, b, lam, j), r, W[j, j]))
+                    residual = max(residual, box_slip_residual(lam[j], coupled_velocity(W, b, lam, j, ptr, idx), r,
+                                                               W[j, j]))
         elif r > 0.0:
-            residual = max(residual, disk_slip_residual(lam[i + 1], lam[i + 2], row_velocity(W, b, lam, i + 1),
-                                                        row_velocity(W, b, lam, i + 2), r,
+            residual = max(residual, disk_slip_residual(lam[i + 1], lam[i + 2],
+                                                        coupled_velocity(W, b, lam, i + 1, ptr, idx),
+                                                        coupled_velocity(W, b, lam, i + 2, ptr, idx), r,
                                                         max(W[i + 1, i + 1], W[i + 2, i + 2])))
     return residual
 
 
 @njit(cache=True, nogil=True)
-def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep):
+def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep, ptr, idx):
     """The subspace minimization of PGS-SM (Silcowitz, Niebe & Erleben,
     "Projected Gauss–Seidel subspace minimization method for interactive
     rigid body dynamics", 2010), for the disk as for the box: with the
@@ -312,7 +323,7 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
     for p in range(a):
         for q in range(p + 1):
             A[p, q] = W[rows[p], rows[q]]
-        x[p] = -row_velocity(W, b, lam, rows[p])
+        x[p] = -coupled_velocity(W, b, lam, rows[p], ptr, idx)
     psd_factor(A, D[:a], PSD_RTOL)
     psd_apply(A, D[:a], x[:a], u[:a], y[:a])  # u[:a] = δ
     for p in range(a):
@@ -334,7 +345,7 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
                 if x[p] * x[p] + x[p + 1] * x[p + 1] > r * r:
                     return False
                 p += 2
-    before = velocity_residual(W, b, mu, lam, model, small)
+    before = velocity_residual(W, b, mu, lam, model, small, ptr, idx)
     keep[:m] = lam
     for p in range(a):
         lam[rows[p]] = x[p]
@@ -350,7 +361,7 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
                 s = r / t if t > 0.0 else 0.0
                 lam[i + 1] *= s
                 lam[i + 2] *= s
-    if velocity_residual(W, b, mu, lam, model, small) < before:
+    if velocity_residual(W, b, mu, lam, model, small, ptr, idx) < before:
         return True
     lam[:] = keep[:m]
     return False
@@ -362,7 +373,8 @@ FACTOR_COST = 3.0
 
 
 @njit(cache=True, nogil=True)
-def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol, states, Ws, V):
+def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, omega, velocity_tol, states, Ws, V,
+                                    ptr=_ALL, idx=_ALL):
     """:func:`projected_gauss_seidel` with PGS-SM's subspace steps
     (:func:`subspace_step`) where they pay: after a sweep that did not end
     the solve, one is taken if the contact states held over that sweep
@@ -377,8 +389,11 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
     where the sweeps converge fast no step is taken. The same stopping
     tests, counted over all sweeps, and the same results (the sweep after
     a subspace step measures its residual). Scratch: ``states`` (2, ≥ m)
-    int64, ``Ws`` (≥ m²), ``V`` (5, ≥ m)."""
-    st = _check(W, b, mu, lam, model)
+    int64, ``Ws`` (≥ m²), ``V`` (5, ≥ m). ``ptr``, ``idx``: each contact's
+    coupled contacts (:func:`~.residual.coupled_velocity`; the contact
+    stage's: those sharing a branch of the world), or empty: all. Checks
+    W's diagonal only for finiteness (:func:`_check`)."""
+    st = _check(W, b, mu, lam, model, False)
     if st != 0:
         return st
     m = b.shape[0]
@@ -388,7 +403,7 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
     failed = False  # a subspace step at the current states was refused
     previous = np.inf
     for done in range(max_iterations):
-        it, residual = _sweeps(W, b, mu, lam, model, tol, 1, omega, velocity_tol)
+        it, residual = _sweeps(W, b, mu, lam, model, tol, 1, omega, velocity_tol, ptr, idx)
         if it >= 0:
             return done + it
         if it != NOT_CONVERGED:
@@ -406,8 +421,9 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
         if velocity_tol > 0.0 and 0.0 < rate < 1.0:
             left = min(left, np.log(velocity_tol / residual) / np.log(rate))
         previous = residual
-        if held and not failed and a > 0 and left * m * m > FACTOR_COST * a * a * a / 6.0:
-            if subspace_step(W, b, mu, lam, model, now, small, before, Ws, V[0], V[1], V[2], V[3], V[4]):
+        sweep = m * m if ptr.shape[0] == 0 else 9 * ptr[m // 3]  # the multiply-adds of a sweep: W's coupled blocks
+        if held and not failed and a > 0 and left * sweep > FACTOR_COST * a * a * a / 6.0:
+            if subspace_step(W, b, mu, lam, model, now, small, before, Ws, V[0], V[1], V[2], V[3], V[4], ptr, idx):
                 contact_states(W, lam, mu, model, small, before)
                 previous = np.inf
             else:
