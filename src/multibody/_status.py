@@ -41,7 +41,9 @@ different families may coincide):
   hold the last iterate), ``RAY`` (Lemke ended on a secondary ray: no
   solution found, e.g. an infeasible LCP), ``PIVOT_CAP`` (Lemke's pivot cap
   came first), ``CONTACT_BAD_SHAPE`` (inconsistent array sizes: nothing
-  computed), ``CONTACT_NON_FINITE`` (a NaN or an infinity appeared).
+  computed), ``CONTACT_NON_FINITE`` (a NaN or an infinity appeared),
+  ``INACCURATE`` (a pivoting method's final basis gives z, w that violate
+  the LCP beyond round-off).
 
 Classifying failures by the *type* of the exception, never by the words of
 its message: a non-finite value found by a check raises
@@ -79,6 +81,7 @@ RAY = -2                     # Lemke's method ended on a secondary ray (no solut
 PIVOT_CAP = -3               # Lemke's method reached its pivot cap
 CONTACT_BAD_SHAPE = -4       # inconsistent array sizes (nothing computed)
 CONTACT_NON_FINITE = -5      # a NaN or an infinity in the inputs or the iterates
+INACCURATE = -6              # a pivoting method's final basis gives no solution beyond round-off
 
 _CONTACT = {
     NOT_CONVERGED: "the iteration cap was reached before convergence",
@@ -86,6 +89,8 @@ _CONTACT = {
     PIVOT_CAP: "Lemke's method reached its pivot cap",
     CONTACT_BAD_SHAPE: "the arrays have inconsistent sizes",
     CONTACT_NON_FINITE: "a NaN or an infinity appeared",
+    INACCURATE: "the pivots ended on a basis whose solution violates the LCP beyond round-off (a degenerate or "
+                "ill-conditioned problem)",
 }
 
 _STEP = {

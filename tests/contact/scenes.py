@@ -122,3 +122,30 @@ def stacked_spheres(angle=0.3, radius=0.1, masses=(1.0, 1.0), mu=0.0, gravity=9.
     q0[:3] = 0.0, 0.0, radius
     q0[7:10] = 2 * radius * np.sin(angle), 0.0, radius + 2 * radius * np.cos(angle)
     return model, q0
+
+
+def box_grid(n=3, size=0.1, gap=0.05, mu=1.0, mass=1.0, gravity=9.81):
+    """n³ equal cubes (half edge ``size``) in a grid with ``gap`` (m)
+    between neighbours, each layer 1 cm above its place so that the grid
+    drops onto a ground plane z = 0 and settles into n stacks of n (the
+    27-box pile of benchmarks/contact.py for n = 3). Returns (model, q0)."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -gravity))
+    inertia = np.eye(3) * mass * (2 * size) ** 2 / 6.0
+    k = 0
+    for i in range(n):
+        for j in range(n):
+            for m in range(n):
+                b.add_body(f"b{k}", joint="free", mass=mass, inertia=inertia)
+                b.add_geometry(f"b{k}", "box", (2 * size,) * 3, name=f"b{k}", friction=(mu, 0.0, 0.0))
+                k += 1
+    b.add_geometry("world", "plane", name="ground", friction=(mu, 0.0, 0.0))
+    model = b.build()
+    q0 = model.neutral()
+    k = 0
+    step = 2 * size + gap
+    for i in range(n):
+        for j in range(n):
+            for m in range(n):
+                q0[7 * k:7 * k + 3] = (i - (n - 1) / 2) * step, (j - (n - 1) / 2) * step, size + m * step + 0.01
+                k += 1
+    return model, q0

@@ -27,7 +27,7 @@ tableau (n x (2n+2)) and scratch once per call.
 import numpy as np
 from numba import njit
 
-from .._status import CONTACT_BAD_SHAPE, CONTACT_NON_FINITE, PIVOT_CAP, RAY
+from .._status import CONTACT_BAD_SHAPE, CONTACT_NON_FINITE, INACCURATE, PIVOT_CAP, RAY
 
 _TIE = 1e-11    # ratios (of the scaled problem) this close are ties, broken lexicographically
 _PIVOT = 1e-12  # entries of the entering column below this (relative to its largest) are 0
@@ -158,8 +158,10 @@ def lemke_lcp(A, q, z, w, max_pivots):
     z and ``w = A z + q``; returns the number of pivots (0 when q ≥ 0, the
     answer z = 0), ``RAY`` (secondary ray: no solution found; for a
     copositive-plus A the LCP is infeasible), ``PIVOT_CAP`` (``max_pivots``
-    reached), ``CONTACT_NON_FINITE`` (a non-finite A or q) or
-    ``CONTACT_BAD_SHAPE``; z and w are written only on success. Allocates
+    reached), ``INACCURATE`` (the final basis's z, w violate w ≥ 0 or
+    zᵀw = 0 by more than 1e-9 in the scaled units: a degenerate,
+    ill-conditioned problem), ``CONTACT_NON_FINITE`` (a non-finite A or q)
+    or ``CONTACT_BAD_SHAPE``; z and w are meaningful only on success. Allocates
     the tableau (n x (2n+2)) and O(n²) scratch once per call."""
     n = q.shape[0]
     if A.shape[0] != n or A.shape[1] != n or z.shape[0] != n or w.shape[0] != n:
@@ -231,11 +233,19 @@ def lemke_lcp(A, q, z, w, max_pivots):
     _refine(As_, qs_, z, basic, np.empty((n, n)), np.empty(n), np.empty(n, np.int64))
     for i in range(n):
         z[i] *= qs / As
+    zmax = 0.0
     for i in range(n):
         t = q[i]
         for k in range(n):
             t += A[i, k] * z[k]
         w[i] = t
+        zmax = max(zmax, z[i])
+    # the answer checked against the LCP (in the scaled units of the pivots: w/qs, z As/qs): a
+    # degenerate, ill-conditioned problem can end on a basis that is not a solution beyond round-off
+    bound = 1e-9 * max(1.0, zmax * As / qs)
+    for i in range(n):
+        if w[i] < -1e-9 * qs or abs(z[i] * w[i]) * As / (qs * qs) > bound:
+            return INACCURATE
     return pivots
 
 
@@ -306,7 +316,10 @@ def friction_lcp(W, b, mu, cs, sn, group, ngroups):
 def _solve_friction_lcp(W, b, mu, cs, sn, group, ngroups, lam, max_pivots):
     """:func:`friction_lcp` solved by :func:`lemke_lcp`; writes λ (m,) in the
     (n, t1, t2) layout (λ_n = z_n, ``λ_t = Σ β_j d_j``) and returns Lemke's
-    status (λ untouched on a failure)."""
+    status: its pivots over every attempt (λ untouched on a failure). On a
+    ray, the pivot cap or an inaccurate basis it tries again with W regularized by ε times its
+    largest diagonal entry, ε = 1e-12, 1e-10, 1e-8, 1e-6 (a degenerate
+    problem's false ray in floating point; the comment in the code)."""
     m = b.shape[0]
     nc = m // 3
     if m != 3 * nc or W.shape[0] != m or W.shape[1] != m or mu.shape[0] != nc or lam.shape[0] != m:
@@ -316,9 +329,35 @@ def _solve_friction_lcp(W, b, mu, cs, sn, group, ngroups, lam, max_pivots):
     z = np.empty(q.shape[0])
     w = np.empty(q.shape[0])
     status = lemke_lcp(A, q, z, w, max_pivots)
+    # Redundant resting contacts make the LCP degenerate and W singular (a stack of five boxes:
+    # condition 4e34), and in floating point Lemke's method can end on a ray of a problem PGS
+    # solves to 1e-15, or on a basis that is no solution: try again on W + εI, ε = 1e-12 ... 1e-6
+    # of its largest diagonal entry (the exact solution of a problem that close to the posed one;
+    # which ε works is erratic on a degenerate problem: a 27-box pile's failed at 0, 1e-12, 1e-9,
+    # 1e-8 and was solved at 1e-10, 1e-7, 1e-6)
+    friction, nf = _friction_index(mu)
+    scale = 0.0
+    for c in range(nc):
+        scale = max(scale, W[3 * c, 3 * c])
+    total = max(status, 0)
+    current = 0.0  # the regularization already in A
+    for eps in (1e-12, 1e-10, 1e-8, 1e-6):
+        if status != RAY and status != PIVOT_CAP and status != INACCURATE:
+            break
+        total += max_pivots if status == PIVOT_CAP else 0
+        added = eps * scale - current
+        current = eps * scale
+        for c in range(nc):
+            A[c, c] += added
+            f = friction[c]
+            if f >= 0:
+                for j in range(k):  # unit directions: the tangent block's diagonal grows by the same
+                    A[nc + f * k + j, nc + f * k + j] += added
+        status = lemke_lcp(A, q, z, w, max_pivots)
+        total += max(status, 0)
     if status < 0:
         return status
-    friction, nf = _friction_index(mu)
+    status = total
     for c in range(nc):
         lam[3 * c] = z[c]
         t1 = 0.0
