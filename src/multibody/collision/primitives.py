@@ -178,16 +178,28 @@ def plane_convex(P, X, margin, work, kmax):
     nx, ny, nz = R[0, 2], R[1, 2], R[2, 2]
     Rx, c, verts = X[2], X[3], X[4]
     nvert = verts.shape[0]
+    # the normal in the hull's frame: a vertex's depth is then 3 products (ld·v + l0), within
+    # round-off of the exact depth below, which decides: it only skips the vertices clearly out
+    # (most of a robot's link hull: hundreds of vertices, a few touching)
+    lx = Rx[0, 0] * nx + Rx[1, 0] * ny + Rx[2, 0] * nz
+    ly = Rx[0, 1] * nx + Rx[1, 1] * ny + Rx[2, 1] * nz
+    lz = Rx[0, 2] * nx + Rx[1, 2] * ny + Rx[2, 2] * nz
+    l0 = nx * (c[0] - o[0]) + ny * (c[1] - o[1]) + nz * (c[2] - o[2])
     dmin = math.inf
     rbound = 0.0
     for i in range(nvert):
         x, y, z = verts[i, 0], verts[i, 1], verts[i, 2]
         rbound = max(rbound, x * x + y * y + z * z)
+    rbound = math.sqrt(rbound)
+    slack = 1e-9 * (rbound + abs(l0))  # far above the two depths' round-off
+    for i in range(nvert):
+        x, y, z = verts[i, 0], verts[i, 1], verts[i, 2]
+        if lx * x + ly * y + lz * z + l0 > dmin + slack:
+            continue
         wz = (nx * (Rx[0, 0] * x + Rx[0, 1] * y + Rx[0, 2] * z + c[0] - o[0])
               + ny * (Rx[1, 0] * x + Rx[1, 1] * y + Rx[1, 2] * z + c[1] - o[1])
               + nz * (Rx[2, 0] * x + Rx[2, 1] * y + Rx[2, 2] * z + c[2] - o[2]))
         dmin = min(dmin, wz)
-    rbound = math.sqrt(rbound)
     limit = min(margin, dmin + TOUCHING_BAND * rbound)
     cnt = 0
     while cnt < kmax:
@@ -195,6 +207,8 @@ def plane_convex(P, X, margin, work, kmax):
         bestv = 0.0
         for i in range(nvert):
             x, y, z = verts[i, 0], verts[i, 1], verts[i, 2]
+            if lx * x + ly * y + lz * z + l0 > limit + slack:
+                continue
             wx = Rx[0, 0] * x + Rx[0, 1] * y + Rx[0, 2] * z + c[0]
             wy = Rx[1, 0] * x + Rx[1, 1] * y + Rx[1, 2] * z + c[1]
             wz = Rx[2, 0] * x + Rx[2, 1] * y + Rx[2, 2] * z + c[2]
