@@ -302,11 +302,13 @@ def test_deep_initial_overlaps_are_reported_and_detect_gives_the_closed_form():
 
 def test_delassus_matrix_is_j_minv_jt_with_the_uncoupled_blocks_zero():
     """The stage builds W only for contacts on a common branch of the world
-    (M is block diagonal by branch; the other blocks are 0). On a stack of
+    (M is block diagonal by branch; the other blocks are 0, and PGS's table
+    does not write them: ``delassus()`` returns them as 0). On a stack of
     three free boxes at rest (ground–b0, b0–b1, b1–b2: 12 contacts, the
     ground contacts and b1–b2's share no body) W equals J M⁻¹ Jᵀ, computed
-    densely from the rows and CRBA's M, to 1e-12 relative, and its
-    uncoupled blocks are exactly 0."""
+    densely from the rows and CRBA's M, to 1e-12 relative — so the blocks
+    left out are 0 in J M⁻¹ Jᵀ too — and those blocks are the uncoupled
+    pairs'."""
     model, q0 = box_stack(n=3)
     sim = mb.Simulator(model, dt=1e-3, q0=q0)
     for _ in range(5):
@@ -316,7 +318,7 @@ def test_delassus_matrix_is_j_minv_jt_with_the_uncoupled_blocks_zero():
     n = sim._contact_kernel("problem", q, v, vf)
     assert n == 12
     a, m = sim.contact.arrays, 3 * n
-    W = a["W"][:m * m].reshape(m, m)
+    W = sim.contact.delassus()
     J = a["J"][:m]
     dense = J @ np.linalg.solve(mb.crba(model, q), J.T)
     assert np.abs(W - dense).max() < 1e-12 * np.abs(dense).max()

@@ -72,7 +72,7 @@ import numpy as np
 from numba import njit
 
 from . import gjk
-from .gjk import EPA_FAILED
+from .gjk import EPA_FAILED, put_row
 from .narrow_workspace import (MAX_CONTACTS, PRISM, PRISM_POS, STAGE, STAGE_ROW, TCAND, TCAND_MAX, TFALL, TFLAG,
                                TRI, TSTACK, TSTACK_MAX)
 from .shapes import CONVEX, HFIELD
@@ -340,17 +340,6 @@ def _keep(work, kind, Hf, nrow, ncol, sx, sy, dx, dy, base, ax, ay, az, nx, ny, 
 # ------------------------------------------------------------------ gathered contacts
 
 @njit(cache=True, nogil=True)
-def _put(work, o, d, px, py, pz, nx, ny, nz):
-    work[o] = d
-    work[o + 1] = px
-    work[o + 2] = py
-    work[o + 3] = pz
-    work[o + 4] = nx
-    work[o + 5] = ny
-    work[o + 6] = nz
-
-
-@njit(cache=True, nogil=True)
 def _copy_row(work, src, dst):
     for q in range(STAGE_ROW):
         work[dst + q] = work[src + q]
@@ -450,7 +439,7 @@ def _gather(work, m, d, px, py, pz, nx, ny, nz, tolp):
         if qx * qx + qy * qy + qz * qz <= tolm * tolm and \
                 work[o + 4] * nx + work[o + 5] * ny + work[o + 6] * nz >= 1.0 - MERGE_COS:
             if d < work[o]:
-                _put(work, o, d, px, py, pz, nx, ny, nz)
+                put_row(work, o, d, px, py, pz, nx, ny, nz)
             return m
     if m >= TCAND_MAX:
         m = _prune(work, m, tolp)
@@ -460,9 +449,9 @@ def _gather(work, m, d, px, py, pz, nx, ny, nz, tolp):
             if work[TCAND + STAGE_ROW * j] > work[TCAND + STAGE_ROW * s]:
                 s = j
         if d < work[TCAND + STAGE_ROW * s]:
-            _put(work, TCAND + STAGE_ROW * s, d, px, py, pz, nx, ny, nz)
+            put_row(work, TCAND + STAGE_ROW * s, d, px, py, pz, nx, ny, nz)
         return m
-    _put(work, TCAND + STAGE_ROW * m, d, px, py, pz, nx, ny, nz)
+    put_row(work, TCAND + STAGE_ROW * m, d, px, py, pz, nx, ny, nz)
     return m + 1
 
 
@@ -530,7 +519,7 @@ def _triangle(T, X, margin, thick, cx, cy, cz, tolp, m, work, kind, Hf, nrow, nc
         if _keep(work, kind, Hf, nrow, ncol, sx, sy, dx, dy, base, ax, ay, az, lx, ly, lz):
             m = _gather(work, m, d, px, py, pz, nx, ny, nz, tolp)
         elif d < 0.0 and d < work[TFALL]:
-            _put(work, TFALL, d, px, py, pz, nx, ny, nz)
+            put_row(work, TFALL, d, px, py, pz, nx, ny, nz)
     return m, False
 
 

@@ -123,8 +123,8 @@ ARRAYS = (
     ("box", np.float64, lambda ng, npair, cap, nv, nb, nvert: (ng, 2, 3)),
     # h times the joint dampers (diagonal, N·m·s/rad): implicit Euler's stage solves through M + h·d
     ("damping", np.float64, lambda ng, npair, cap, nv, nb, nvert: (nv,)),
-    # PGS's subspace steps (solvers/pgs.py, subspace_step): two row states, their W, four vectors
-    ("sub_rows", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2, 3 * cap)),
+    # PGS's subspace steps (solvers/pgs.py, subspace_step): two row states and marks, their W, five vectors
+    ("sub_rows", np.int64, lambda ng, npair, cap, nv, nb, nvert: (3, 3 * cap)),
     ("sub_W", np.float64, lambda ng, npair, cap, nv, nb, nvert: (9 * cap * cap,)),
     ("sub_v", np.float64, lambda ng, npair, cap, nv, nb, nvert: (5, 3 * cap)),
     # per pair, the address of its family's narrow phase (collide_address; 0 without JIT)
@@ -189,7 +189,7 @@ def contact_view(handle):
                     _f(head, N_HEAD + 38, (3, nv)), _f(head, N_HEAD + 39, (2, 4 * cap)),
                     _i(head, N_HEAD + 40, (cap, nv)), _i(head, N_HEAD + 41, (cap,)), _i(head, N_HEAD + 42, (2, nv)),
                     _f(head, N_HEAD + 43, (ng, 2, 3)), _f(head, N_HEAD + 44, (nv,)),
-                    _i(head, N_HEAD + 45, (2, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)),
+                    _i(head, N_HEAD + 45, (3, m)), _f(head, N_HEAD + 46, (m * m,)), _f(head, N_HEAD + 47, (5, m)),
                     _i(head, N_HEAD + 48, (npair,)), _i(head, N_HEAD + 49, (nb,)),
                     _i(head, N_HEAD + 50, (nb, 2)), _i(head, N_HEAD + 51, (2 * nv, 3)),
                     _f(head, N_HEAD + 52, (2 * nv, 2)), _f(head, N_HEAD + 53, (nv, nv)), _f(head, N_HEAD + 54, (nv,)),
@@ -594,6 +594,39 @@ def _coupling(C, slots, loops):
         ptr[c + 1] = e
 
 
+@njit(cache=True, nogil=True)
+def _coupled_blocks(C, lam, n, nl):
+    """W's blocks of the coupled slots (``C.coupled``, :func:`_coupling`),
+    both triangles, for the n contacts and nl limits: a contact pair's by
+    the products of its rows over its two chains (:func:`_chain_dots`), a
+    limit's row ``sign·e_k`` by entries of Y's rows, its tangent rows 0.
+    The blocks of uncoupled slots are left as they are: PGS and its
+    subspace steps read only coupled ones (the dense build of
+    :func:`contact_problem` wrote all m² entries and mirrored them, most of
+    a 27-box pile's problem build)."""
+    m = 3 * (n + nl)
+    J, Y, W = C.J, C.Y, C.W[:m * m].reshape((m, m))
+    for c in range(n + nl):
+        r = 3 * c
+        i = C.cpair[c]
+        for e in range(C.coupled_ptr[c], C.coupled_ptr[c + 1]):
+            d = C.coupled[e]
+            if d > c:
+                continue
+            for s in range(3 * d, 3 * d + 3):
+                if i >= 0:
+                    w0, w1, w2 = _chain_dots(J, r, Y[s], C.last_dof, lam, C.body[C.pairs[i, 0]],
+                                             C.body[C.pairs[i, 1]])
+                else:
+                    w0, w1, w2 = C.limit_value[-1 - i, 0] * Y[s, C.limit_index[-1 - i, 1]], 0.0, 0.0
+                W[r, s] = w0
+                W[r + 1, s] = w1
+                W[r + 2, s] = w2
+                W[s, r] = w0
+                W[s, r + 1] = w1
+                W[s, r + 2] = w2
+
+
 @njit(cache=True, nogil=True, inline="always")
 def rigid_target(e, un, d, h, erp, vth):
     """The least normal velocity (m/s) of a rigid contact row at the end of
@@ -626,7 +659,12 @@ def contact_problem(C, lam, n, v, vf):
     newton = C.head[SOLVER] == NEWTON  # the primal method needs no W (and takes no limits)
     loops = C.head[LOOPS] != 0
     on_demand = newton or C.head[SOLVER] == PIVOTING  # principal pivoting computes W's columns itself
-    for c in range(n if not on_demand else 0):
+    if not on_demand:
+        _coupling(C, n + nl, loops)
+    coupled_only = C.head[SOLVER] == PGS  # PGS reads W's coupled blocks only: the others are not written
+    if coupled_only:
+        _coupled_blocks(C, lam, n, nl)
+    for c in range(n if not (on_demand or coupled_only) else 0):
         i = C.cpair[c]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
         ga, gb = C.branch[ba], C.branch[bb]
@@ -642,7 +680,7 @@ def contact_problem(C, lam, n, v, vf):
                 W[r, s] = w0
                 W[r + 1, s] = w1
                 W[r + 2, s] = w2
-    for c in range(n, n + nl if not on_demand else n):  # a limit's row sign·e_k: its products are entries of Y's rows
+    for c in range(n, n + nl if not (on_demand or coupled_only) else n):  # a limit's row: entries of Y's rows
         r, k, sign = 3 * c, C.limit_index[-1 - C.cpair[c], 1], C.limit_value[-1 - C.cpair[c], 0]
         for s in range(r + 3):
             W[r, s] = 0.0
@@ -652,11 +690,9 @@ def contact_problem(C, lam, n, v, vf):
             W[r, s] = sign * Y[s, k]
         for d in range(n, c + 1):
             W[r, 3 * d] = sign * Y[3 * d, k]
-    for r in range(m if not on_demand else 0):  # the upper triangle from the lower: W exactly symmetric
+    for r in range(m if not (on_demand or coupled_only) else 0):  # the upper triangle from the lower: W symmetric
         for s in range(r):
             W[s, r] = W[r, s]
-    if not on_demand:
-        _coupling(C, n + nl, loops)
     if newton:
         C.vf[:] = vf
         _newton_structure(C, lam, n)

@@ -335,8 +335,28 @@ class ContactTable:
         m = 3 * n
         reference = getattr(self, "reference", None)
         model = FRICTION_MODELS[self.reference_friction] if reference else int(head[CF.FRICTION])
-        return ContactResidual(*contact_residual(a["W"][:m * m].reshape(m, m), a["b"][:m], a["pair_mu"][:n],
-                                                 a["impulse"][:m], model, int(head[CF.SIDES])))
+        return ContactResidual(*contact_residual(self.delassus(), a["b"][:m], a["pair_mu"][:n], a["impulse"][:m],
+                                                 model, int(head[CF.SIDES])))
+
+    def delassus(self):
+        """The Delassus matrix W (3N, 3N) of the last step's problem, its N
+        contacts and limit rows (a copy; soft contact: W + R): PGS builds
+        only the blocks of slots on a common branch of the world, the others
+        are 0 (docs/contact.md, "The contact stage"). Not formed by Newton's
+        method and principal pivoting (:class:`InputError`)."""
+        if self.solver in ("newton", "pivoting"):
+            raise InputError(f"the {self.solver} contact solver does not form the Delassus matrix")
+        a, head = self.arrays, self.head
+        n = int(head[CF.N] + head[CF.N_LIM])
+        m = 3 * n
+        W = a["W"][:m * m].reshape(m, m).copy()
+        if self.solver == "pgs":  # the blocks it did not write
+            ptr, idx = a["coupled_ptr"], a["coupled"]
+            coupled = np.zeros((n, n), bool)
+            for c in range(n):
+                coupled[c, idx[ptr[c]:ptr[c + 1]]] = True
+            W[~np.kron(coupled, np.ones((3, 3), bool))] = 0.0
+        return W
 
     @property
     def flags(self):

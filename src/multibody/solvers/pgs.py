@@ -295,7 +295,7 @@ def velocity_residual(W, b, mu, lam, model, small, ptr=_ALL, idx=_ALL):
 
 
 @njit(cache=True, nogil=True)
-def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep, ptr, idx):
+def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep, ptr, idx, marks):
     """The subspace minimization of PGS-SM (Silcowitz, Niebe & Erleben,
     "Projected Gauss–Seidel subspace minimization method for interactive
     rigid body dynamics", 2010), for the disk as for the box: with the
@@ -309,23 +309,46 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
     direction) replaces ``lam`` only if the states hold there (λ_n ≥ 0,
     sticking λ_t within μλ_n) and its :func:`velocity_residual` is smaller;
     returns whether it did. Scratch: ``rows`` (m, int64), ``Ws`` (m², flat),
-    ``D``, ``u``, ``x``, ``y``, ``keep`` (m)."""
+    ``D``, ``u``, ``x``, ``y``, ``keep`` (m); with coupling lists (``ptr``
+    not empty) W is read on the coupled blocks only, and W_AA is factored
+    by component of the coupling graph (:func:`_components`: a pile's
+    separate stacks are separate blocks, a³ → Σ a_k³); ``marks`` (m,
+    int64): the contacts' component labels (its first m/3, set by
+    :func:`_components`), then scratch."""
     m = b.shape[0]
     nc = m // 3
+    coupled = ptr.shape[0] > 0
+    labels, seen = marks[:nc], marks[2 * nc:3 * nc]
     a = 0
-    for i in range(m):
-        if state[i] != 0:
-            rows[a] = i
-            a += 1
+    for k in range(_count_components(coupled, labels, nc)):  # the rows grouped by component, in order within
+        for i in range(m):
+            if state[i] != 0 and (not coupled or labels[i // 3] == k):
+                rows[a] = i
+                a += 1
     if a == 0:
         return False
-    A = Ws[:a * a].reshape((a, a))
-    for p in range(a):
-        for q in range(p + 1):
-            A[p, q] = W[rows[p], rows[q]]
-        x[p] = -coupled_velocity(W, b, lam, rows[p], ptr, idx)
-    psd_factor(A, D[:a], PSD_RTOL)
-    psd_apply(A, D[:a], x[:a], u[:a], y[:a])  # u[:a] = δ
+    if coupled:
+        for c in range(nc):
+            seen[c] = 0
+    start = 0
+    while start < a:  # W_AA is block diagonal by component: each block factored on its own
+        end = start + 1
+        while end < a and (not coupled or labels[rows[end] // 3] == labels[rows[start] // 3]):
+            end += 1
+        size = end - start
+        A = Ws[:size * size].reshape((size, size))
+        for p in range(size):
+            if coupled:  # W's uncoupled blocks are not written: 0 (seen[d] = p + 1: d coupled with row p's contact)
+                c = rows[start + p] // 3
+                for e in range(ptr[c], ptr[c + 1]):
+                    seen[idx[e]] = start + p + 1
+            for q in range(p + 1):
+                A[p, q] = W[rows[start + p], rows[start + q]] \
+                    if not coupled or seen[rows[start + q] // 3] == start + p + 1 else 0.0
+            x[start + p] = -coupled_velocity(W, b, lam, rows[start + p], ptr, idx)
+        psd_factor(A, D[start:end], PSD_RTOL)
+        psd_apply(A, D[start:end], x[start:end], u[start:end], y[start:end])  # u = δ
+        start = end
     for p in range(a):
         x[p] = lam[rows[p]] + u[p]  # the candidate λ_A
     # the states at the candidate, before anything is written: pressing, sticking within the bound
@@ -367,6 +390,68 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
     return False
 
 
+@njit(cache=True, nogil=True)
+def _components(ptr, idx, labels, queue):
+    """The connected components of the contacts' coupling graph (contact c
+    coupled with ``idx[ptr[c]:ptr[c + 1]]``): ``labels[c]`` its component,
+    by breadth-first search (``queue``: scratch, nc). Returns their
+    number."""
+    nc = ptr.shape[0] - 1
+    for c in range(nc):
+        labels[c] = -1
+    k = 0
+    for c in range(nc):
+        if labels[c] >= 0:
+            continue
+        labels[c] = k
+        queue[0] = c
+        head, tail = 0, 1
+        while head < tail:
+            d = queue[head]
+            head += 1
+            for e in range(ptr[d], ptr[d + 1]):
+                f = idx[e]
+                if labels[f] < 0:
+                    labels[f] = k
+                    queue[tail] = f
+                    tail += 1
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_components(coupled, labels, nc):
+    """The number of components labelled in ``labels`` (1 without coupling lists: one block)."""
+    if not coupled:
+        return 1
+    k = 0
+    for c in range(nc):
+        k = max(k, labels[c] + 1)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _factor_cost(state, labels, coupled, nc, sizes):
+    """Σ a_k³ over the components of the active rows (``state``): the
+    subspace step's factor cost, per its blocks (``sizes``: scratch, nc)."""
+    if not coupled:  # one block (``sizes`` is not touched: without coupling lists it may alias the states)
+        a = 0
+        for i in range(3 * nc):
+            if state[i] != 0:
+                a += 1
+        return float(a) ** 3
+    K = _count_components(coupled, labels, nc)
+    for k in range(K):
+        sizes[k] = 0
+    for i in range(3 * nc):
+        if state[i] != 0:
+            sizes[labels[i // 3]] += 1
+    total = 0.0
+    for k in range(K):
+        total += float(sizes[k]) ** 3
+    return total
+
+
 # A multiply-add of the subspace step's factor costs about this many of a sweep's (measured on a
 # stack of five boxes: psd_factor's loops skip dropped rows and do not vectorize; a sweep's do)
 FACTOR_COST = 3.0
@@ -398,9 +483,11 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
     (NOT_CONVERGED, λ the last sweep) when Gauss–Seidel has stalled:
     ``STALL_SWEEPS`` sweeps lowered the residual by less than 1 % and a
     subspace step was refused at the current states. Scratch: ``states`` (2, ≥ m)
-    int64, ``Ws`` (≥ m²), ``V`` (5, ≥ m). ``ptr``, ``idx``: each contact's
-    coupled contacts (:func:`~.residual.coupled_velocity`; the contact
-    stage's: those sharing a branch of the world), or empty: all. Checks
+    int64 (3 rows with coupling lists), ``Ws`` (≥ m²), ``V`` (5, ≥ m).
+    ``ptr``, ``idx``: each contact's coupled contacts
+    (:func:`~.residual.coupled_velocity`; the contact stage's: those
+    sharing a branch of the world — W is then read on their blocks only,
+    the others need not be written), or empty: all. Checks
     W's diagonal only for finiteness (:func:`_check`)."""
     st = _check(W, b, mu, lam, model, False)
     if st != 0:
@@ -408,6 +495,11 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
     m = b.shape[0]
     small = _immovable(W)
     before, now = states[0], states[1]
+    marks = states[states.shape[0] - 1]
+    nc = m // 3
+    coupled = ptr.shape[0] > 0
+    if coupled:  # the coupling graph's components (fixed for the solve): the subspace step's blocks
+        _components(ptr, idx, marks[:nc], marks[nc:2 * nc])
     contact_states(W, lam, mu, model, small, before)
     failed = False  # a subspace step at the current states was refused
     previous = np.inf
@@ -435,9 +527,11 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
         if velocity_tol > 0.0 and 0.0 < rate < 1.0:
             left = min(left, np.log(velocity_tol / residual) / np.log(rate))
         previous = residual
-        sweep = m * m if ptr.shape[0] == 0 else 9 * ptr[m // 3]  # the multiply-adds of a sweep: W's coupled blocks
-        if held and not failed and a > 0 and left * sweep > FACTOR_COST * a * a * a / 6.0:
-            if subspace_step(W, b, mu, lam, model, now, small, before, Ws, V[0], V[1], V[2], V[3], V[4], ptr, idx):
+        sweep = m * m if not coupled else 9 * ptr[nc]  # the multiply-adds of a sweep: W's coupled blocks
+        if held and not failed and a > 0 and \
+                left * sweep > FACTOR_COST * _factor_cost(now, marks[:nc], coupled, nc, marks[nc:2 * nc]) / 6.0:
+            if subspace_step(W, b, mu, lam, model, now, small, before, Ws, V[0], V[1], V[2], V[3], V[4], ptr, idx,
+                             marks):
                 contact_states(W, lam, mu, model, small, before)
                 previous = np.inf
             else:
