@@ -39,6 +39,20 @@ MuJoCo's impratio = 1 gives, the same R on the tangent rows (w the bodies'
 translation weights, MuJoCo's body_invweight0), K = 0 on the tangent rows.
 No restitution, no ``erp`` and no speculative contacts (distance 0).
 
+Compliant contact (``head[COMPLIANT]``; Drumwright, seed 003, and
+:mod:`multibody.solvers.drumwright`; docs/drumwright.md): each row is a
+spring–damper whose state is advanced by implicit Euler, in the ERP/CFM
+form ``u + cfm·λ + erp·φ ≥ 0`` ⟂ λ ≥ 0 (the max law, eq. 68): W + diag(cfm)
+and ``b = J v_f + erp·φ`` with ``erp = K/(hK + B)``, ``cfm = 1/(h(hK + B))``,
+φ = d on a normal row (Hertz: K = E*√(r·depth), notes P7), φ = 0 and
+``cfm = 1/(h B_t)`` on the friction rows (memoryless friction, K_t = 0),
+the limits' rows with the simulator's limit stiffness and damping. The
+velocity-product term Ġv of contact rows is not included (the "penalty"
+law, pitfall P2: first-order consistent). Projected Gauss–Seidel on this
+problem converges to the normal impulses of the max law and friction
+impulses of maximal dissipation in their cone (the P6 fix). No
+restitution, no ``erp``.
+
 Impulses λ (N·s) solve the Coulomb problem: 0 ≤ λ_n ⊥ u_n ≥ 0 and
 maximal dissipation in the disk ‖λ_t‖ ≤ μλ_n (``friction`` CONE) or the
 square |λ_ti| ≤ μλ_n (BOX, ArtiSynth's box friction).
@@ -55,6 +69,7 @@ from ..collision.narrow import (BOX_BOX, CLOSED_FORM, SUPPORT, TERRAIN, box_box_
                                 collide_pair_by, support_contacts, terrain_contacts)
 from ..collision.narrow_workspace import WORK_SIZE
 from ..dynamics.kernels import ltdl_solve_span
+from ..solvers.drumwright import compliant_row
 from ..solvers.lemke import box_lcp, pyramid_lcp
 from ..solvers.newton import soft_pyramid_newton
 from ..solvers.pgs import projected_gauss_seidel_subspace
@@ -67,10 +82,11 @@ from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction mo
 # CAP counts the slots of every per-contact array: CONTACT_CAP for detected contacts, then one for each
 # joint-limit row (NLIM: the model's; N_LIM: those in the last step's problem).
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
- SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, CONTACT_CAP, NLIM, N_LIM, LOOPS, N_HEAD) = range(25)
+ SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, CONTACT_CAP, NLIM, N_LIM, LOOPS, COMPLIANT, N_HEAD) = range(26)
 PGS, LEMKE, NEWTON, PIVOTING = 0, 1, 2, 3  # head[SOLVER]: the compiled solvers
 # ContactTable.scalars (float64): options, then results
-(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, LIMIT_RESTITUTION, N_SCALARS) = range(9)
+(DT, REACH, ERP, THRESHOLD, TOLERANCE, OMEGA, VELOCITY_TOLERANCE, LIMIT_RESTITUTION, LIMIT_STIFFNESS, LIMIT_DAMPING,
+ N_SCALARS) = range(11)
 
 # (name, dtype, shape in the sizes ng, npair, cap, nv, nb, nvert)
 ARRAYS = (
@@ -149,6 +165,9 @@ ARRAYS = (
     # the slots on each branch of the world, branch_slots[branch_ptr[g]:branch_ptr[g + 1]] (two per slot at most)
     ("branch_ptr", np.int64, lambda ng, npair, cap, nv, nb, nvert: (nb + 1,)),
     ("branch_slots", np.int64, lambda ng, npair, cap, nv, nb, nvert: (2 * cap,)),
+    # Drumwright's compliant contact (head[COMPLIANT]): per pair the normal stiffness K (N/m; Hertz: E*, Pa),
+    # the normal damping B and the friction damping B_t (N·s/m), and the Hertz radius (m; 0: a linear spring)
+    ("compliance", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair, 4)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -194,7 +213,8 @@ def contact_view(handle):
                     _i(head, N_HEAD + 50, (nb, 2)), _i(head, N_HEAD + 51, (2 * nv, 3)),
                     _f(head, N_HEAD + 52, (2 * nv, 2)), _f(head, N_HEAD + 53, (nv, nv)), _f(head, N_HEAD + 54, (nv,)),
                     _i(head, N_HEAD + 55, (nv,)), _i(head, N_HEAD + 56, (cap + 1,)), _i(head, N_HEAD + 57, (cap * cap,)),
-                    _i(head, N_HEAD + 58, (nb + 1,)), _i(head, N_HEAD + 59, (2 * cap,)))
+                    _i(head, N_HEAD + 58, (nb + 1,)), _i(head, N_HEAD + 59, (2 * cap,)),
+                    _f(head, N_HEAD + 60, (npair, 4)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -413,6 +433,9 @@ def _chain_dots(J, r, y, last_dof, lam, ba, bb):
 
 
 MIN_VALUE = 1e-15  # MuJoCo's mjMINVAL: the smallest regularizer R
+# the cfm of a compliant row with neither spring nor damper (a Hertz contact just touching, B = 0): large
+# enough that Gauss–Seidel leaves its impulse at 0, finite so that W stays a matrix of numbers
+INERT = 1e20
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -697,12 +720,30 @@ def contact_problem(C, lam, n, v, vf):
         C.vf[:] = vf
         _newton_structure(C, lam, n)
     soft = C.head[SOFT] != 0
+    compliant = C.head[COMPLIANT] != 0
     for c in range(n):
         i = C.cpair[c]
         r = 3 * c
         C.pair_mu[c] = C.mu[i]
         d = C.dist[c] - C.margin[i]
         ba, bb = C.body[C.pairs[i, 0]], C.body[C.pairs[i, 1]]
+        if compliant:  # Drumwright's law (module docstring): W + cfm, b = J v_f + erp·φ
+            b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)
+            K, B, Bt, radius = C.compliance[i, 0], C.compliance[i, 1], C.compliance[i, 2], C.compliance[i, 3]
+            if radius > 0.0:  # Hertz: the secant stiffness E*·√(r·depth) of the force E*·√r·depth^3/2 (notes P7)
+                K *= np.sqrt(radius * max(-d, 0.0))
+            if d > 0.0:  # a gap: the spring acts on the deformation the step predicts, no damper before touching
+                B = 0.0
+            erp, cfm = compliant_row(K, B, h)
+            W[r, r] += min(cfm, INERT)
+            b[r] += erp * d
+            if Bt > 0.0:  # memoryless friction (K_t = 0) with the damper B_t, bounded by the cone
+                cfm = compliant_row(0.0, Bt, h)[1]
+                W[r + 1, r + 1] += cfm
+                W[r + 2, r + 2] += cfm
+            else:
+                C.pair_mu[c] = 0.0
+            continue
         un, ut1, ut2 = _chain_dots(J, r, v, C.last_dof, lam, ba, bb)
         if soft:  # the module docstring: imp, K, B and R of the pair at the violation d
             imp = impedance(C.impedance[i], d)
@@ -731,7 +772,13 @@ def contact_problem(C, lam, n, v, vf):
         i = -1 - C.cpair[c]
         r, k, sign = 3 * c, C.limit_index[i, 1], C.limit_value[i, 0]
         C.pair_mu[c] = 0.0
-        b[r] = sign * vf[k] - rigid_target(C.scalars[LIMIT_RESTITUTION], sign * v[k], C.dist[c], h, erp, vth)
+        if compliant:  # Drumwright's range-of-motion limit (§5.4): the law of a unilateral row
+            B = C.scalars[LIMIT_DAMPING] if C.dist[c] <= 0.0 else 0.0
+            erp_l, cfm = compliant_row(C.scalars[LIMIT_STIFFNESS], B, h)
+            W[r, r] += min(cfm, INERT)
+            b[r] = sign * vf[k] + erp_l * C.dist[c]
+        else:
+            b[r] = sign * vf[k] - rigid_target(C.scalars[LIMIT_RESTITUTION], sign * v[k], C.dist[c], h, erp, vth)
         b[r + 1] = 0.0
         b[r + 2] = 0.0
     # warm start: the previous impulse of the contact with the same key (both key lists are

@@ -85,6 +85,85 @@ def _spans(model, branch):
     return out
 
 
+@dataclass(frozen=True)
+class Compliance:
+    """Drumwright's compliant constraints (seed 003; docs/drumwright.md),
+    the contact model of ``contact_solver="drumwright"``: every contact
+    normal, friction direction and joint limit is a spring–damper in
+    constraint space whose state implicit Euler advances, stable at any
+    stiffness and step (§4.3; the limits of that claim: pitfall P3).
+
+    * ``stiffness`` K (N/m) and ``damping`` B (N·s/m) of each contact's
+      normal row; ``math.inf``: rigid (ERP = 1, CFM = 0). With
+      ``hertz=True``, ``stiffness`` is E* (Pa) of the Hertz law ``f =
+      E*·√r·d^{3/2}`` (the paper's eq. 121, without the classical 4/3),
+      r the pair's radius of curvature (a sphere's or capsule's radius;
+      ``r₁r₂/(r₁ + r₂)`` for two), applied as the secant stiffness
+      ``E*·√(r·d)`` on the usual normal row (notes P7);
+    * ``friction_damping`` B_t (N·s/m) of the friction rows (memoryless
+      Coulomb friction, K_t = 0: sliding below the cone's bound is viscous
+      with B_t); None: 10⁶/h, the paper's "as large as possible" (§6.4);
+      0: frictionless;
+    * ``limit_stiffness``, ``limit_damping``: the joint limits' rows
+      (N·m/rad and N·m·s/rad for a revolute joint, N/m and N·s/m for a
+      prismatic one);
+    * ``loop_stiffness``, ``loop_damping``: every row of the bilateral
+      constraints (loop joints, couplings; units of their rows, m or
+      cosines: :mod:`~multibody.constraints.loops`); ``math.inf``: hard
+      loops as without Drumwright;
+    * ``gdot``: include the velocity-product term ``−M̂Ġv₀`` of the
+      loops' law (eq. 53) and ``hĠv₀`` in their rate; False: the
+      "penalty" law (pitfall P2: the explicit term can inject energy at
+      large steps). Contact rows never include it;
+    * ``formulation``: "max_law" (default: the normal impulses of the max
+      law, eq. 68, and friction of maximal dissipation in their cone —
+      pitfall P6's fix — by the compiled projected Gauss–Seidel) or
+      "paper": the paper's single QP/SOCP (Appendix A; eqs. 99–120 with
+      the weight ``zeta``, default 1/h), solved by clarabel from Python
+      every step (a reference mode: its λ_n may exceed the max law and a
+      sliding block hops, P6)."""
+    stiffness: float = 1e15
+    damping: float = 1.0
+    friction_damping: float = None
+    hertz: bool = False
+    limit_stiffness: float = 1e15
+    limit_damping: float = 1.0
+    loop_stiffness: float = 1e15
+    loop_damping: float = 1.0
+    gdot: bool = True
+    formulation: str = "max_law"
+    zeta: float = None
+
+    def __post_init__(self):
+        for name in ("stiffness", "damping", "limit_stiffness", "limit_damping", "loop_stiffness", "loop_damping") + \
+                (("friction_damping",) if self.friction_damping is not None else ()):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not (value >= 0) or (np.isinf(value) and not name.endswith("stiffness")):
+                raise InputError(f"Compliance.{name} must be a number >= 0"
+                                 f"{' (inf: rigid)' if 'stiffness' in name else ' and finite'}, got {value!r}")
+        if self.formulation not in ("max_law", "paper"):
+            raise InputError(f"Compliance.formulation must be 'max_law' or 'paper', got {self.formulation!r}")
+        if self.zeta is not None and not (isinstance(self.zeta, (int, float)) and 0 < self.zeta < np.inf):
+            raise InputError(f"Compliance.zeta must be a finite number > 0 (None: 1/h), got {self.zeta!r}")
+        if not self.loop_stiffness > 0:
+            raise InputError("Compliance.loop_stiffness must be > 0 (inf: hard loops)")
+        if self.hertz and not np.isfinite(self.stiffness):
+            raise InputError("Compliance(hertz=True) needs a finite stiffness: the effective modulus E* (Pa)")
+
+    def friction_damping_at(self, dt):
+        """B_t (N·s/m) at the step dt: ``friction_damping``, or 10⁶/dt."""
+        return 1e6 / dt if self.friction_damping is None else float(self.friction_damping)
+
+
+def curvature_radius(g, i):
+    """The radius of curvature (m) of geometry i of the table ``g`` at its
+    contacts for the Hertz law: a sphere's or a capsule's radius; inf for
+    the others (flat faces, edges and corners have no Hertz radius)."""
+    from ..collision.shapes import CAPSULE, SPHERE
+    return float(g.size[i, 0]) if g.code[i] in (SPHERE, CAPSULE) else np.inf
+
+
 _EMPTY = None  # ContactTable.empty()
 
 # MuJoCo's bounds on solimp's dmin, dmax and midpoint (mjMINIMP, mjMAXIMP)
@@ -186,7 +265,7 @@ class ContactTable:
 
     def __init__(self, model, dt, solver="pgs", friction="cone", sides=4, max_contacts=None, distance=0.01,
                  erp=0.2, restitution_threshold=1e-2, tolerance=1e-10, velocity_tolerance=1e-8,
-                 max_iterations=None, soft=False, limits=None, limit_restitution=0.0):
+                 max_iterations=None, soft=False, limits=None, limit_restitution=0.0, compliance=None):
         if solver not in SOLVERS:
             raise InputError(f"contact_solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
         if friction not in SOLVERS[solver][1]:
@@ -202,6 +281,12 @@ class ContactTable:
         if soft and friction == "pyramid" and solver != "newton":
             raise InputError("soft contact with a friction pyramid is MuJoCo's pyramidal cone, solved by "
                              "contact_solver='newton'")
+        if compliance is not None:
+            if not isinstance(compliance, Compliance):
+                raise InputError(f"compliance must be a multibody.Compliance, got {compliance!r}")
+            if soft or solver != "pgs":
+                raise InputError("compliant contact (Drumwright) is solved by projected Gauss–Seidel: "
+                                 "solver='pgs', soft=False")
         self.model = model
         self.geometry = g = GeometryTable(model)
         npair = len(g)
@@ -238,6 +323,20 @@ class ContactTable:
             a["invweight"][:] = translation_weights(model)
         head[CF.SOFT] = int(bool(soft))
         self.soft = bool(soft)
+        self.compliance = compliance
+        if compliance is not None:
+            head[CF.COMPLIANT] = 1
+            table = a["compliance"]
+            table[:, 0], table[:, 1], table[:, 2] = compliance.stiffness, compliance.damping, \
+                compliance.friction_damping_at(dt)
+            a["scalars"][[CF.LIMIT_STIFFNESS, CF.LIMIT_DAMPING]] = compliance.limit_stiffness, compliance.limit_damping
+            if compliance.hertz:
+                for k, (i, j) in enumerate(g.pairs):
+                    ri, rj = curvature_radius(g, i), curvature_radius(g, j)
+                    if np.isinf(ri) and np.isinf(rj):
+                        raise InputError(f"the Hertz law needs a curved surface: the pair ({g.geometries[i].name}, "
+                                         f"{g.geometries[j].name}) has neither a sphere nor a capsule")
+                    table[k, 3] = rj if np.isinf(ri) else ri if np.isinf(rj) else ri * rj / (ri + rj)
         a["scalars"][[CF.DT, CF.REACH, CF.ERP, CF.THRESHOLD, CF.TOLERANCE, CF.OMEGA, CF.VELOCITY_TOLERANCE,
                       CF.LIMIT_RESTITUTION]] = \
             dt, distance, erp, restitution_threshold, tolerance, 1.0, velocity_tolerance, limit_restitution
@@ -247,10 +346,11 @@ class ContactTable:
         head[CF.MAX_ITER] = max_iterations
         if npair:  # compiling detection and the solvers takes minutes cold: only for a table that uses them
             head[CF.DETECT] = CF.c_address("detect")
-            head[CF.SOLVE] = CF.c_address(solver)
             family = getattr(pair_family, "py_func", pair_family)  # the Python function: nothing to compile
             families = [family(*sorted((g.code[i], g.code[j]))) for i, j in g.pairs]
             a["collider"][:] = [CF.collide_address(f) if f >= 0 else 0 for f in families]
+        if self.stage:
+            head[CF.SOLVE] = CF.c_address(solver)
         self.friction = friction
         self.solver = solver
         self.max_iterations = int(max_iterations)
@@ -288,6 +388,12 @@ class ContactTable:
     def __len__(self):
         """The number of candidate pairs."""
         return len(self.geometry)
+
+    @property
+    def stage(self):
+        """Whether the step needs the contact stage: there are candidate
+        pairs, or compliant joint limits (solved there in every step)."""
+        return bool(self.head[CF.NPAIR]) or bool(self.head[CF.COMPLIANT] and self.head[CF.NLIM])
 
     @property
     def count(self):
@@ -422,6 +528,46 @@ class ContactTable:
             raise InputError(f"the narrow phase failed on the geometry pair ({a}, {b})")
         self.arrays["impulse"][:3 * n] = 0.0
         return int(n)
+
+    def compliant_rows(self):
+        """The last step's problem's rows before Drumwright's law is applied
+        (compliant tables; the reference mode ``formulation="paper"``):
+        ``(W, b, kind, phi, stiffness, damping, mu)`` with W = J X Jᵀ (all
+        blocks), b = J v_f (from the table's b minus erp·φ), per row its
+        kind ("normal"/"tangent" for contacts, "unilateral" for limits, whose
+        two placeholder rows get K = B = 0), φ (the normal rows' distance,
+        the limits' φ), K (Hertz: the secant E*√(r·depth)), B (0 across a
+        gap) and μ — the laws of :func:`~._contact.contact_problem`."""
+        from ..solvers.drumwright import row_laws
+        if self.compliance is None:
+            raise InputError("compliant_rows() is for a table with compliant contact (contact_solver='drumwright')")
+        a, head = self.arrays, self.head
+        n, nl = int(head[CF.N]), int(head[CF.N_LIM])
+        slots, m = n + nl, 3 * (n + nl)
+        J, Y = a["J"][:m], a["Y"][:m]
+        W = J @ Y.T
+        kind = np.array(["normal", "tangent", "tangent"] * n + ["unilateral"] * (3 * nl))
+        phi, K, B, mu = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m)
+        h = float(a["scalars"][CF.DT])
+        for c in range(slots):
+            r = 3 * c
+            i = int(a["cpair"][c])
+            if i >= 0:
+                d = a["dist"][c] - a["margin"][i]
+                k, damping, bt, radius = a["compliance"][i]
+                if radius > 0:
+                    k *= np.sqrt(radius * max(-d, 0.0))
+                phi[r], K[r], B[r] = d, k, (damping if d <= 0 else 0.0)
+                if bt > 0:
+                    B[r + 1] = B[r + 2] = bt
+                    mu[r] = a["pair_mu"][c]
+            else:
+                phi[r] = a["dist"][c]
+                K[r] = a["scalars"][CF.LIMIT_STIFFNESS]
+                B[r] = a["scalars"][CF.LIMIT_DAMPING] if phi[r] <= 0 else 0.0
+        erp, _, _ = row_laws(h, K, B)
+        b = a["b"][:m] - np.where(np.isfinite(erp), erp * phi, 0.0)
+        return W, b, kind, phi, K, B, mu
 
     def hold_loops(self, constraints, q):
         """Make the next contact stage hold the hard loop constraints

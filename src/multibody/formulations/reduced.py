@@ -66,10 +66,17 @@ class ReducedSystem:
       ``−Gᵀα⁻¹(φ + βGv)`` in ``acceleration``, and the regularized KKT system
       ``[A −Gᵀ; G γα/h²][v⁺; λ̃] = [b; −γφ/h]``, ``γ = (½ + β/h)⁻¹``, in
       ``velocity_solve`` (ArtiSynth §0.11, eq. 0.9, with the sign erratum of
-      notes/seed-000.md)."""
+      notes/seed-000.md). With ``constraint_law="drumwright"`` the spring
+      state is advanced by implicit Euler instead (Drumwright §4.2 in the
+      ERP/CFM form of notes C7; solvers/drumwright.py): ``γ = (1 + β/h)⁻¹``,
+      which with α = 1/K, β = B/K is ``R = 1/(h(hK + B))`` and ``−γφ/h =
+      −Kφ/(hK + B)``, stable at any stiffness and step (ArtiSynth's γ with
+      β = 0 flips φ's sign every step at large stiffness); with ``gdot``
+      the right side also takes Drumwright's velocity-product terms
+      ``−hĠv − M̂Ġv/(hK + B)`` (eq. 53, M̂ = (G A⁻¹ Gᵀ)⁺; pitfall P2)."""
 
     def __init__(self, model, forces=(), gravity=True, joint_damping=True, constraints=None, compliance=0.0,
-                 constraint_damping=0.0, baumgarte=10.0, loop_method=None):
+                 constraint_damping=0.0, baumgarte=10.0, loop_method=None, constraint_law="artisynth", gdot=False):
         self.model = model
         self.forces = tuple(forces)
         self.gravity = bool(gravity)
@@ -84,6 +91,10 @@ class ReducedSystem:
                             (baumgarte, "baumgarte")):
             if not (np.isfinite(value) and value >= 0):
                 raise InputError(f"{what} must be a finite number >= 0, got {value}")
+        if constraint_law not in ("artisynth", "drumwright"):
+            raise InputError(f"constraint_law must be 'artisynth' or 'drumwright', got {constraint_law!r}")
+        self.constraint_law = constraint_law
+        self.gdot = bool(gdot)
         self.compliance = float(compliance)
         self.constraint_damping = float(constraint_damping)
         self.baumgarte = float(baumgarte)
@@ -111,16 +122,22 @@ class ReducedSystem:
         phi = self.constraints.evaluate(q)[0]
         return 0.5 * float(phi @ phi) / self.compliance
 
-    def velocity_solve(self, A, b, q, dt):
+    def velocity_solve(self, A, b, q, dt, v=None):
         """``v⁺`` from ``A v⁺ = b`` (an integrator's velocity equation)
-        subject to the constraints at q, as the KKT systems above."""
+        subject to the constraints at q, as the KKT systems above; ``v``:
+        the velocity at the start of the step (Drumwright's Ġv terms)."""
         if self.constraints is None:
             return np.linalg.solve(A, b)
-        phi, G, _ = self.constraints.evaluate(q)
+        drumwright = self.soft and self.constraint_law == "drumwright"
+        phi, G, k = self.constraints.evaluate(q, v if drumwright and self.gdot and v is not None else None)
         if self.soft:
-            gamma = 1.0 / (0.5 + self.constraint_damping / dt)
+            gamma = 1.0 / ((1.0 if drumwright else 0.5) + self.constraint_damping / dt)
             R = np.eye(len(phi)) * (gamma * self.compliance / dt ** 2)
             g = -gamma * phi / dt
+            if k is not None:  # Ġv = −k; hK + B = (h + β)/α
+                gdot = -k
+                Mhat = np.linalg.pinv(G @ np.linalg.solve(A, G.T), hermitian=True)
+                g -= dt * gdot + (self.compliance / (dt + self.constraint_damping)) * (Mhat @ gdot)
         else:
             rows = independent_rows(G)
             G, R, g = G[rows], np.zeros((len(rows), len(rows))), np.zeros(len(rows))

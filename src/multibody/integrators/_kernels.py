@@ -624,6 +624,8 @@ def _contacts_at(ws, C, q):
     without pairs (:meth:`~multibody.constraints.contact.ContactTable.empty`,
     a system without contact) gives 0 at once."""
     if C.head[CF.NPAIR] == 0:
+        if C.head[CF.COMPLIANT] != 0:  # a table for compliant limits only (the empty table is never written)
+            C.head[CF.FLAGS] = 0
         return 0
     C.head[CF.FLAGS] = 0
     fk_kernel(ws.tree, q, ws.poses)
@@ -663,15 +665,19 @@ def contact_stage(ws, C, q, v, vf):
     place) into the step's velocity through X = (M(q) + h·diag(d))⁻¹ (CRBA
     and the sparse LᵀDL, Featherstone Tables 6.2–6.3; d = ``C.damping``,
     h times the joint dampers for implicit Euler, 0 otherwise). ``v``: the
-    velocity at the start of the step (restitution). Returns the number of
-    contacts, or a failure status (CONTACT_FAILED: the narrow phase failed
+    velocity at the start of the step (restitution). With compliant
+    contact (Drumwright) the joint limits are solved here in every step,
+    with or without contacts. Returns the number of slots (contacts and
+    limit rows), or a failure status (CONTACT_FAILED: the narrow phase failed
     on a pair; SINGULAR); the step's flags
     (:data:`~multibody._status.CONTACT_NOT_CONVERGED`,
     :data:`~multibody._status.CONTACTS_DROPPED`) go to ``C.head[FLAGS]``."""
     n = _contacts_at(ws, C, q)
-    if n <= 0:
+    if n < 0 or (n == 0 and C.head[CF.COMPLIANT] == 0):
         return n
-    slots = n + CF.limit_slots(C, q, vf, n)
+    slots = n + CF.limit_slots(C, q, vf, n)  # compliant: the limits are in the stage in every step
+    if slots == 0:
+        return 0
     if not _mass_rows(ws, C, q, n):
         return SINGULAR
     st = _impulses(C, ws.lam, n, v, vf)
@@ -739,9 +745,11 @@ def contact_problem(ws, C, q, v, vf):
     from Python: the reference modes), without solving it. Returns the
     number of its slots (contacts and limits) or a failure status."""
     n = _contacts_at(ws, C, q)
-    if n <= 0:
+    if n < 0 or (n == 0 and C.head[CF.COMPLIANT] == 0):
         return n
     slots = n + CF.limit_slots(C, q, vf, n)
+    if slots == 0:
+        return 0
     if not _mass_rows(ws, C, q, n):
         return SINGULAR
     CF.contact_problem(C, ws.lam, n, v, vf)

@@ -21,8 +21,9 @@ class ExplicitEuler(Integrator):
 class SemiImplicitEuler(Integrator):
     """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (symplectic Euler,
     ArtiSynth §0.9.1). Order 1; energy error stays bounded for conservative
-    systems; stable for a spring-damper while ``h²k < 4 + 2hb`` (per unit
-    mass; Drumwright §3.1.2)."""
+    systems; stable for a spring-damper while ``h²k < 4 − 2hb`` (per unit
+    mass: the damper is explicit; Drumwright §3.1.2's ``4 + 2hb`` is for
+    the paper's scheme with an implicit damper)."""
     name = "semi_implicit_euler"
     order = 1
 
@@ -31,7 +32,7 @@ class SemiImplicitEuler(Integrator):
             return system.constrained_semi_implicit_euler(t, q, v, tau, dt)
         if system.constraints is not None:  # soft constraints: the regularized KKT step (§0.11)
             M, f = system.net_force(t, q, v, tau)
-            v1 = system.velocity_solve(M, M @ v + dt * f, q, dt)
+            v1 = system.velocity_solve(M, M @ v + dt * f, q, dt, v)
             return system.model._integrate(q, v1, dt), v1
         v1 = v + dt * system.acceleration(t, q, v, tau)
         return system.model._integrate(q, v1, dt), v1

@@ -155,7 +155,7 @@ class StepTable:
             return ints[header[slot]:header[slot] + sizes[slot]]
 
         fsec(K.F_DAMPING)[:] = (system.damping if system._damped else 0.0) + damping
-        if contacts is not None and len(contacts):  # implicit Euler's impulses act through M + h·diag(dampers)
+        if contacts is not None and contacts.stage:  # implicit Euler's impulses act through M + h·diag(dampers)
             contacts.arrays["damping"][:] = dt * fsec(K.F_DAMPING) if integrator_name == "implicit_euler" else 0.0
         if ns:
             q_i, v_i, k, rest = (np.array(c) for c in zip(*rows))
@@ -181,7 +181,7 @@ class StepTable:
         self.loops = C is not None  # the kernels with the loop stages
         if JIT:  # the integrator's C entry point, called by the step and rollout kernels of all integrators
             ints[K.H_STEP] = K.step_address(integrator_name, self.loops)
-            if contacts is not None and len(contacts):  # compiled only for a simulator that can collide
+            if contacts is not None and contacts.stage:  # compiled only for a simulator with a contact stage
                 ints[K.H_CONTACT_STAGE] = K.contact_stage_address()
             self._step = entry(K.step_kernel, *_STEP_SIG)
             self._rollout = None

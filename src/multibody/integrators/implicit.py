@@ -15,7 +15,7 @@ class ImplicitEuler(Integrator):
     def step(self, system, t, q, v, tau, dt):
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - dt * D - dt * dt * K
-        v1 = system.velocity_solve(A, (M - dt * D) @ v + dt * f, q, dt)
+        v1 = system.velocity_solve(A, (M - dt * D) @ v + dt * f, q, dt, v)
         return system.model._integrate(q, v1, dt), v1
 
 
@@ -31,7 +31,7 @@ class Trapezoidal(Integrator):
     def step(self, system, t, q, v, tau, dt):
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - 0.5 * dt * D - 0.25 * dt * dt * K
-        v1 = system.velocity_solve(A, (M - 0.5 * dt * D + 0.25 * dt * dt * K) @ v + dt * f, q, dt)
+        v1 = system.velocity_solve(A, (M - 0.5 * dt * D + 0.25 * dt * dt * K) @ v + dt * f, q, dt, v)
         return system.model._integrate(q, 0.5 * (v + v1), dt), v1
 
 

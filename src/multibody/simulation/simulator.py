@@ -12,7 +12,7 @@ from .._compiled import JIT, B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
 from .._status import (CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, CONTACTS_DROPPED, EFFORT_CLAMPED,
                        MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED, describe)
 from ..constraints import Constraints, JointLimits, project, project_positions
-from ..constraints.contact import ContactTable
+from ..constraints.contact import Compliance, ContactTable
 from ..errors import ContactSolveError, InputError, ModelWarning, MultibodyError, NonFiniteError, SimulationError, \
     SimulationWarning
 from ..forces import total_potential_energy
@@ -37,7 +37,7 @@ from .trajectory import Trajectory, model_fingerprint
 _END = None
 _TAU = None
 # the contact_solver names (docs/contact.md): compiled, and reference modes solved in Python each step
-CONTACT_SOLVERS = ("pgs", "lemke", "newton", "pivoting")
+CONTACT_SOLVERS = ("pgs", "lemke", "newton", "pivoting", "drumwright")
 REFERENCE_SOLVERS = ("anitescu", "anitescu_hart", "staggered")
 _F64 = np.dtype(np.float64)
 
@@ -150,7 +150,7 @@ class Options:
     ground: bool = False
     contact_distance: float = 0.01
     contact_tolerance: float = 1e-8
-    contact_model: str = "rigid"
+    contact_model: object = "rigid"  # "rigid", "soft" or a Compliance (contact_solver="drumwright")
     contact_iterations: int = None
     contact_failure: str = "warn"
 
@@ -241,6 +241,15 @@ class Simulator:
     Newton restitution) or "soft" (MuJoCo's soft contact from the pairs'
     solref and solimp; the default with "newton", which solves it with
     MuJoCo's pyramidal cone as MuJoCo's default solver does).
+    ``contact_solver="drumwright"``: Drumwright's compliant constraints
+    (docs/drumwright.md) with the stiffness and damping of a
+    :class:`~multibody.constraints.contact.Compliance` given as
+    ``contact_model`` (default ``Compliance()``): contact normals,
+    friction and the joint limits (then solved in the contact stage in
+    every step, not at the end of the step; ``restitution`` unused) are
+    spring–dampers advanced by implicit Euler, stable at any step and
+    stiffness; ``contact_distance`` defaults to 0 (only touching pairs
+    make contacts, as in the paper).
     ``contact_failure``: what a solver that reaches its iteration cap (PGS,
     Newton) does: "warn" (default: the step is taken with its last iterate,
     flagged, and a warning says so once per run) or "raise"
@@ -312,8 +321,19 @@ class Simulator:
                 raise InputError(f"constraints must be True, False, a Constraints or a list of LoopJoint / "
                                  f"Coupling records, got {constraints!r}")
             constraints = Constraints(model, extra=constraints, loops=False, couplings=False)
+        law, gdot = "artisynth", False
+        if contact_solver == "drumwright" and constraints is not None and len(constraints) \
+                and isinstance(contact_model, (Compliance, type(None))):  # Drumwright's loops (docs/drumwright.md)
+            c = contact_model if contact_model is not None else Compliance()
+            if compliance or constraint_damping:
+                raise InputError("with contact_solver='drumwright' the loops' stiffness and damping are "
+                                 "Compliance(loop_stiffness=..., loop_damping=...), not compliance / "
+                                 "constraint_damping")
+            if np.isfinite(c.loop_stiffness):
+                compliance, constraint_damping = 1.0 / c.loop_stiffness, c.loop_damping / c.loop_stiffness
+                law, gdot = "drumwright", c.gdot
         self.system = ReducedSystem(model, forces, gravity, joint_damping, constraints, compliance,
-                                    constraint_damping, baumgarte, loop_method)
+                                    constraint_damping, baumgarte, loop_method, law, gdot)
         self.constraints = self.system.constraints
         self.project = bool(project) and self.constraints is not None and not self.system.soft
         integrator.check(self.system)
@@ -321,6 +341,7 @@ class Simulator:
         if self.limits is not None and not len(self.limits):
             self.limits = None
         self._limit_rows = self.limits if self.limits is not None else JointLimits.none(model)
+        self._rigid_limits = self.limits  # the limits solved at the end of the step (not compliant ones)
         self.restitution = float(restitution)
         self.restitution_threshold = float(restitution_threshold)
         self.state = State(0.0, np.zeros(model.nq), np.zeros(model.nv))
@@ -334,12 +355,17 @@ class Simulator:
         self._joint_of_dof = np.repeat(np.arange(model.nbodies), [j.nv for j in model.joints])
         # MuJoCo's default contact in one keyword: contact_solver="newton" (soft, pyramidal)
         newton = contact_solver == "newton"
+        compliant = contact_solver == "drumwright"
         if contact_model is None:
-            contact_model = "soft" if newton else "rigid"
+            contact_model = "soft" if newton else Compliance() if compliant else "rigid"
         if friction is None:
             friction = "pyramid" if newton else "none" if contact_solver == "pivoting" else "cone"
-        if contact_model not in ("rigid", "soft"):
-            raise InputError(f"contact_model must be 'rigid' or 'soft', got {contact_model!r}")
+        if compliant and not isinstance(contact_model, Compliance):
+            raise InputError(f"contact_solver='drumwright' takes a multibody.Compliance as contact_model (stiffness "
+                             f"and damping), got {contact_model!r}")
+        if not compliant and contact_model not in ("rigid", "soft"):
+            raise InputError(f"contact_model must be 'rigid' or 'soft' (a Compliance with contact_solver="
+                             f"'drumwright'), got {contact_model!r}")
         if contact_failure not in ("warn", "raise"):
             raise InputError(f"contact_failure must be 'warn' or 'raise', got {contact_failure!r}")
         self._contact_failure = contact_failure
@@ -347,14 +373,17 @@ class Simulator:
             contact_distance = 0.01 if contact_model == "rigid" else 0.0
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold, contact_tolerance, contact_model == "soft",
-                                      contact_iterations, self.limits, self.restitution)
+                                      contact_iterations, self.limits, self.restitution,
+                                      contact_model if compliant else None)
+        if compliant and self.contact is not None:  # the limits are compliant rows of the contact stage
+            self._limit_rows, self._rigid_limits = JointLimits.none(model), None
         if self.contact is not None:
             self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
         # else None: the integrator's Python step
         reference = self.contact is not None and self.contact.reference is not None
         self.fused = None if self._foreign_integrator or reference else fused_table(
-            self.system, integrator.name, self.dt, self.limits, self.restitution, self.restitution_threshold,
+            self.system, integrator.name, self.dt, self._rigid_limits, self.restitution, self.restitution_threshold,
             self._effort, self._vmax, self.project, self.contact)
         self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
 
@@ -677,13 +706,21 @@ class Simulator:
         a, m = C.arrays, 3 * n
         W = a["W"][:m * m].reshape(m, m)
         try:
-            result = solve_contact(W, a["b"][:m], a["pair_mu"][:n], method=C.reference, friction=C.reference_friction,
-                                   lam0=a["impulse"][:m])
+            if C.reference == "drumwright_paper":  # Drumwright's own QP/SOCP on the step's rows
+                from ..solvers.drumwright import compliant_impulses
+                W, b, kind, phi, K, B, mu = C.compliant_rows()
+                result = None
+                a["impulse"][:m] = compliant_impulses(W, b, self.dt, kind, phi, K, B, mu, friction=C.friction,
+                                                      method="paper", zeta=C.compliance.zeta)
+            else:
+                result = solve_contact(W, a["b"][:m], a["pair_mu"][:n], method=C.reference,
+                                       friction=C.reference_friction, lam0=a["impulse"][:m])
         except MultibodyError as e:
             raise SimulationError(f"the contact solver '{C.reference}' failed at {self._where(k, s.t)}: {e}") from e
-        a["impulse"][:m] = result.lam
-        C.head[_CF.ITERATIONS] = result.iterations
-        C.head[_CF.FLAGS] = 0 if result.converged else CONTACT_NOT_CONVERGED
+        if result is not None:
+            a["impulse"][:m] = result.lam
+        C.head[_CF.ITERATIONS] = result.iterations if result is not None else 1
+        C.head[_CF.FLAGS] = 0 if result is None or result.converged else CONTACT_NOT_CONVERGED
         return self._contact_kernel("apply", s.q, n, vf, q1, v1)
 
     def _contact_kernel(self, which, *args):
@@ -813,7 +850,7 @@ class Simulator:
                                                 f"{np.abs(tau).max(initial=0.0):.3g})")
         if st == MASS_NOT_POSITIVE_DEFINITE:
             raise SimulationError(f"{describe(st)} at {self._where(k, s.t)}")
-        if self.limits is None:  # NON_FINITE from a sum that overflowed, with finite entries
+        if self._rigid_limits is None:  # NON_FINITE from a sum that overflowed, with finite entries
             q, v = q1.copy(), v1.copy()
         else:
             q, v = self._enforce_limits_numpy(q1, v1)
@@ -1110,12 +1147,13 @@ class Simulator:
         return tuple(labels), derive
 
 def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold, tolerance, soft, iterations,
-                   limits, restitution):
+                   limits, restitution, compliance=None):
     """The :class:`~multibody.constraints.contact.ContactTable` of the
     contact stage, or None: contact off (``solver`` None) or nothing that
     can collide. The joint ``limits`` (with their ``restitution``) join
-    its problem in steps with contacts. Soft contact ignores restitution: a warning names the
-    pairs that set one."""
+    its problem in steps with contacts. Soft and compliant contact
+    (``compliance``: Drumwright's, the compiled PGS) ignore restitution: a
+    warning names the pairs that set one."""
     if solver is None:
         return None
     if solver not in CONTACT_SOLVERS + REFERENCE_SOLVERS:
@@ -1131,7 +1169,7 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
         max_contacts = _count(max_contacts, "max_contacts", 1)
     if iterations is not None:
         iterations = _count(iterations, "contact_iterations", 1)
-    compiled = solver if solver in CONTACT_SOLVERS else "pgs"
+    compiled = solver if solver in CONTACT_SOLVERS and solver != "drumwright" else "pgs"
     if solver in REFERENCE_SOLVERS:  # checked here: the table's solver is not the one used
         allowed = {"anitescu": ("cone", "box"), "anitescu_hart": ("pyramid",), "staggered": ("cone", "box")}[solver]
         if friction not in allowed:
@@ -1140,16 +1178,20 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
     table = ContactTable(model, dt, solver=compiled, friction="cone" if solver in REFERENCE_SOLVERS else friction,
                          max_contacts=max_contacts, distance=distance, restitution_threshold=threshold,
                          velocity_tolerance=tolerance, soft=soft, max_iterations=iterations, limits=limits,
-                         limit_restitution=restitution)
+                         limit_restitution=restitution, compliance=compliance)
     bouncing = [f"({table.geometry.geometries[a].name}, {table.geometry.geometries[b].name})"
-                for (a, b), e in zip(table.geometry.pairs, table.geometry.restitution) if e > 0] if soft else []
+                for (a, b), e in zip(table.geometry.pairs, table.geometry.restitution) if e > 0] \
+        if soft or compliance is not None else []
     if bouncing:
-        warnings.warn(f"soft contact has no restitution (solref's damping ratio sets the bounce): it is ignored on "
-                      f"the pairs {', '.join(bouncing[:5])}{', ...' if len(bouncing) > 5 else ''}", ModelWarning,
-                      stacklevel=3)
+        why = "solref's damping ratio" if soft else "the compliance's stiffness, damping and the step"
+        warnings.warn(f"{'soft' if soft else 'compliant'} contact has no restitution ({why} set the bounce): it is "
+                      f"ignored on the pairs {', '.join(bouncing[:5])}{', ...' if len(bouncing) > 5 else ''}",
+                      ModelWarning, stacklevel=3)
     table.reference = solver if solver in REFERENCE_SOLVERS else None
+    if compliance is not None and compliance.formulation == "paper":  # the paper's QP/SOCP, by clarabel
+        table.reference = "drumwright_paper"
     table.reference_friction = friction
-    return table if len(table) else None
+    return table if table.stage else None
 
 
 def _rebuild(model, arguments, checkpoint):
