@@ -22,7 +22,7 @@ from numba import njit
 from numba.extending import overload
 
 from .._compiled import call_address
-from .narrow import UNSUPPORTED, collide_pair
+from .narrow import MAX_CONTACTS, UNSUPPORTED, collide_pair
 from .shapes import PLANE
 
 FAILED = -1  # detect() returns FAILED - pair when the narrow phase failed on a pair
@@ -100,14 +100,17 @@ def detect(body_poses, code, body, local, size, radius, box, vstart, vertices, f
     ``cpair`` = i and ``ckey`` = 8 i + (index within the pair): the key
     that matches a contact with the previous step's. ``R``, ``p``: the
     geometries' world poses (written). Returns (n, dropped): the number of
-    contacts written, and how many did not fit in the buffers (their
-    capacity ``dist.shape[0]``); or (FAILED − i, 0) if the narrow phase
+    contacts written, and how many pairs lost contacts for want of room:
+    the capacity is ``dist.shape[0] − MAX_CONTACTS`` (the buffers hold one
+    more pair, so that a pair that fills them exactly loses nothing and is
+    not counted); or (FAILED − i, 0) if the narrow phase
     failed on pair i. ``colliders`` (npair, int64): in compiled code the
     narrow phase of pair i is the C entry point at ``colliders[i]``,
     called with (``table``, i, the first row to write)
     (:func:`collide_via`)."""
     geometry_poses(body_poses, body, local, R, p)
-    cap = dist.shape[0]
+    end = dist.shape[0]
+    cap = end - MAX_CONTACTS  # the capacity; the buffers have room for one more pair's contacts after it
     n = 0
     dropped = 0
     for i in range(pairs.shape[0]):
@@ -115,16 +118,17 @@ def detect(body_poses, code, body, local, size, radius, box, vstart, vertices, f
         m = margin[i] + reach
         if not _may_touch(code, radius, box, R, p, a, b, m):
             continue
-        start = n if n < cap else cap
+        start = min(n, cap)  # when full, the pair is collided after the capacity only to count what is lost
         k = collide_via(colliders[i], table, i, start, code[a], size[a], R[a], p[a], vertices[vstart[a]:vstart[a + 1]],
                         faces, code[b], size[b], R[b], p[b], vertices[vstart[b]:vstart[b + 1]], faces, m, dist, pos,
-                        frame, cap, work)
+                        frame, end, work)
         if k < 0:
             return FAILED - i, 0
+        if start + k > cap:  # the pair's contacts beyond the capacity are lost
+            dropped += 1
+            k = cap - start
         for j in range(k):
             cpair[start + j] = i
             ckey[start + j] = 8 * i + j
         n = start + k
-        if k < 8 and start + k >= cap:  # the buffers are full: count what this pair could not write
-            dropped += 1
     return n, dropped
