@@ -295,26 +295,11 @@ def velocity_residual(W, b, mu, lam, model, small, ptr=_ALL, idx=_ALL):
 
 
 @njit(cache=True, nogil=True)
-def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep, ptr, idx, marks):
-    """The subspace minimization of PGS-SM (Silcowitz, Niebe & Erleben,
-    "Projected Gauss–Seidel subspace minimization method for interactive
-    rigid body dynamics", 2010), for the disk as for the box: with the
-    contact states ``state`` of λ (:func:`contact_states`) — pressing
-    normal rows and sticking friction rows A; the others fixed at their λ —
-    solve the conditions of those states, ``u_A = (Wλ + b)_A = 0``, for the
-    change of λ_A: ``W_AA δ = −u_A``, W_AA's dependent rows dropped
-    (:func:`~multibody.dynamics.closed_loop_kernels.psd_factor`: redundant
-    contacts, a box on four corners, make W singular; their δ is 0). The
-    new λ (a sliding λ_t brought back onto its new bound along its
-    direction) replaces ``lam`` only if the states hold there (λ_n ≥ 0,
-    sticking λ_t within μλ_n) and its :func:`velocity_residual` is smaller;
-    returns whether it did. Scratch: ``rows`` (m, int64), ``Ws`` (m², flat),
-    ``D``, ``u``, ``x``, ``y``, ``keep`` (m); with coupling lists (``ptr``
-    not empty) W is read on the coupled blocks only, and W_AA is factored
-    by component of the coupling graph (:func:`_components`: a pile's
-    separate stacks are separate blocks, a³ → Σ a_k³); ``marks`` (m,
-    int64): the contacts' component labels (its first m/3, set by
-    :func:`_components`), then scratch."""
+def _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks):
+    """The candidate of a subspace step for the rows in ``state`` (their
+    indices into ``rows``, grouped by component of the coupling graph):
+    ``x = λ_A + δ``, ``W_AA δ = −u_A`` with W_AA's dependent rows dropped
+    (δ = 0 there), factored by component. Returns the number a of rows."""
     m = b.shape[0]
     nc = m // 3
     coupled = ptr.shape[0] > 0
@@ -326,7 +311,7 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
                 rows[a] = i
                 a += 1
     if a == 0:
-        return False
+        return 0
     if coupled:
         for c in range(nc):
             seen[c] = 0
@@ -351,27 +336,87 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
         start = end
     for p in range(a):
         x[p] = lam[rows[p]] + u[p]  # the candidate λ_A
-    # the states at the candidate, before anything is written: pressing, sticking within the bound
-    p = 0
-    while p < a:
-        i = rows[p]
-        if not x[p] >= 0.0:  # a NaN too
-            return False
-        r = mu[i // 3] * x[p]
-        p += 1
-        while p < a and rows[p] < i + 3:
-            if model == BOX:
-                if abs(x[p]) > r:
-                    return False
-                p += 1
-            else:
-                if x[p] * x[p] + x[p + 1] * x[p + 1] > r * r:
-                    return False
-                p += 2
-    before = velocity_residual(W, b, mu, lam, model, small, ptr, idx)
+    return a
+
+
+@njit(cache=True, nogil=True)
+def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep, ptr, idx, marks):
+    """The subspace minimization of PGS-SM (Silcowitz, Niebe & Erleben,
+    "Projected Gauss–Seidel subspace minimization method for interactive
+    rigid body dynamics", 2010), for the disk as for the box: with the
+    contact states ``state`` of λ (:func:`contact_states`) — pressing
+    normal rows and sticking friction rows A; the others fixed at their λ —
+    solve the conditions of those states, ``u_A = (Wλ + b)_A = 0``, for the
+    change of λ_A: ``W_AA δ = −u_A``, W_AA's dependent rows dropped
+    (:func:`~multibody.dynamics.closed_loop_kernels.psd_factor`: redundant
+    contacts, a box on four corners, make W singular; their δ is 0). The
+    normal rows' set is corrected by block pivoting (up to
+    max(``PIVOT_ROUNDS``, contacts) solves: contacts with a negative impulse leave it,
+    resting ones left approaching join it, sticking) until it holds; the
+    new λ (a sliding λ_t brought back onto its new bound along its
+    direction) replaces ``lam`` only if then the sticking λ_t are within
+    μλ_n and its :func:`velocity_residual` is smaller; returns whether it
+    did (``state`` holds the set it ended with). Scratch: ``rows`` (m, int64), ``Ws`` (m², flat),
+    ``D``, ``u``, ``x``, ``y``, ``keep`` (m); with coupling lists (``ptr``
+    not empty) W is read on the coupled blocks only, and W_AA is factored
+    by component of the coupling graph (:func:`_components`: a pile's
+    separate stacks are separate blocks, a³ → Σ a_k³); ``marks`` (m,
+    int64): the contacts' component labels (its first m/3, set by
+    :func:`_components`), then scratch."""
+    m = b.shape[0]
+    nc = m // 3
     keep[:m] = lam
-    for p in range(a):
-        lam[rows[p]] = x[p]
+    settled = False
+    a = 0
+    for _ in range(max(PIVOT_ROUNDS, nc)):  # a column of contacts may join one per round
+        a = _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks)
+        if a == 0:
+            break
+        for p in range(a):
+            if x[p] != x[p]:  # NaN
+                lam[:] = keep[:m]
+                return False
+            lam[rows[p]] = x[p]
+        # block pivoting on the normal rows (Júdice & Pires 1994): a contact whose normal impulse
+        # the solution makes negative leaves the set (its impulse 0), a resting one that it leaves
+        # approaching joins it (sticking): the sweeps need not have found every state first (a
+        # column of 50 spheres gained one contact every few hundred sweeps, each step refused until then)
+        changed = False
+        for c in range(nc):
+            i = 3 * c
+            if state[i] != 0 and lam[i] < 0.0:
+                state[i] = state[i + 1] = state[i + 2] = 0
+                lam[i] = lam[i + 1] = lam[i + 2] = 0.0
+                changed = True
+        for c in range(nc):
+            i = 3 * c
+            if state[i] == 0 and W[i, i] > small and lam[i] == 0.0 and \
+                    coupled_velocity(W, b, lam, i, ptr, idx) < 0.0:
+                state[i] = 1
+                if mu[c] > 0.0:
+                    state[i + 1] = state[i + 2] = 1
+                changed = True
+        if not changed:
+            settled = True
+            break
+    if not settled:
+        lam[:] = keep[:m]
+        return False
+    # sticking friction within its bound at the candidate
+    for c in range(nc):
+        i = 3 * c
+        if state[i] == 0:
+            continue
+        r = mu[c] * lam[i]
+        if model == BOX:
+            for j in range(i + 1, i + 3):
+                if state[j] != 0 and abs(lam[j]) > r:
+                    lam[:] = keep[:m]
+                    return False
+        elif state[i + 1] != 0 and lam[i + 1] * lam[i + 1] + lam[i + 2] * lam[i + 2] > r * r:
+            lam[:] = keep[:m]
+            return False
+    before = velocity_residual(W, b, mu, keep[:m], model, small, ptr, idx)
     for c in range(nc):  # a sliding λ_t onto its (new) bound, along its direction
         i = 3 * c
         r = mu[c] * lam[i]
@@ -388,7 +433,6 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
         return True
     lam[:] = keep[:m]
     return False
-
 
 @njit(cache=True, nogil=True)
 def _components(ptr, idx, labels, queue):
@@ -461,6 +505,9 @@ FACTOR_COST = 3.0
 # cycles at a residual of 2.1e-7 m/s (100 000 sweeps do not lower it), and 500 sweeps a step were
 # most of the step's cost; a slowly converging stack loses 16 % of its residual per window.
 STALL_SWEEPS, STALL_RATE = 25, 0.99
+# The block-pivoting rounds of a subspace step (contacts joining or leaving the pressing set) before it
+# gives up
+PIVOT_ROUNDS = 8
 
 
 @njit(cache=True, nogil=True)
