@@ -21,7 +21,7 @@ from .dynamics import (aba, bias_forces, crba, kinetic_energy_gradient, floating
                        operational_space_inverse_inertia, regressor, rnea)
 
 from . import forces
-from .constraints.contact import Compliance
+from .constraints.contact import Compliance, add_foundation_elements
 from .simulation import ComputedTorque, PD, Simulator, State, Trajectory
 
 __version__ = "0.1.0"

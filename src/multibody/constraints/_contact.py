@@ -44,7 +44,9 @@ Compliant contact (``head[COMPLIANT]``; Drumwright, seed 003, and
 spring–damper whose state is advanced by implicit Euler, in the ERP/CFM
 form ``u + cfm·λ + erp·φ ≥ 0`` ⟂ λ ≥ 0 (the max law, eq. 68): W + diag(cfm)
 and ``b = J v_f + erp·φ`` with ``erp = K/(hK + B)``, ``cfm = 1/(h(hK + B))``,
-φ = d on a normal row (Hertz: K = E*√(r·depth), notes P7), φ = 0 and
+φ = d on a normal row (Hertz: K = E*√(r·depth), notes P7; across a gap
+d > 0, a speculative contact, no damper, and a Hertz row is rigid: the
+bodies reach the undeformed surfaces at most), φ = 0 and
 ``cfm = 1/(h B_t)`` on the friction rows (memoryless friction, K_t = 0),
 the limits' rows with the simulator's limit stiffness and damping. The
 velocity-product term Ġv of contact rows is not included (the "penalty"
@@ -67,20 +69,21 @@ from .._status import NOT_CONVERGED
 from ..collision.detect import detect
 from ..collision.narrow import (BOX_BOX, CLOSED_FORM, SUPPORT, TERRAIN, box_box_contacts, closed_form_contacts,
                                 collide_pair_by, support_contacts, terrain_contacts)
-from ..collision.narrow_workspace import WORK_SIZE
+from ..collision.narrow_workspace import MAX_CONTACTS, WORK_SIZE
 from ..dynamics.kernels import ltdl_solve_span
 from ..solvers.drumwright import compliant_row
 from ..solvers.lemke import box_lcp, pyramid_lcp
 from ..solvers.newton import soft_pyramid_newton
 from ..solvers.pgs import projected_gauss_seidel_subspace
 from ..solvers.pivoting import pivoting
-from ..solvers.residual import BOX, CONE, PYRAMID  # noqa: F401 (the friction models of head[FRICTION])
+from ..solvers.residual import BOX, CONE, PYRAMID, coupled_velocity  # noqa: F401 (BOX…: head[FRICTION]'s models)
 
 # ------------------------------------------------------------------ the table
 # ContactTable.head (int64): sizes, options and results, then the address of every array, in the
 # order of ARRAYS; ContactTable (contact.py) allocates them from the same list.
 # CAP counts the slots of every per-contact array: CONTACT_CAP for detected contacts, then one for each
-# joint-limit row (NLIM: the model's; N_LIM: those in the last step's problem).
+# joint-limit row (NLIM: the model's; N_LIM: those in the last step's problem), then MAX_CONTACTS more:
+# detection may write one pair's contacts past CONTACT_CAP to learn whether any are lost.
 (NG, NPAIR, CAP, NV, NB, NVERT, FRICTION, MAX_ITER, N, N_PREV, ITERATIONS, FLAGS, DROPPED, FAILED_PAIR,
  SELF, DETECT, SOLVER, SOLVE, SIDES, SOFT, CONTACT_CAP, NLIM, N_LIM, LOOPS, COMPLIANT, N_HEAD) = range(26)
 PGS, LEMKE, NEWTON, PIVOTING = 0, 1, 2, 3  # head[SOLVER]: the compiled solvers
@@ -168,6 +171,8 @@ ARRAYS = (
     # Drumwright's compliant contact (head[COMPLIANT]): per pair the normal stiffness K (N/m; Hertz: E*, Pa),
     # the normal damping B and the friction damping B_t (N·s/m), and the Hertz radius (m; 0: a linear spring)
     ("compliance", np.float64, lambda ng, npair, cap, nv, nb, nvert: (npair, 4)),
+    # per slot of a Hertz contact: the depth its secant stiffness is taken at and the cfm added to W (hertz_round)
+    ("secant", np.float64, lambda ng, npair, cap, nv, nb, nvert: (2, cap)),
 )
 ADDRESS = {name: N_HEAD + k for k, (name, _, _) in enumerate(ARRAYS)}
 HEAD_SIZE = N_HEAD + len(ARRAYS)
@@ -214,7 +219,7 @@ def contact_view(handle):
                     _f(head, N_HEAD + 52, (2 * nv, 2)), _f(head, N_HEAD + 53, (nv, nv)), _f(head, N_HEAD + 54, (nv,)),
                     _i(head, N_HEAD + 55, (nv,)), _i(head, N_HEAD + 56, (cap + 1,)), _i(head, N_HEAD + 57, (cap * cap,)),
                     _i(head, N_HEAD + 58, (nb + 1,)), _i(head, N_HEAD + 59, (2 * cap,)),
-                    _f(head, N_HEAD + 60, (npair, 4)))
+                    _f(head, N_HEAD + 60, (npair, 4)), _f(head, N_HEAD + 61, (2, cap)))
 
 
 # ------------------------------------------------------------------ detection and rows
@@ -224,10 +229,10 @@ def find_contacts(C, body_poses):
     4) into the table (``head[N]``, ``dist``, ``pos``, ``frame``, ``cpair``,
     ``key``); returns their number, or a negative status (``head[FAILED_PAIR]``
     names the pair)."""
-    cap = C.head[CONTACT_CAP]  # the slots after it are the joint limits'
+    end = C.head[CONTACT_CAP] + MAX_CONTACTS  # the capacity and room for one pair (the limit slots, overwritten later)
     n, dropped = detect(body_poses, C.code, C.body, C.local, C.size, C.radius, C.box, C.vstart, C.vertices, C.faces,
-                        C.pairs, C.margin, C.scalars[REACH], C.R, C.p, C.dist[:cap], C.pos[:cap], C.frame[:cap],
-                        C.cpair[:cap], C.key[:cap], C.work, C.collider, C.head[SELF])
+                        C.pairs, C.margin, C.scalars[REACH], C.R, C.p, C.dist[:end], C.pos[:end], C.frame[:end],
+                        C.cpair[:end], C.key[:end], C.work, C.collider, C.head[SELF])
     C.head[DROPPED] = dropped
     if n < 0:
         C.head[FAILED_PAIR] = -1 - n
@@ -254,7 +259,8 @@ def _collide_in_table(handle, i, start, colliders):
     a, b = C.pairs[i, 0], C.pairs[i, 1]
     return collide_pair_by(colliders, C.code[a], C.size[a], C.R[a], C.p[a], C.vertices[C.vstart[a]:C.vstart[a + 1]],
                            C.code[b], C.size[b], C.R[b], C.p[b], C.vertices[C.vstart[b]:C.vstart[b + 1]],
-                           C.margin[i] + C.scalars[REACH], C.dist, C.pos, C.frame, start, C.head[CONTACT_CAP], C.work)
+                           C.margin[i] + C.scalars[REACH], C.dist, C.pos, C.frame, start,
+                           C.head[CONTACT_CAP] + MAX_CONTACTS, C.work)
 
 
 def _collide_closed_form_c(handle, i, start):
@@ -433,9 +439,10 @@ def _chain_dots(J, r, y, last_dof, lam, ba, bb):
 
 
 MIN_VALUE = 1e-15  # MuJoCo's mjMINVAL: the smallest regularizer R
-# the cfm of a compliant row with neither spring nor damper (a Hertz contact just touching, B = 0): large
-# enough that Gauss–Seidel leaves its impulse at 0, finite so that W stays a matrix of numbers
-INERT = 1e20
+# a compliant row with neither spring nor damper (a Hertz contact touching or across a gap the step does not
+# close, B = 0) gets cfm = INERT times its diagonal of W: its impulse stays below 1e-6 of a rigid row's, and
+# the solvers' test for immovable rows (relative to W's largest diagonal entry) still sees the others
+INERT = 1e6
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -716,8 +723,9 @@ def contact_problem(C, lam, n, v, vf):
     for r in range(m if not (on_demand or coupled_only) else 0):  # the upper triangle from the lower: W symmetric
         for s in range(r):
             W[s, r] = W[r, s]
-    if newton:
+    if newton or C.head[COMPLIANT] != 0:  # compliant: kept for the reference mode (ContactTable.compliant_rows)
         C.vf[:] = vf
+    if newton:
         _newton_structure(C, lam, n)
     soft = C.head[SOFT] != 0
     compliant = C.head[COMPLIANT] != 0
@@ -730,13 +738,18 @@ def contact_problem(C, lam, n, v, vf):
         if compliant:  # Drumwright's law (module docstring): W + cfm, b = J v_f + erp·φ
             b[r], b[r + 1], b[r + 2] = _chain_dots(J, r, vf, C.last_dof, lam, ba, bb)
             K, B, Bt, radius = C.compliance[i, 0], C.compliance[i, 1], C.compliance[i, 2], C.compliance[i, 3]
-            if radius > 0.0:  # Hertz: the secant stiffness E*·√(r·depth) of the force E*·√r·depth^3/2 (notes P7)
-                K *= np.sqrt(radius * max(-d, 0.0))
+            if radius > 0.0:  # Hertz: the secant stiffness E*·√(r·depth) of the force E*·√r·depth^3/2 (notes P7);
+                # across a gap rigid: the bodies reach the undeformed surfaces at most (the secant of a depth the
+                # step might reach is no stiffness: a free-velocity guess left a column of falling spheres
+                # interpenetrating, a sphere stopped below while the next came on)
+                K = K * np.sqrt(radius * max(-d, 0.0)) if d <= 0.0 else np.inf
             if d > 0.0:  # a gap: the spring acts on the deformation the step predicts, no damper before touching
                 B = 0.0
             erp, cfm = compliant_row(K, B, h)
-            W[r, r] += min(cfm, INERT)
+            cfm = min(cfm, INERT * W[r, r])
+            W[r, r] += cfm
             b[r] += erp * d
+            C.secant[0, c], C.secant[1, c] = max(-d, 0.0), cfm
             if Bt > 0.0:  # memoryless friction (K_t = 0) with the damper B_t, bounded by the cone
                 cfm = compliant_row(0.0, Bt, h)[1]
                 W[r + 1, r + 1] += cfm
@@ -775,7 +788,7 @@ def contact_problem(C, lam, n, v, vf):
         if compliant:  # Drumwright's range-of-motion limit (§5.4): the law of a unilateral row
             B = C.scalars[LIMIT_DAMPING] if C.dist[c] <= 0.0 else 0.0
             erp_l, cfm = compliant_row(C.scalars[LIMIT_STIFFNESS], B, h)
-            W[r, r] += min(cfm, INERT)
+            W[r, r] += min(cfm, INERT * W[r, r])
             b[r] = sign * vf[k] + erp_l * C.dist[c]
         else:
             b[r] = sign * vf[k] - rigid_target(C.scalars[LIMIT_RESTITUTION], sign * v[k], C.dist[c], h, erp, vth)
@@ -929,6 +942,53 @@ def solve_newton(C, n):
                                C.nnz, C.envelope, C.head[MAX_ITER], C.scalars[VELOCITY_TOLERANCE])
 
 
+# Hertz contacts (hertz_round): fixed-point rounds on the secant's depth, and their tolerance on it
+HERTZ_ROUNDS, HERTZ_TOL = 20, 1e-3
+
+
+@njit(cache=True, nogil=True)
+def hertz_round(C, n, slots):
+    """One round of the implicit Hertz law on the solved problem: the
+    spring of a penetrating Hertz contact is the secant ``E*√(r·δ)`` of its
+    force ``E*√r·δ^{3/2}`` at a depth δ; the contact stage first takes δ
+    at the start of the step (explicit, as the paper's Hertz form lags),
+    and then, here, moves δ halfway to the depth the solution reaches at
+    the end of the step, ``d + h·u_n`` (u_n the row's velocity without its
+    compliance terms), updating the row's cfm and erp·d; returns whether
+    any δ changed by more than ``HERTZ_TOL`` relative. Converged, the force
+    is the Hertz force at the end of the step — implicit Euler on the
+    nonlinear spring. The lagged stiffness alone let a column of 50
+    falling spheres interpenetrate by centimetres where a contact just
+    touching (δ ≈ 0: no stiffness) met the impact, and the stiffness of
+    that depth, a step later, threw spheres metres up."""
+    m = 3 * slots
+    W, b, lam = C.W[:m * m].reshape((m, m)), C.b, C.impulse
+    ptr, idx = C.coupled_ptr[:slots + 1], C.coupled
+    h = C.scalars[DT]
+    changed = False
+    for c in range(n):
+        i = C.cpair[c]
+        radius = C.compliance[i, 3]
+        d = C.dist[c] - C.margin[i]
+        if radius <= 0.0 or d > 0.0:
+            continue
+        r = 3 * c
+        E, B = C.compliance[i, 0], C.compliance[i, 1]
+        depth, cfm = C.secant[0, c], C.secant[1, c]
+        erp = compliant_row(E * np.sqrt(radius * depth), B, h)[0]
+        u = coupled_velocity(W, b[:m], lam[:m], r, ptr, idx) - cfm * lam[r] - erp * d
+        new = 0.5 * (depth + max(-(d + h * u), 0.0))
+        if abs(new - depth) <= HERTZ_TOL * max(new, depth):
+            continue
+        erp_new, cfm_new = compliant_row(E * np.sqrt(radius * new), B, h)
+        cfm_new = min(cfm_new, INERT * (W[r, r] - cfm))
+        W[r, r] += cfm_new - cfm
+        b[r] += (erp_new - erp) * d
+        C.secant[0, c], C.secant[1, c] = new, cfm_new
+        changed = True
+    return changed
+
+
 def solve_via_address(C, n):
     """:func:`solve_problem`; in compiled code a call through the address
     in ``C.head[SOLVE]``."""
@@ -952,6 +1012,12 @@ def solve_contacts(C, lam, n, v, vf, v_out):
     contact_problem(C, lam, n, v, vf)
     slots = n + C.head[N_LIM]
     it = solve_via_address(C, slots)
+    if C.head[COMPLIANT] != 0:  # the Hertz contacts' secant at the end of the step (hertz_round)
+        for _ in range(HERTZ_ROUNDS):
+            if (it < 0 and it != NOT_CONVERGED) or not hertz_round(C, n, slots):
+                break
+            again = solve_via_address(C, slots)
+            it = again if again < 0 else (it + again if it >= 0 else it)
     C.head[ITERATIONS] = it
     if it >= 0 or it == NOT_CONVERGED:
         finish_contacts(C, slots, vf, v_out)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..collision.narrow import pair_family
+from ..collision.narrow import MAX_CONTACTS, pair_family
 from ..collision.table import GeometryTable
 from ..errors import InputError
 from ..kinematics import forward_kinematics
@@ -121,7 +121,8 @@ class Compliance:
       "paper": the paper's single QP/SOCP (Appendix A; eqs. 99–120 with
       the weight ``zeta``, default 1/h), solved by clarabel from Python
       every step (a reference mode: its λ_n may exceed the max law and a
-      sliding block hops, P6)."""
+      sliding block hops, P6), with contacts between touching pairs only
+      (the simulator's ``contact_distance`` defaults to 0 for it)."""
     stiffness: float = 1e15
     damping: float = 1.0
     friction_damping: float = None
@@ -151,9 +152,44 @@ class Compliance:
         if self.hertz and not np.isfinite(self.stiffness):
             raise InputError("Compliance(hertz=True) needs a finite stiffness: the effective modulus E* (Pa)")
 
+    @classmethod
+    def winkler(cls, modulus, depth, element_area, damping=1.0, **others):
+        """The compliance of a Winkler elastic foundation (notes C13,
+        Drumwright §5.5): each element under a face is a spring of stiffness
+        ``modulus · element_area / depth`` (N/m; modulus in Pa, depth and
+        the element area in m and m²) with ``damping`` (N·s/m); the other
+        fields as given. Elements from :func:`add_foundation_elements`."""
+        for value, what in ((modulus, "modulus"), (depth, "depth"), (element_area, "element_area")):
+            if not (isinstance(value, (int, float)) and 0 < value < np.inf):
+                raise InputError(f"Compliance.winkler: {what} must be a finite number > 0, got {value!r}")
+        return cls(stiffness=modulus * element_area / depth, damping=damping, **others)
+
     def friction_damping_at(self, dt):
         """B_t (N·s/m) at the step dt: ``friction_damping``, or 10⁶/dt."""
         return 1e6 / dt if self.friction_damping is None else float(self.friction_damping)
+
+
+def add_foundation_elements(builder, body, center, size, count, *, radius=1e-6, name="element", **geometry):
+    """Put the elements of a Winkler foundation under a face of ``body``:
+    ``count × count`` spheres of ``radius`` (m; points, for practical
+    purposes) at the centres of a regular grid on the rectangle of
+    ``size`` (a, b) (m) centred at ``center`` in the body frame, in the
+    body's x–y plane (the face's normal along the body's z). Each touches
+    what the face touches as one spring of
+    :meth:`Compliance.winkler`; returns their geometry names
+    (``f"{name}{k}"``). ``geometry``: more options of
+    :meth:`~multibody.model.ModelBuilder.add_geometry` (friction, ...)."""
+    if not (isinstance(count, (int, np.integer)) and count >= 1):
+        raise InputError(f"count must be an integer >= 1 (elements per side), got {count!r}")
+    a, b = (float(x) for x in size)
+    names = []
+    for i in range(count):
+        for j in range(count):
+            p = np.asarray(center, float) + np.array([(i + 0.5) / count * a - a / 2, (j + 0.5) / count * b - b / 2,
+                                                       radius])
+            names.append(f"{name}{len(names)}")
+            builder.add_geometry(body, "sphere", (radius,), placement=(np.eye(3), p), name=names[-1], **geometry)
+    return names
 
 
 def curvature_radius(g, i):
@@ -297,7 +333,7 @@ class ContactTable:
         nlim = 0 if limits is None or solver == "newton" else len(limits)
         if max_iterations is None:
             max_iterations = {"pgs": 500, "newton": 100}.get(solver, 500 + 150 * (cap + nlim))
-        sizes = (len(g.code), npair, cap + nlim, model.nv, model.nbodies, len(g.vertices))
+        sizes = (len(g.code), npair, cap + nlim + MAX_CONTACTS, model.nv, model.nbodies, len(g.vertices))
         self._allocate(sizes)
         a, head = self.arrays, self.head
         head[CF.CONTACT_CAP], head[CF.NLIM] = cap, nlim
@@ -533,12 +569,11 @@ class ContactTable:
         """The last step's problem's rows before Drumwright's law is applied
         (compliant tables; the reference mode ``formulation="paper"``):
         ``(W, b, kind, phi, stiffness, damping, mu)`` with W = J X Jᵀ (all
-        blocks), b = J v_f (from the table's b minus erp·φ), per row its
+        blocks), b = J v_f, per row its
         kind ("normal"/"tangent" for contacts, "unilateral" for limits, whose
         two placeholder rows get K = B = 0), φ (the normal rows' distance,
         the limits' φ), K (Hertz: the secant E*√(r·depth)), B (0 across a
         gap) and μ — the laws of :func:`~._contact.contact_problem`."""
-        from ..solvers.drumwright import row_laws
         if self.compliance is None:
             raise InputError("compliant_rows() is for a table with compliant contact (contact_solver='drumwright')")
         a, head = self.arrays, self.head
@@ -546,17 +581,17 @@ class ContactTable:
         slots, m = n + nl, 3 * (n + nl)
         J, Y = a["J"][:m], a["Y"][:m]
         W = J @ Y.T
+        b = J @ a["vf"]
         kind = np.array(["normal", "tangent", "tangent"] * n + ["unilateral"] * (3 * nl))
         phi, K, B, mu = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m)
-        h = float(a["scalars"][CF.DT])
         for c in range(slots):
             r = 3 * c
             i = int(a["cpair"][c])
             if i >= 0:
                 d = a["dist"][c] - a["margin"][i]
                 k, damping, bt, radius = a["compliance"][i]
-                if radius > 0:
-                    k *= np.sqrt(radius * max(-d, 0.0))
+                if radius > 0:  # at the depth now; across a gap rigid
+                    k = k * np.sqrt(radius * max(-d, 0.0)) if d <= 0 else np.inf
                 phi[r], K[r], B[r] = d, k, (damping if d <= 0 else 0.0)
                 if bt > 0:
                     B[r + 1] = B[r + 2] = bt
@@ -565,8 +600,6 @@ class ContactTable:
                 phi[r] = a["dist"][c]
                 K[r] = a["scalars"][CF.LIMIT_STIFFNESS]
                 B[r] = a["scalars"][CF.LIMIT_DAMPING] if phi[r] <= 0 else 0.0
-        erp, _, _ = row_laws(h, K, B)
-        b = a["b"][:m] - np.where(np.isfinite(erp), erp * phi, 0.0)
         return W, b, kind, phi, K, B, mu
 
     def hold_loops(self, constraints, q):

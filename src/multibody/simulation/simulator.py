@@ -234,7 +234,7 @@ class Simulator:
     modes, or None: off), ``friction`` (default "cone"; "pyramid" with
     "newton"; "none", frictionless, with "pivoting", the frictionless LCP),
     ``max_contacts``, ``contact_distance`` (m; default 0.01
-    for rigid contact, 0 for soft), ``contact_tolerance`` (m/s),
+    for rigid and compliant contact, 0 for soft), ``contact_tolerance`` (m/s),
     ``contact_iterations`` (the solver's cap: PGS sweeps, default 500;
     Lemke's pivots; Newton's iterations, default 100) and
     ``contact_model``: "rigid" (default: non-penetration, Coulomb friction,
@@ -248,8 +248,10 @@ class Simulator:
     friction and the joint limits (then solved in the contact stage in
     every step, not at the end of the step; ``restitution`` unused) are
     spring–dampers advanced by implicit Euler, stable at any step and
-    stiffness; ``contact_distance`` defaults to 0 (only touching pairs
-    make contacts, as in the paper).
+    stiffness; ``contact_distance`` defaults to 0.01 m as for rigid
+    contact (speculative rows; 0: only touching pairs make contacts, the
+    paper's rule, under which stiff contacts chatter and impacts bounce:
+    docs/drumwright.md).
     ``contact_failure``: what a solver that reaches its iteration cap (PGS,
     Newton) does: "warn" (default: the step is taken with its last iterate,
     flagged, and a warning says so once per run) or "raise"
@@ -370,7 +372,9 @@ class Simulator:
             raise InputError(f"contact_failure must be 'warn' or 'raise', got {contact_failure!r}")
         self._contact_failure = contact_failure
         if contact_distance is None:
-            contact_distance = 0.01 if contact_model == "rigid" else 0.0
+            # soft: MuJoCo's margins only; the paper's compliant program: touching pairs only (its rule)
+            paper = compliant and contact_model.formulation == "paper"
+            contact_distance = 0.0 if contact_model == "soft" or paper else 0.01
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold, contact_tolerance, contact_model == "soft",
                                       contact_iterations, self.limits, self.restitution,
