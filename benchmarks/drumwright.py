@@ -42,7 +42,10 @@ import contact as scenes  # noqa: E402  (benchmarks/contact.py: the scenes and t
 
 
 def experiment(name):
-    path = os.path.join(HERE, "..", "experiments", "drumwright", f"{name}.py")
+    folder = os.path.join(HERE, "..", "experiments", "drumwright")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # the scripts' shared drumwright_common
+    path = os.path.join(folder, f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_drumwright_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -21,12 +21,12 @@ can inject energy (notes E4): ``--long`` runs that too.
 Run: ``.venv/bin/python experiments/drumwright/e4_pendulum.py [--out DIR]``
 (default out/drumwright/): prints the table, writes ``e4_pendulum.png``.
 """
-import argparse
-import os
 
 import numpy as np
 
 import multibody as mb
+
+import drumwright_common
 
 MASS, LENGTH, INERTIA, GRAVITY = 1.0, 1.0, 0.01, 9.81
 STIFFNESS, DAMPING = 1e15, 1.0
@@ -69,15 +69,10 @@ def run(h, duration=1.0, gdot=True, stiffness=STIFFNESS, damping=DAMPING, model=
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join("out", "drumwright"))
+    parser = drumwright_common.parser(__doc__)
     parser.add_argument("--long", action="store_true", help="also 100 s at h = 0.05 and 0.01, with and without gdot")
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = drumwright_common.subplots(1, 2, figsize=(11, 4))
     print(f"{'h':>8} {'gdot':>5} {'max|phi| (m)':>13} {'energy swing (J)':>17}")
     for h in (1e-1, 1e-2, 1e-3, 1e-4):
         for gdot in (True, False):
@@ -98,12 +93,7 @@ def main(argv=None):
                     print(f"100 s, h = {h}, gdot = {gdot}: {e}")
     axes[0].set(xlabel="t (s)", ylabel="max |φ| (m)", title="E4: joint deviation, K = 1e15, B = 1")
     axes[1].set(xlabel="t (s)", ylabel="E − E₀ (J)", title="E4: mechanical energy")
-    for a in axes:
-        a.legend()
-    fig.tight_layout()
-    path = os.path.join(args.out, "e4_pendulum.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    drumwright_common.save(fig, args.out, "e4_pendulum.png", legends=axes)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,12 @@ rises towards 1 as h → 0 with 1 − e ≈ (π/2)ωh.
 
 Run: ``.venv/bin/python experiments/drumwright/e5_range_limit.py [--out DIR]``.
 """
-import argparse
-import os
 
 import numpy as np
 
 import multibody as mb
+
+import drumwright_common
 
 MASS, LENGTH, INERTIA, GRAVITY, STIFFNESS = 1.0, 1.0, 1e-4, 9.81, 1e12
 STEPS = (1e-5, 1e-6, 1e-7, 1e-8)
@@ -83,16 +83,11 @@ def continuous_estimate(h, omega):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join("out", "drumwright"))
+    parser = drumwright_common.parser(__doc__)
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     model = pendulum()
     omega = np.sqrt(STIFFNESS / mb.crba(model, model.neutral())[0, 0])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = drumwright_common.subplots(1, 2, figsize=(11, 4))
     print(f"{'h':>8} {'omega h':>8} {'steps':>6} {'e (sim)':>10} {'recurrence':>11} {'estimate':>10}")
     es = []
     for h in STEPS:
@@ -108,12 +103,7 @@ def main(argv=None):
     axes[1].loglog(STEPS, 1 - np.array(es), "o", label="1 − e (simulator)")
     axes[0].set(xlabel="t / (π/ω)", ylabel="θ / (θ̇₀/ω)", title="E5: impact on a soft limit, K = 1e12, B = 0")
     axes[1].set(xlabel="h (s)", ylabel="1 − e", title="E5: lost restitution, linear in h")
-    for a in axes:
-        a.legend()
-    fig.tight_layout()
-    path = os.path.join(args.out, "e5_range_limit.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    drumwright_common.save(fig, args.out, "e5_range_limit.png", legends=axes)
 
 
 if __name__ == "__main__":

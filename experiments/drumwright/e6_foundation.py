@@ -66,9 +66,7 @@ reference.
 Run: ``.venv/bin/python experiments/drumwright/e6_foundation.py [--out DIR]
 [--limit SECONDS] [--quick]`` (``--quick``: the 100-element cells only).
 """
-import argparse
 import math
-import os
 import time
 
 import numpy as np
@@ -76,6 +74,8 @@ import numpy as np
 import multibody as mb
 from multibody.forces.base import ForceElement, resolve_frame
 from multibody.forces.body import _point_force_terms
+
+import drumwright_common
 
 SIDE, MASS, GRAVITY, DEPTH, DAMPING = 1.0, 8.0, 9.8, 1.0, 1.0
 OMEGA, H, DURATION, LIMIT = 10.0, 0.01, 1.0, 600.0
@@ -412,12 +412,10 @@ def _seconds(x, limit):
 
 def main(argv=None):
     import warnings
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join("out", "drumwright"))
+    parser = drumwright_common.parser(__doc__)
     parser.add_argument("--limit", type=float, default=LIMIT, help="wall-clock limit per ODE cell (s)")
     parser.add_argument("--quick", action="store_true", help="only the 100-element cells")
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
     counts = COUNTS[:1] if args.quick else COUNTS
     warnings.simplefilter("always")  # one line per run when the contact solver reaches its sweep cap
 
@@ -517,10 +515,7 @@ def main(argv=None):
             line += f"; RK45 (0.01 s grid): fewest loaded {min(loaded)}"
         print(line)
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(2, 4, figsize=(17, 6.5), sharex=True)
+    fig, axes = drumwright_common.subplots(2, 4, figsize=(17, 6.5), sharex=True)
     for j, (F, E) in enumerate((F, E) for F in LOADS for E in MODULI):
         c = results[100, F, E]
         for i, (key, unit) in enumerate((("sink", "m"), ("tilt", "rad"))):
@@ -537,10 +532,7 @@ def main(argv=None):
                 ax.set_xlabel("t (s)")
         axes[0, j].legend(fontsize=7, loc="lower right")
     fig.suptitle("E6: a 1 m, 8 kg cube on a Winkler foundation, load circling on the top face (B = 1 N·s/m)")
-    fig.tight_layout()
-    path = os.path.join(args.out, "e6_foundation.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    drumwright_common.save(fig, args.out, "e6_foundation.png")
 
 
 if __name__ == "__main__":

@@ -21,12 +21,12 @@ Reference: Coulomb's ½g(sin θ − μ cos θ)t² = 1.268, 0.677, 0.085, 0 m.
 
 Run: ``.venv/bin/python experiments/drumwright/e7_incline.py [--out DIR]``.
 """
-import argparse
-import os
 
 import numpy as np
 
 import multibody as mb
+
+import drumwright_common
 
 MASS, SIZE, RADIUS, MODULUS, GRAVITY, ANGLE, H = 1.0, (0.1, 0.2, 0.05), 0.01, 1e11, 9.8, np.radians(15.0), 0.01
 FRICTIONS = (0.0, 0.125, 0.25, 0.375)
@@ -89,14 +89,9 @@ def run(mu, duration=1.0, h=H, formulation="max_law"):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join("out", "drumwright"))
+    parser = drumwright_common.parser(__doc__)
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = drumwright_common.subplots(1, 2, figsize=(11, 4))
     print(f"{'mu':>6} {'distance (m)':>13} {'Coulomb (m)':>12} {'ratio':>7} {'max lift (m)':>13} "
           f"{'normal (N)':>11} {'max |f_t| (N)':>14} {'sweeps':>7}")
     for mu in FRICTIONS:
@@ -115,12 +110,7 @@ def main(argv=None):
     axes[0].set(xlabel="t (s)", ylabel="distance downhill (m)", title="E7: block on a 15° incline (dotted: Coulomb)")
     axes[1].set(xlabel="t (s)", ylabel="total normal force (N)", title=f"E7: normal force (mg cos θ = "
                 f"{MASS * GRAVITY * np.cos(ANGLE):.3f} N)")
-    for a in axes:
-        a.legend()
-    fig.tight_layout()
-    path = os.path.join(args.out, "e7_incline.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    drumwright_common.save(fig, args.out, "e7_incline.png", legends=axes)
 
 
 if __name__ == "__main__":

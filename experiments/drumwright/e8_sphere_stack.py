@@ -27,13 +27,13 @@ Run: ``.venv/bin/python experiments/drumwright/e8_sphere_stack.py [--out DIR]
 time of 5 s against the number of spheres (the paper's Fig. 10 plot, whose
 numbers it does not give).
 """
-import argparse
-import os
 import time
 
 import numpy as np
 
 import multibody as mb
+
+import drumwright_common
 
 RADIUS, MASS, GAP, MU, MODULUS, GRAVITY, H, DURATION = 0.1, 1.0, 0.05, 0.5, 1e11, 9.8, 0.01, 5.0
 REACH = 0.1  # m: contacts within this distance are speculative rows (the top spheres arrive at ~7 m/s, 7 cm a step)
@@ -89,16 +89,11 @@ def run(count, duration=DURATION, h=H, reach=REACH):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join("out", "drumwright"))
+    parser = drumwright_common.parser(__doc__)
     parser.add_argument("--counts", type=int, nargs="+", default=[10, 20, 50, 100])
     parser.add_argument("--paper-rule", action="store_true", help="contacts only between touching pairs")
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = drumwright_common.subplots(1, 2, figsize=(11, 4))
     print(f"{'spheres':>8} {'wall (s)':>9} {'per step (ms)':>14} {'max sweeps':>11} {'kinetic (J)':>12} "
           f"{'max |z - rest| (m)':>19} {'lateral (m)':>12}")
     walls = []
@@ -113,10 +108,7 @@ def main(argv=None):
             axes[0].set(xlabel="t (s)", ylabel="height (m)", title=f"E8: {count} spheres (every {max(1, count // 10)}th)")
     axes[1].plot(args.counts, walls, "o-")
     axes[1].set(xlabel="spheres", ylabel="wall time of 5 s (s)", title="E8: cost against the number of spheres")
-    fig.tight_layout()
-    path = os.path.join(args.out, "e8_sphere_stack.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    drumwright_common.save(fig, args.out, "e8_sphere_stack.png")
 
 
 if __name__ == "__main__":

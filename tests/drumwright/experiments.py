@@ -9,7 +9,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / "experiments" / "drumwright
 
 
 def load(name):
-    """The module of ``experiments/drumwright/<name>.py`` (loaded once)."""
+    """The module of ``experiments/drumwright/<name>.py`` (loaded once; the
+    folder on ``sys.path`` for the scripts' shared ``drumwright_common``)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     key = f"_drumwright_{name}"
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, ROOT / f"{name}.py")
