@@ -181,8 +181,6 @@ def compliant_impulses(W, b, h, kind, phi, stiffness, damping, mu=0.0, gdot=None
     positive definite block; a rigid redundant block by least squares).
     Raises ContactSolveError when the solver fails, InputError on bad
     input."""
-    from . import qp
-    from .contact import solve_contact
     W, b, h, kind, phi, K, B, mu = check_rows(W, b, h, kind, phi, stiffness, damping, mu)
     m = W.shape[0]
     if friction not in ("cone", "box"):
