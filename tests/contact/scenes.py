@@ -149,3 +149,18 @@ def box_grid(n=3, size=0.1, gap=0.05, mu=1.0, mass=1.0, gravity=9.81):
                 q0[7 * k:7 * k + 3] = (i - (n - 1) / 2) * step, (j - (n - 1) / 2) * step, size + m * step + 0.01
                 k += 1
     return model, q0
+
+
+def coupled_ball():
+    """A 1 kg sphere (r = 0.1 m) on prismatic joints x, y, z over a ground
+    plane, its x coupled to its z (x = 0.5 z + 0.1): M = I, the coupling's
+    row G = (1, 0, −0.5) pulls on the contact's normal direction."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_body("bx", joint="prismatic", axis=(1, 0, 0), joint_name="x")
+    b.add_body("by", parent="bx", joint="prismatic", axis=(0, 1, 0), joint_name="y")
+    b.add_body("ball", parent="by", joint="prismatic", axis=(0, 0, 1), joint_name="z", mass=1.0,
+               inertia=np.eye(3) * 0.004)
+    b.add_geometry("ball", "sphere", (0.1,), name="ball", friction=(0.3, 0.0, 0.0))
+    b.add_geometry("world", "plane", name="ground", friction=(0.3, 0.0, 0.0))
+    b.add_coupling("x", "z", multiplier=0.5, offset=0.1)
+    return b.build()

@@ -16,7 +16,7 @@ from multibody.errors import InputError
 from multibody.solvers.drumwright import compliant_impulses
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "contact"))
-from scenes import ball, incline  # noqa: E402
+from scenes import ball, coupled_ball, incline  # noqa: E402
 
 G = 9.81
 
@@ -140,3 +140,41 @@ def test_bad_compliance_is_refused():
                      contact_model=mb.Compliance(stiffness=1e9, hertz=True))
     with pytest.raises(InputError, match="loop_stiffness"):
         mb.Simulator(two_rows_loop(1.0, 0.0), dt=1e-3, contact_solver="drumwright", compliance=1e-3)
+
+
+def test_loops_and_contacts_are_one_problem():
+    """One step of the sphere pressed 0.1 mm into the ground and 1 mm off
+    its compliant coupling (K = 1e5, B = 10), sliding: the simulator's v⁺
+    equals the reference solver's on all four rows at once (the coupling
+    bilateral, the contact's normal and tangents), W = R M⁻¹ Rᵀ, b = R v*
+    with v* = v + h g — and differs from solving the coupling first and the
+    contact after (what the step did before the loops were held in the
+    contact problem). The fused step and the Python step agree."""
+    h = 1e-3
+    compliance = mb.Compliance(stiffness=1e6, damping=100.0, friction_damping=1e4, loop_stiffness=1e5,
+                               loop_damping=10.0, gdot=False)
+    model = coupled_ball()
+    q0 = np.array([0.5 * (0.1 - 1e-4) + 0.1 + 1e-3, 0.0, 0.1 - 1e-4])
+    v0 = np.array([0.3, -0.2, -0.1])
+    fused = mb.Simulator(model, dt=h, contact_solver="drumwright", contact_model=compliance, q0=q0, v0=v0)
+    python = mb.Simulator(model, dt=h, contact_solver="drumwright", contact_model=compliance, q0=q0, v0=v0)
+    assert fused.fused is not None
+    python.fused = None  # the Python step: NumPy's KKT solve, then the compiled stage with hold_loops
+    v1 = fused.step().v
+    assert python.step().v == pytest.approx(v1, abs=1e-12)
+    R = np.array([[1.0, 0.0, -0.5], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    vf = v0 + h * np.array([0.0, 0.0, -G])
+    kind = ["bilateral", "normal", "tangent", "tangent"]
+    phi = np.array([1e-3, -1e-4, 0.0, 0.0])
+    K, B = np.array([1e5, 1e6, 0.0, 0.0]), np.array([10.0, 100.0, 1e4, 1e4])
+    mu = np.array([0.0, 0.3, 0.0, 0.0])
+    lam = compliant_impulses(R @ R.T, R @ vf, h, kind, phi, K, B, mu, tol=1e-14)
+    expected = vf + R.T @ lam
+    assert v1 == pytest.approx(expected, abs=1e-9)
+    assert abs(lam[1]) > 1e-3 and abs(lam[0]) > 1e-3  # both rows act
+    # the coupling alone, then the contact alone
+    lam_l = compliant_impulses(R[:1] @ R[:1].T, R[:1] @ vf, h, kind[:1], phi[:1], K[:1], B[:1])
+    v_l = vf + R[0] * lam_l[0]
+    lam_c = compliant_impulses(R[1:] @ R[1:].T, R[1:] @ v_l, h, kind[1:], phi[1:], K[1:], B[1:], mu[1:], tol=1e-14)
+    sequential = v_l + R[1:].T @ lam_c
+    assert np.abs(sequential - expected).max() > 1e-3

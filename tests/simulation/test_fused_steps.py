@@ -3,6 +3,8 @@ integrators they replace on the hot path (integrators/explicit.py,
 implicit.py: the reference mode, themselves held to MuJoCo, closed forms
 and measured orders in test_integrators.py and test_rk4_against_mujoco.py),
 and the compiled rollout loop against the step loop."""
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -12,6 +14,9 @@ import multibody as mb
 from multibody.forces import ExternalWrench, JointCoulombFriction, JointDamper, JointSpring
 from oracles import robot_path
 from multibody.integrators import _kernels as K
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "contact"))
+from scenes import coupled_ball  # noqa: E402
 
 ALL = ["explicit_euler", "semi_implicit_euler", "symplectic_euler", "rk4", "implicit_euler", "trapezoidal",
        "bridson_marino"]
@@ -240,8 +245,104 @@ def test_fused_constrained_steps_equal_the_python_integrator(robot, name):
     assert a.constraint_residual() < 1e-12
 
 
+def bare_four_bar():
+    """A planar four-bar without geometry (contact_solver="drumwright" then
+    has no contact stage): crank 1 m, coupler 1.2 m, rocker 1 m, 1 kg
+    each, closed by a revolute loop joint whose five rows hold two
+    independent ones (the others are zero rows: GM⁻¹Gᵀ is singular). q0
+    closes the loop."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    inertia = np.diag([0.01, 0.1, 0.1])
+    pose = np.eye(4)
+    b.add_body("crank", joint="revolute", axis=(0, 1, 0), mass=1.0, com=(0.5, 0, 0), inertia=inertia)
+    pose[0, 3] = 1.0
+    b.add_body("coupler", parent="crank", joint="revolute", placement=pose.copy(), axis=(0, 1, 0), mass=1.0,
+               com=(0.6, 0, 0), inertia=inertia)
+    pose[0, 3] = 1.2
+    b.add_body("rocker", parent="coupler", joint="revolute", placement=pose.copy(), axis=(0, 1, 0), mass=1.0,
+               com=(0.5, 0, 0), inertia=inertia)
+    tip, pivot = np.eye(4), np.eye(4)
+    tip[0, 3], pivot[0, 3] = 1.0, 1.2
+    b.add_loop_joint("rocker", "world", "revolute", placement_a=tip, placement_b=pivot, axis=(0, 1, 0))
+    return b.build(), np.array([-np.pi / 2, np.pi / 2, np.pi / 2])
+
+
+@pytest.mark.parametrize("robot,law", [("bare_four_bar", "artisynth"), ("delta", "artisynth"),
+                                       ("bare_four_bar", "drumwright"), ("bare_four_bar", "drumwright_gdot")])
+def test_fused_soft_constraints_equal_the_python_step(robot, law):
+    """Soft loops in the fused semi-implicit Euler step (the regularized
+    KKT step by its Schur complement, constraints/_kernels.soft_sie_step):
+    the Python path's states (ReducedSystem.velocity_solve, the KKT matrix
+    by LU) — ArtiSynth's law, Drumwright's without and with the Ġv terms
+    (M̂ by SVD in both, NumPy's and LAPACK's through Numba). (Drumwright's
+    law comes with contact_solver="drumwright": on the delta, whose
+    geometry makes a contact stage, loops and contacts take the Python step.)"""
+    if robot == "delta":
+        model, q0 = mb.load_mjcf("src/multibody/data/robots/delta.xml"), None
+    else:
+        model, q0 = bare_four_bar()
+    rng = np.random.default_rng(7)
+    tau = rng.normal(scale=0.05, size=(1, model.nv))
+    if law == "artisynth":
+        options = dict(compliance=1e-6, constraint_damping=1e-3)
+    else:
+        options = dict(contact_solver="drumwright", contact_model=mb.Compliance(
+            loop_stiffness=1e6, loop_damping=10.0, gdot=law == "drumwright_gdot"))
+    a, b = _pair(model, "semi_implicit_euler", 60, tau, q0=q0, **options)
+    assert a.contact is None and a.system.soft and a.system.constraint_law == law[:10]
+    assert a.system.gdot == (law == "drumwright_gdot")
+    scale = max(1.0, np.abs(b.state.v).max())  # the same round-off, relative to the speeds reached
+    _close(a, b, 1e-11 * scale)
+    assert 1e-9 < a.constraint_residual() < 1e-2  # soft: the loops give a little
+    assert 1e-9 < a.constraint_residual() < 1e-3  # soft: the loops give a little
+
+
+@pytest.mark.parametrize("case", ["rigid", "drumwright", "delta_drumwright"])
+def test_fused_loops_with_contacts_equal_the_python_step(case):
+    """Loops and contacts in one problem in the fused semi-implicit Euler
+    step (the loops' T = M⁻¹Gᵀ(GM⁻¹Gᵀ + cfm·I)⁺G computed in the step,
+    constraints/_kernels.loop_projector) against the Python step (NumPy's
+    KKT solve, then the compiled contact stage with ContactTable.hold_loops):
+    a sphere sliding on the ground with x coupled to z, hard coupling and
+    rigid contact (then the post-stabilization) or Drumwright's compliant
+    rows; the delta robot's loops under Drumwright's law with the contacts
+    of its platform and forearms on a ground it falls onto."""
+    if case == "delta_drumwright":
+        model = mb.load_mjcf("src/multibody/data/robots/delta.xml").with_ground(height=-0.42)  # reached at ~45 ms
+        q0, v0 = None, None
+    else:
+        model = coupled_ball()
+        q0, v0 = np.array([0.5 * 0.0999 + 0.1, 0.0, 0.0999]), np.array([0.3, -0.2, -0.1])
+    if case == "rigid":
+        options = dict(contact_solver="pgs")
+    else:
+        options = dict(contact_solver="drumwright", contact_model=mb.Compliance(
+            stiffness=1e6, damping=100.0, friction_damping=1e4, loop_stiffness=1e5, loop_damping=10.0))
+    # PGS to round-off: at its default tolerance (1e-8 m/s) the two paths' rounding stops it at different sweeps
+    options["contact_tolerance"] = 1e-14
+    # no joint forces on the delta: its forearms' spherical joints spin up to 200 rad/s about their axes
+    tau = np.random.default_rng(8).normal(scale=0.05, size=model.nv) * (case != "delta_drumwright")
+    a = mb.Simulator(model, 1e-3, integrator="semi_implicit_euler", q0=q0, v0=v0, **options)
+    b = mb.Simulator(model, 1e-3, integrator="semi_implicit_euler", q0=q0, v0=v0, **options)
+    assert a.fused is not None
+    b.fused = None
+    # step by step from the same state: the delta's soft motion doubles a difference every few steps
+    # (a 3e-13 m/s change of its start grows to 1e-8 within 50 steps), so runs side by side only agree
+    # to the sensitivity of the motion
+    contacts = 0
+    for _ in range(80):
+        b.reset(a.state.q, a.state.v)
+        a.step(tau)
+        b.step(tau)
+        scale = max(1.0, np.abs(b.state.v).max())
+        np.testing.assert_allclose(a.state.q, b.state.q, rtol=0, atol=1e-14 * scale)
+        np.testing.assert_allclose(a.state.v, b.state.v, rtol=0, atol=1e-12 * scale)
+        contacts += a.contact.count
+    assert contacts > 0
+
+
 def test_soft_constraints_and_implicit_constrained_steps_take_the_python_step():
     model = mb.load_mjcf("src/multibody/data/robots/four_bar.xml")
-    assert mb.Simulator(model, 1e-3, "semi_implicit_euler", compliance=1e-6).fused is None
+    assert mb.Simulator(model, 1e-3, "rk4", compliance=1e-6).fused is None
     assert mb.Simulator(model, 1e-3, "implicit_euler").fused is None
     assert mb.Simulator(model, 1e-3, "rk4", loop_method="kkt").fused is None

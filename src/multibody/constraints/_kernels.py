@@ -6,7 +6,8 @@ from numba import njit
 
 from .._compiled import kept_at
 from .._status import NON_FINITE, NON_FINITE_AFTER_LIMITS
-from ..dynamics.closed_loop_kernels import apply_correction, range_space_acceleration, schur, solve_rows
+from ..dynamics.closed_loop_kernels import apply_correction, psd_apply, psd_factor, range_space_acceleration, schur, \
+    solve_rows
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
 from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
 from ..model.joints import C_NV, C_PARENT, C_V
@@ -511,6 +512,30 @@ def _project_velocity(G, X, AL, AD, v, phi, mu, y, dv, v_out):
         v_out[c] = v[c] - dv[c]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def loop_projector(X, AL, AD, G, T, mu, y):
+    """``T = M⁻¹Gᵀ A⁺ G = Xᵀ A⁺ G`` (nv x nv) from X = (M⁻¹Gᵀ)ᵀ and the
+    factor (AL, AD) of A = GM⁻¹Gᵀ (:func:`schur`; of A + cfm·I for soft
+    loops): the operator that takes out of a contact impulse's effect what
+    the loops' impulses answer with (``C.loop_T`` of the contact stage,
+    :meth:`~multibody.constraints.contact.ContactTable.hold_loops`).
+    mu, y: scratch (nc)."""
+    nc, nv = G.shape
+    S, col = np.empty((nc, nv)), np.empty(nc)
+    for j in range(nv):
+        for r in range(nc):
+            col[r] = G[r, j]
+        psd_apply(AL, AD, col, mu, y)
+        for r in range(nc):
+            S[r, j] = mu[r]
+    for i in range(nv):
+        for j in range(nv):
+            s = 0.0
+            for r in range(nc):
+                s += X[r, i] * S[r, j]
+            T[i, j] = s
+
+
 @njit(cache=True, nogil=True)
 def sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inertia6, meta, Lf, G, X, q_out, v_out):
     """:func:`constrained_sie_kernel` with the set (meta, Lf, G, X): reused
@@ -541,6 +566,85 @@ def sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inert
     for i in range(nv):
         a[i] = v[i] + dt * a[i]
     _project_velocity(G, X, AL, AD, a, phi, mu, y, c, v_out)
+    integrate_kernel(tree, q, v_out, dt, q_out)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def soft_sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, inertia6, erp, cfm, gdot, Lf, G, X,
+                  hold, loop_T, q_out, v_out):
+    """Semi-implicit Euler with compliant bilateral constraints: the
+    regularized KKT step ``[M −Gᵀ; G cfm·I][v⁺; Λ] = [M v*; g]`` solved by
+    its Schur complement, ``Λ = (GM⁻¹Gᵀ + cfm·I)⁻¹(g − Gv*)``,
+    ``v⁺ = v* + M⁻¹GᵀΛ``, then ``q⁺ = q ⊕ h v⁺``; v* = v + hM⁻¹(τ − C).
+    ``g = −erp·φ``, and with ``gdot`` Drumwright's velocity-product terms
+    ``−hĠv − h·cfm·M̂Ġv`` (eq. 53, M̂ = (GM⁻¹Gᵀ)⁺ by SVD, Ġv = −k of
+    :func:`constraint_rows_kernel`; pitfall P2 of notes/seed-003.md).
+    Drumwright's law (§4.2, notes C7) is ``erp = K/(hK + B)``,
+    ``cfm = 1/(h(hK + B))``; ArtiSynth's soft constraint (§0.11) ``erp = γ/h``,
+    ``cfm = γα/h²`` (:meth:`multibody.formulations.ReducedSystem.loop_regularization`).
+    cfm > 0 makes the Schur complement positive definite, redundant rows
+    included. Lf, G, X: scratch of the set's shapes (:func:`fresh_set`).
+    ``hold``: also ``loop_T = M⁻¹Gᵀ(GM⁻¹Gᵀ + cfm·I)⁻¹G`` (nv x nv), with
+    which a contact stage after the step holds the loops
+    (:func:`loop_projector`). Returns 0, or −2 if M is not positive
+    definite."""
+    row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset = L
+    nv, nc = v.shape[0], G.shape[0]
+    nr = kind.shape[0]
+    b = np.empty(32 * nr + 5 * nc + 2 * nv + nc * nc)
+    F = b[:32 * nr].reshape((nr, 2, 4, 4))
+    o = 32 * nr
+    phi, k, g, y, D = b[o:o + nc], b[o + nc:o + 2 * nc], b[o + 2 * nc:o + 3 * nc], b[o + 3 * nc:o + 4 * nc], \
+        b[o + 4 * nc:o + 5 * nc]
+    o += 5 * nc
+    a, c = b[o:o + nv], b[o + nv:o + 2 * nv]
+    W = b[o + 2 * nv:o + 2 * nv + nc * nc].reshape((nc, nc))
+    if gdot:  # k at (q, v) first: the rows below overwrite the poses' velocities
+        constraint_rows_kernel(tree, q, v, True, row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq,
+                               gear_jv, gear_iq, gear_iv, ratio, offset, poses, jac, spatial, phi, G, k)
+    for i in range(nv):
+        a[i] = 0.0
+    rnea_kernel(tree, q, v, a, gravity_on, False, poses, spatial, c)
+    crba_kernel(tree, lam, q, poses, jac, inertia6, Lf)
+    entry_frames(poses, body_a, body_b, Pa, Pb, F)
+    rows_from_frames(tree, q, q, False, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
+                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, y)
+    if ltdl_kernel(lam, Lf) != 0:
+        return -2
+    solve_rows(lam, Lf, G, X)
+    for i in range(nv):  # the free velocity v* = v + h M⁻¹(τ − C)
+        a[i] = tau[i] - c[i]
+    ltdl_solve(lam, Lf, a)
+    for i in range(nv):
+        a[i] = v[i] + dt * a[i]
+    for i in range(nc):
+        for j in range(i + 1):
+            s = 0.0
+            for m in range(nv):
+                s += G[i, m] * X[j, m]
+            W[i, j] = s
+            W[j, i] = s
+    for i in range(nc):
+        s = 0.0
+        for m in range(nv):
+            s += G[i, m] * a[m]
+        g[i] = -erp * phi[i] - s
+    if gdot:
+        Mk = np.linalg.pinv(W) @ k
+        for i in range(nc):
+            g[i] += dt * k[i] + dt * cfm * Mk[i]
+    for i in range(nc):
+        W[i, i] += cfm
+    psd_factor(W, D, 0.0)
+    psd_apply(W, D, g, k, y)  # Λ into k
+    if hold:
+        loop_projector(X, W, D, G, loop_T, g, y)
+    for m in range(nv):
+        s = a[m]
+        for i in range(nc):
+            s += X[i, m] * k[i]
+        v_out[m] = s
     integrate_kernel(tree, q, v_out, dt, q_out)
     return 0
 

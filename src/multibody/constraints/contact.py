@@ -602,24 +602,34 @@ class ContactTable:
                 B[r] = a["scalars"][CF.LIMIT_DAMPING] if phi[r] <= 0 else 0.0
         return W, b, kind, phi, K, B, mu
 
-    def hold_loops(self, constraints, q):
-        """Make the next contact stage hold the hard loop constraints
+    def hold_loops(self, constraints, q, cfm=0.0):
+        """Make the next contact stage hold the loop constraints
         ``constraints`` (a :class:`~multibody.constraints.loops.Constraints`,
         or None: no loops) at the configuration q where it starts: with G
         their rows at q and X the stage's inverse mass matrix (M(q) plus the
-        table's dampers), ``T = X Gᵀ (G X Gᵀ)⁺ G`` (⁺: redundant rows
-        dropped) takes out of the impulses' effect X Jᵀ what would move G
+        table's dampers), ``T = X Gᵀ (G X Gᵀ + cfm·I)⁻¹ G`` takes out of the
+        impulses' effect X Jᵀ what the loops' impulses answer with
         (:func:`~._contact.project_out_loops`: the mixed LCP of ArtiSynth
-        §0.7 with the loops eliminated). Not for the Newton solver, which
-        works on the primal problem: its loops are restored by the
-        projection after the step."""
+        §0.7 with the loops eliminated by their Schur complement). Hard
+        loops (``cfm = 0``): ⁺ with redundant rows dropped, and G v is
+        held; soft ones (``cfm > 0``, the regularization of
+        :meth:`~multibody.formulations.ReducedSystem.loop_regularization`):
+        the contacts and the compliant loops are one problem, whose loop
+        part the integrator's velocity step has already solved for the free
+        velocity. Not for the Newton solver, which works on the primal
+        problem: its hard loops are restored by the projection after the
+        step."""
         if constraints is None or not len(constraints) or self.solver == "newton":
             self.head[CF.LOOPS] = 0
             return
         from ..dynamics import crba
         G = constraints.evaluate(q)[1]
         P = np.linalg.solve(crba(self.model, q) + np.diag(self.arrays["damping"]), G.T)
-        self.arrays["loop_T"][...] = P @ np.linalg.pinv(G @ P, rcond=1e-10, hermitian=True) @ G
+        if cfm > 0.0:
+            S = np.linalg.solve(G @ P + cfm * np.eye(len(G)), G)
+        else:
+            S = np.linalg.pinv(G @ P, rcond=1e-10, hermitian=True) @ G
+        self.arrays["loop_T"][...] = P @ S
         self.head[CF.LOOPS] = 1
 
     def failed_pair(self):

@@ -94,7 +94,7 @@ class ReducedSystem:
         if constraint_law not in ("artisynth", "drumwright"):
             raise InputError(f"constraint_law must be 'artisynth' or 'drumwright', got {constraint_law!r}")
         self.constraint_law = constraint_law
-        self.gdot = bool(gdot)
+        self.gdot = bool(gdot) and constraint_law == "drumwright"  # the Ġv terms belong to Drumwright's law
         self.compliance = float(compliance)
         self.constraint_damping = float(constraint_damping)
         self.baumgarte = float(baumgarte)
@@ -122,22 +122,31 @@ class ReducedSystem:
         phi = self.constraints.evaluate(q)[0]
         return 0.5 * float(phi @ phi) / self.compliance
 
+    def loop_regularization(self, dt):
+        """``(erp, cfm, gdot)`` of soft constraints at the step dt: the rows
+        ``G v⁺ + cfm·Λ = −erp·φ`` of the regularized KKT step (the ERP/CFM
+        form of notes C7). ArtiSynth (§0.11): ``erp = γ/h``, ``cfm = γα/h²``,
+        ``γ = (½ + β/h)⁻¹``; Drumwright (§4.2; α = 1/K, β = B/K):
+        ``γ = (1 + β/h)⁻¹``, i.e. ``erp = K/(hK + B)``, ``cfm = 1/(h(hK + B))``;
+        ``gdot``: the Ġv terms are added (Drumwright's law only)."""
+        drumwright = self.constraint_law == "drumwright"
+        gamma = 1.0 / ((1.0 if drumwright else 0.5) + self.constraint_damping / dt)
+        return gamma / dt, gamma * self.compliance / dt ** 2, self.gdot
+
     def velocity_solve(self, A, b, q, dt, v=None):
         """``v⁺`` from ``A v⁺ = b`` (an integrator's velocity equation)
         subject to the constraints at q, as the KKT systems above; ``v``:
         the velocity at the start of the step (Drumwright's Ġv terms)."""
         if self.constraints is None:
             return np.linalg.solve(A, b)
-        drumwright = self.soft and self.constraint_law == "drumwright"
-        phi, G, k = self.constraints.evaluate(q, v if drumwright and self.gdot and v is not None else None)
+        phi, G, k = self.constraints.evaluate(q, v if self.soft and self.gdot and v is not None else None)
         if self.soft:
-            gamma = 1.0 / ((1.0 if drumwright else 0.5) + self.constraint_damping / dt)
-            R = np.eye(len(phi)) * (gamma * self.compliance / dt ** 2)
-            g = -gamma * phi / dt
-            if k is not None:  # Ġv = −k; hK + B = (h + β)/α
-                gdot = -k
+            erp, cfm, _ = self.loop_regularization(dt)
+            R = np.eye(len(phi)) * cfm
+            g = -erp * phi
+            if k is not None:  # Ġv = −k; 1/(hK + B) = h·cfm
                 Mhat = np.linalg.pinv(G @ np.linalg.solve(A, G.T), hermitian=True)
-                g -= dt * gdot + (self.compliance / (dt + self.constraint_damping)) * (Mhat @ gdot)
+                g += dt * k + dt * cfm * (Mhat @ k)
         else:
             rows = independent_rows(G)
             G, R, g = G[rows], np.zeros((len(rows), len(rows))), np.zeros(len(rows))

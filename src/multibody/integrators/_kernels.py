@@ -50,8 +50,8 @@ from .._status import CONTACT_FAILED, CONTACT_NON_FINITE, CONTACT_NOT_CONVERGED,
     CONTACTS_DROPPED, EFFORT_CLAMPED, NON_FINITE, NOT_CONVERGED, NOT_PROJECTED, SINGULAR, TAU_NOT_FINITE, \
     VELOCITY_CLAMPED  # step statuses
 from ..constraints import _contact as CF
-from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_tuple, project_step, \
-    sie_step, table_set
+from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_projector, loop_tuple, \
+    project_step, set_views, sie_step, soft_sie_step, table_set
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_posed, ltdl_kernel, ltdl_solve, \
     rnea_kernel, rnea_posed
 from ..kinematics.kernels import fk_kernel
@@ -62,8 +62,9 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # ------------------------------------------------------------------ the table layout
 # The int64 array starts with this header: sizes and flags, then the offset of each section of the
 # float64 array (F_*) and of the int64 array itself (I_*). The float64 array starts with the
-# N_SCALARS scalars dt (s), restitution, its threshold (m/s or rad/s) and the constraints'
-# Baumgarte ω (rad/s). section_sizes gives each section's length. Everything the compiled code
+# N_SCALARS scalars dt (s), restitution, its threshold (m/s or rad/s), the constraints'
+# Baumgarte ω (rad/s) and, for soft constraints, the erp (1/s) and cfm (m/(N·s) for point rows) of
+# their regularized KKT step and 1.0 when it takes Drumwright's Ġv terms (0.0: hard constraints). section_sizes gives each section's length. Everything the compiled code
 # and StepTable agree on is here.
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
  H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT, H_STEP, H_CONTACT_STAGE,
@@ -72,7 +73,7 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
  I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV,
  HEADER) = range(58)
-N_SCALARS = 4
+N_SCALARS = 7
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
 # rows 0-10, the step and the rollout the others
 N_WORK_VECTORS = 17
@@ -96,7 +97,8 @@ def section_sizes(nq, nv, nb, ns, nl, nr, ng):
 
 
 Table = namedtuple("Table", (
-    "nq", "nv", "nb", "nc", "block", "dt", "restitution", "threshold", "baumgarte", "gravity_on", "clamp_effort",
+    "nq", "nv", "nb", "nc", "block", "dt", "restitution", "threshold", "baumgarte", "loop_erp", "loop_cfm",
+    "loop_gdot", "gravity_on", "clamp_effort",
     "clamp_velocity", "external", "project",
     "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext", "tau", "work",
     "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask", "vel_mask",
@@ -153,7 +155,8 @@ def table_view(ints, floats):
                   _fsec(ints, floats, F_PITCH, nr), _isec(ints, I_GEAR_ROW, ng), _isec(ints, I_GEAR_JQ, ng),
                   _isec(ints, I_GEAR_JV, ng), _isec(ints, I_GEAR_IQ, ng), _isec(ints, I_GEAR_IV, ng),
                   _fsec(ints, floats, F_RATIO, ng), _fsec(ints, floats, F_OFFSET, ng))
-    return Table(nq, nv, nb, ints[H_NC], ints[H_BLOCK], floats[0], floats[1], floats[2], floats[3], ints[H_GRAVITY] != 0,
+    return Table(nq, nv, nb, ints[H_NC], ints[H_BLOCK], floats[0], floats[1], floats[2], floats[3], floats[4],
+                 floats[5], floats[6] != 0.0, ints[H_GRAVITY] != 0,
                  ints[H_CLAMP_EFFORT] != 0, ints[H_CLAMP_VELOCITY] != 0, ints[H_EXTERNAL], ints[H_PROJECT] != 0,
                  _fsec(ints, floats, F_DAMPING, nv), _fsec(ints, floats, F_STIFFNESS, ns),
                  _fsec(ints, floats, F_REST, ns), _fsec(ints, floats, F_EFFORT, nv), _fsec(ints, floats, F_VMAX, nv),
@@ -863,15 +866,34 @@ def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     :func:`~multibody.constraints._kernels.constrained_sie_kernel`), which
     reuses the factors the previous step's post-stabilization left at q
     (kept in work rows 1-10 and the matrices A, B, C of the table:
-    :func:`~multibody.constraints._kernels.table_set`)."""
+    :func:`~multibody.constraints._kernels.table_set`); with soft ones
+    (``T.loop_cfm > 0``) the regularized step
+    (:func:`~multibody.constraints._kernels.soft_sie_step`: ArtiSynth's or
+    Drumwright's law)."""
     if loops is not None:
         force, L = T.work[0, :T.nv], loops
         joint_forces(T, q, v, tau, force)
         meta, Lf, G, X = table_set(T.work[1:11].reshape(10 * T.work.shape[1]), T.A, T.B, T.C, T.nq, T.nv, T.nc)
         rows = loop_tuple(L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w, L.pitch, L.gear_row, L.gear_jq,
                           L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset)
-        return sie_step(ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, rows, ws.poses, ws.jac, ws.spatial,
-                        ws.inertia6, meta, Lf, G, X, q_out, v_out)
+        # with a contact stage, the loops are held in its problem (ContactTable.hold_loops)
+        hold = C is not None and (C.head[CF.NPAIR] != 0 or C.head[CF.COMPLIANT] != 0)
+        loop_T = C.loop_T if hold else T.A
+        if T.loop_cfm > 0.0:
+            meta[0] = 0.0  # the set's factors are not kept: nothing at q is reused
+            st = soft_sie_step(ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, rows, ws.poses, ws.jac, ws.spatial,
+                               ws.inertia6, T.loop_erp, T.loop_cfm, T.loop_gdot, Lf, G, X, hold, loop_T, q_out,
+                               v_out)
+        else:
+            st = sie_step(ws.tree, ws.lam, q, v, force, T.dt, T.gravity_on, rows, ws.poses, ws.jac, ws.spatial,
+                          ws.inertia6, meta, Lf, G, X, q_out, v_out)
+            if hold and st == 0:
+                _, AL, AD = set_views(meta, T.nq, T.nc)
+                loop_projector(X, AL, AD, G, loop_T, np.empty(T.nc), np.empty(T.nc))
+        if st != 0 or not hold:
+            return st
+        C.head[CF.LOOPS] = 1
+        return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
     st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st

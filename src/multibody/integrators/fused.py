@@ -61,18 +61,21 @@ def _split_elements(elements, model):
 def fused_table(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, project, contacts=None):
     """A :class:`StepTable` for ``system`` stepped by the library's
     integrator ``integrator_name``, or None when no fused step covers it:
-    soft constraints, a ``loop_method``, hard constraints with the implicit
-    integrators (their KKT solves are NumPy's), Python force elements with
-    RK4 or Bridson–Marino, contact together with loop constraints.
+    soft constraints but with semi-implicit Euler, a ``loop_method``, hard
+    constraints with the implicit integrators (their KKT solves are
+    NumPy's), Python force elements with
+    RK4 or Bridson–Marino, contact together with loop constraints but with
+    semi-implicit Euler and a solver other than Newton.
     ``contacts``: the :class:`~multibody.constraints.contact.ContactTable`
     of the contact stage, or None."""
     if integrator_name not in K.CORES:
         return None
-    if system.constraints is not None and (system.soft or system.loop_method is not None
-                                           or integrator_name not in _CONSTRAINED):
+    if system.constraints is not None and (system.loop_method is not None or integrator_name not in _CONSTRAINED
+                                           or system.soft and integrator_name != "semi_implicit_euler"):
         return None
-    if system.constraints is not None and contacts is not None:
-        return None
+    if system.constraints is not None and contacts is not None and (
+            integrator_name != "semi_implicit_euler" or contacts.solver == "newton"):
+        return None  # only semi-implicit Euler's fused step holds the loops in the contact problem
     rows, damping, other = _split_elements(system.forces, system.model)
     if other and integrator_name not in _SINGLE_EVALUATION:
         return None
@@ -146,7 +149,8 @@ class StepTable:
         ints[K.H_PROJECT] = bool(project)
         self.contacts = contacts  # kept alive with the handle the table holds
         ints[K.H_CONTACT] = (ContactTable.empty() if contacts is None else contacts).handle
-        floats[:K.N_SCALARS] = dt, restitution, threshold, system.baumgarte
+        erp, cfm, gdot = system.loop_regularization(dt) if system.soft else (0.0, 0.0, False)
+        floats[:K.N_SCALARS] = dt, restitution, threshold, system.baumgarte, erp, cfm, float(gdot)
 
         def fsec(slot):
             return floats[header[slot]:header[slot] + sizes[slot]]

@@ -685,10 +685,11 @@ class Simulator:
         """The contact stage after a Python integrator's step from ``s`` to
         (q1, v1), changed in place (:func:`~multibody.integrators._kernels.contact_after`);
         returns the step's contact flags (reported once the step is taken).
-        Hard loop constraints are held in the contact problem
+        Loop constraints are held in the contact problem
         (:meth:`~multibody.constraints.contact.ContactTable.hold_loops`)."""
-        if self.constraints is not None and not self.system.soft:
-            self.contact.hold_loops(self.constraints, s.q)
+        if self.constraints is not None:
+            soft = self.system.soft
+            self.contact.hold_loops(self.constraints, s.q, self.system.loop_regularization(self.dt)[1] if soft else 0.0)
         if self.contact.reference is not None:
             n = self._reference_contact(s, q1, v1, k)
         else:
