@@ -145,3 +145,87 @@ def test_stalled_gauss_seidel_gives_up_early(seed):
     assert np.array_equal(results[0], results[1])
     small = _immovable(W)
     assert velocity_residual(W, b, mu, results[0], CONE, small) <= 2 * velocity_residual(W, b, mu, plain, CONE, small)
+
+
+def foundation(n, cfm, load_offset, dt=0.01):
+    """A 8 kg unit cube resting on n × n compliant point contacts under its
+    bottom face (Drumwright's E6), frictionless: the normal rows only,
+    W = J M⁻¹ Jᵀ (rank 6) + cfm·I, b = J ν_free − φ-terms of a sink of
+    1 mm, with a vertical load of 50 N at ``load_offset`` (x, y) from the
+    centre of the top face. Returns (W, b) of the 3n² rows (tangent rows
+    immovable-free but with μ = 0)."""
+    mass, inertia = 8.0, 8.0 / 6.0
+    Minv = np.diag([1 / mass] * 3 + [1 / inertia] * 3)
+    s = (np.arange(n) + 0.5) / n - 0.5
+    rows = []
+    for x in s:
+        for y in s:
+            p = np.array([x, y, -0.5])
+            for d in np.eye(3)[[2, 0, 1]]:
+                rows.append(np.concatenate([d, np.cross(p, d)]))
+    J = np.array(rows)
+    force = np.array([0.0, 0.0, -50.0])
+    arm = np.array([load_offset[0], load_offset[1], 0.5])
+    wrench = np.concatenate([force + [0.0, 0.0, -mass * G], np.cross(arm, force)])
+    nu_free = dt * Minv @ wrench
+    W = J @ Minv @ J.T + cfm * np.eye(len(J))
+    b = J @ nu_free
+    b[::3] -= 1e-3 / dt * 0.5  # pressed in: the springs push back
+    return 0.5 * (W + W.T), b
+
+
+def test_conjugate_gradients_solve_many_contacts_on_one_body():
+    """W_AA of 900 contacts on one body is rank 6 plus cfm·I: conjugate
+    gradients reach a residual of 1e-13 within their iteration cap (7
+    distinct eigenvalues), and the error against numpy's dense solve is
+    within what that residual allows, ‖r‖/λ_min(A) (the condition number
+    is 1e7: the residual, a velocity, is what the contact solver measures)."""
+    from multibody.solvers.pgs import CG_ITERATIONS, CG_TOL, _conjugate_gradients
+    W, b = foundation(30, 1e-5, (0.2, 0.1))
+    A, rhs = W[::3, ::3].copy(), -b[::3]
+    x = np.zeros(len(A))
+    assert _conjugate_gradients(np.tril(A), rhs, x)
+    assert np.linalg.norm(A @ x - rhs) < 2 * CG_TOL * np.linalg.norm(rhs)  # the true residual, not CG's recurrence
+    expected = np.linalg.solve(A, rhs)
+    assert np.linalg.norm(x - expected) < 2 * CG_TOL * np.linalg.norm(rhs) / np.linalg.eigvalsh(A)[0]
+    assert CG_ITERATIONS < len(A)  # the cap is far below the size: the low rank is what makes it converge
+
+
+def test_conjugate_gradients_refuse_a_singular_block():
+    """A rigid redundant block (cfm = 0: W_AA singular) with a right side
+    outside its range: CG reports failure (the factor, which drops the
+    dependent rows, is used instead)."""
+    from multibody.solvers.pgs import _conjugate_gradients
+    W, b = foundation(12, 0.0, (0.0, 0.0))
+    A = W[::3, ::3].copy()
+    rhs = np.random.default_rng(3).normal(size=len(A))
+    assert not _conjugate_gradients(np.tril(A), rhs, np.zeros(len(A)))
+
+
+@pytest.mark.parametrize("offset", [(0.0, 0.0), (0.45, 0.3)])
+def test_subspace_steps_on_a_compliant_foundation(offset):
+    """900 frictionless compliant contacts on one body (the subspace step's
+    block of 900 normal rows goes to conjugate gradients): the solution of
+    the LCP of the positive definite W equals scipy's bounded least
+    squares on the equivalent QP (min ½λᵀWλ + bᵀλ, λ ≥ 0, with W = LLᵀ:
+    min ‖Lᵀλ + L⁻¹b‖²); off centre the load lifts part of the face (λ = 0
+    there), which the block pivoting finds."""
+    from scipy.optimize import lsq_linear
+    W, b = foundation(30, 1e-5, offset)
+    m = len(b)
+    mu = np.zeros(m // 3)
+    lam = np.zeros(m)
+    vtol = 1e-12
+    sweeps = projected_gauss_seidel_subspace(W, b, mu, lam, CONE, 0.0, 2000, 1.0, vtol, *scratch(m))
+    assert 0 < sweeps < 2000
+    A, c = W[::3, ::3], b[::3]
+    L = np.linalg.cholesky(A)
+    ref = lsq_linear(L.T, -np.linalg.solve(L, c), bounds=(0.0, np.inf), method="bvls", tol=1e-15).x
+    # the row velocities agree to the velocity tolerance; λ to what it determines (cond(A) = 1e7)
+    assert np.abs(A @ (lam[::3] - ref)).max() < 10 * vtol
+    assert np.abs(lam[::3] - ref).max() < 10 * vtol / np.linalg.eigvalsh(A)[0]
+    normal, _, _, _ = contact_residual(W, b, mu, lam, CONE, 0)
+    assert normal < 10 * vtol
+    assert np.all(lam[1::3] == 0.0) and np.all(lam[2::3] == 0.0)
+    lifted = np.sum(ref < 1e-12 * ref.max())
+    assert (lifted > 0) == (offset != (0.0, 0.0))

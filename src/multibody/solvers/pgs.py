@@ -294,12 +294,84 @@ def velocity_residual(W, b, mu, lam, model, small, ptr=_ALL, idx=_ALL):
     return residual
 
 
+# Blocks of the subspace step with at least CG_ROWS rows are first solved by conjugate gradients
+# (Jacobi-preconditioned, from δ = 0), accepted at a relative residual of CG_TOL within
+# CG_ITERATIONS, else factored. CG needs as many iterations as W_AA has distinct eigenvalues: many
+# contacts on few bodies — a box on 900 compliant foundation elements: W_AA = J M⁻¹Jᵀ of rank 6 plus
+# cfm·I — take 7, where the factor of the 900 rows cost 0.25 s a step. Its cost is counted as
+# CG_EXPECTED iterations of a² multiply-adds.
+CG_ROWS, CG_ITERATIONS, CG_TOL, CG_EXPECTED = 128, 40, 1e-13, 10.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _symmetric_times(A, x, out):
+    """``out = A x`` for the symmetric A of which the lower triangle is written."""
+    n = x.shape[0]
+    for p in range(n):
+        s = 0.0
+        for q in range(p + 1):
+            s += A[p, q] * x[q]
+        for q in range(p + 1, n):
+            s += A[q, p] * x[q]
+        out[p] = s
+
+
+@njit(cache=True, nogil=True)
+def _conjugate_gradients(A, rhs, x):
+    """``A x = rhs`` by Jacobi-preconditioned conjugate gradients from x =
+    0 (A symmetric, its lower triangle written); True when ``‖r‖ ≤ CG_TOL
+    ‖rhs‖`` within CG_ITERATIONS iterations (else x is not used)."""
+    n = rhs.shape[0]
+    buf = np.empty((4, n))
+    r, z, p, w = buf[0], buf[1], buf[2], buf[3]
+    norm0 = 0.0
+    for i in range(n):
+        if not A[i, i] > 0.0:
+            return False
+        x[i] = 0.0
+        r[i] = rhs[i]
+        norm0 += rhs[i] * rhs[i]
+    if norm0 == 0.0:
+        return True
+    bound = CG_TOL * CG_TOL * norm0
+    rz = 0.0
+    for i in range(n):
+        z[i] = r[i] / A[i, i]
+        p[i] = z[i]
+        rz += r[i] * z[i]
+    for _ in range(CG_ITERATIONS):
+        _symmetric_times(A, p, w)
+        pw = 0.0
+        for i in range(n):
+            pw += p[i] * w[i]
+        if not pw > 0.0:  # A is singular along p (rigid redundant rows): the factor drops such rows
+            return False
+        alpha = rz / pw
+        rr = 0.0
+        for i in range(n):
+            x[i] += alpha * p[i]
+            r[i] -= alpha * w[i]
+            rr += r[i] * r[i]
+        if rr <= bound:
+            return True
+        rz_new = 0.0
+        for i in range(n):
+            z[i] = r[i] / A[i, i]
+            rz_new += r[i] * z[i]
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(n):
+            p[i] = z[i] + beta * p[i]
+    return False
+
+
 @njit(cache=True, nogil=True)
 def _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks):
     """The candidate of a subspace step for the rows in ``state`` (their
     indices into ``rows``, grouped by component of the coupling graph):
     ``x = λ_A + δ``, ``W_AA δ = −u_A`` with W_AA's dependent rows dropped
-    (δ = 0 there), factored by component. Returns the number a of rows."""
+    (δ = 0 there), factored by component (by conjugate gradients first when
+    a component has CG_ROWS rows or more). Returns the number a of rows."""
     m = b.shape[0]
     nc = m // 3
     coupled = ptr.shape[0] > 0
@@ -331,8 +403,9 @@ def _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks):
                 A[p, q] = W[rows[start + p], rows[start + q]] \
                     if not coupled or seen[rows[start + q] // 3] == start + p + 1 else 0.0
             x[start + p] = -coupled_velocity(W, b, lam, rows[start + p], ptr, idx)
-        psd_factor(A, D[start:end], PSD_RTOL)
-        psd_apply(A, D[start:end], x[start:end], u[start:end], y[start:end])  # u = δ
+        if size < CG_ROWS or not _conjugate_gradients(A, x[start:end], u[start:end]):
+            psd_factor(A, D[start:end], PSD_RTOL)
+            psd_apply(A, D[start:end], x[start:end], u[start:end], y[start:end])  # u = δ
         start = end
     for p in range(a):
         x[p] = lam[rows[p]] + u[p]  # the candidate λ_A
@@ -474,16 +547,24 @@ def _count_components(coupled, labels, nc):
     return k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _block_cost(a):
+    """The multiply-adds of solving one block of a rows (in a sweep's: the
+    factor's cost FACTOR_COST · a³/6, or CG_EXPECTED products with it)."""
+    a = float(a)
+    return FACTOR_COST * a * a * a / 6.0 if a < CG_ROWS else CG_EXPECTED * a * a
+
+
 @njit(cache=True, nogil=True)
-def _factor_cost(state, labels, coupled, nc, sizes):
-    """Σ a_k³ over the components of the active rows (``state``): the
-    subspace step's factor cost, per its blocks (``sizes``: scratch, nc)."""
+def _subspace_cost(state, labels, coupled, nc, sizes):
+    """The subspace step's cost, Σ :func:`_block_cost` over the components
+    of the active rows (``state``; ``sizes``: scratch, nc)."""
     if not coupled:  # one block (``sizes`` is not touched: without coupling lists it may alias the states)
         a = 0
         for i in range(3 * nc):
             if state[i] != 0:
                 a += 1
-        return float(a) ** 3
+        return _block_cost(a)
     K = _count_components(coupled, labels, nc)
     for k in range(K):
         sizes[k] = 0
@@ -492,7 +573,7 @@ def _factor_cost(state, labels, coupled, nc, sizes):
             sizes[labels[i // 3]] += 1
     total = 0.0
     for k in range(K):
-        total += float(sizes[k]) ** 3
+        total += _block_cost(sizes[k])
     return total
 
 
@@ -519,8 +600,8 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
     (the sweeps have found them, so the step is likely exact), have not
     already failed one, and the sweeps still needed — estimated from the
     velocity residual's rate of decrease over the last sweep, log(tol/r) /
-    log(rate) — would cost more than the step's factor (``FACTOR_COST`` ·
-    a³/6 for the a rows kept, against m² a sweep). Gauss–Seidel alone
+    log(rate) — would cost more than the step's solve (:func:`_subspace_cost`,
+    against m² a sweep). Gauss–Seidel alone
     crawls on resting contacts with more rows than freedoms: a stack of
     five boxes at rest decreases its residual by 0.7 % a sweep, 100–200
     sweeps a step at 1e-8 m/s, where the states are right after two;
@@ -576,7 +657,7 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
         previous = residual
         sweep = m * m if not coupled else 9 * ptr[nc]  # the multiply-adds of a sweep: W's coupled blocks
         if held and not failed and a > 0 and \
-                left * sweep > FACTOR_COST * _factor_cost(now, marks[:nc], coupled, nc, marks[nc:2 * nc]) / 6.0:
+                left * sweep > _subspace_cost(now, marks[:nc], coupled, nc, marks[nc:2 * nc]):
             if subspace_step(W, b, mu, lam, model, now, small, before, Ws, V[0], V[1], V[2], V[3], V[4], ptr, idx,
                              marks):
                 contact_states(W, lam, mu, model, small, before)
