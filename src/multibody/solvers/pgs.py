@@ -301,59 +301,66 @@ def velocity_residual(W, b, mu, lam, model, small, ptr=_ALL, idx=_ALL):
 # cfm·I — take 7, where the factor of the 900 rows cost 0.25 s a step. Its cost is counted as
 # CG_EXPECTED iterations of a² multiply-adds.
 CG_ROWS, CG_ITERATIONS, CG_TOL, CG_EXPECTED = 128, 40, 1e-13, 10.0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _symmetric_times(A, x, out):
-    """``out = A x`` for the symmetric A of which the lower triangle is written."""
-    n = x.shape[0]
-    for p in range(n):
-        s = 0.0
-        for q in range(p + 1):
-            s += A[p, q] * x[q]
-        for q in range(p + 1, n):
-            s += A[q, p] * x[q]
-        out[p] = s
+# round-off in the residual of A x: a fraction of tr(A)‖x‖ (tr(A) ≥ ‖A‖₂)
+CG_FLOOR = 4e-16
 
 
 @njit(cache=True, nogil=True)
-def _conjugate_gradients(A, rhs, x):
+def _conjugate_gradients(A, rhs, x, target):
     """``A x = rhs`` by Jacobi-preconditioned conjugate gradients from x =
-    0 (A symmetric, its lower triangle written); True when ``‖r‖ ≤ CG_TOL
-    ‖rhs‖`` within CG_ITERATIONS iterations (else x is not used)."""
+    0 (A symmetric positive semidefinite, both triangles written); True
+    when within CG_ITERATIONS iterations the residual r is below
+    ``CG_TOL‖rhs‖``, or below ``target`` in every entry (the caller's
+    velocity tolerance: r is a velocity), or at round-off (``‖r‖ ≤
+    CG_FLOOR·tr(A)‖x‖``: a right side that is already small, a
+    warm-started step's residual velocities, cannot be reduced 1e13
+    times); else False (x is then not used)."""
     n = rhs.shape[0]
     buf = np.empty((4, n))
     r, z, p, w = buf[0], buf[1], buf[2], buf[3]
     norm0 = 0.0
+    trace = 0.0
     for i in range(n):
         if not A[i, i] > 0.0:
             return False
+        trace += A[i, i]
         x[i] = 0.0
         r[i] = rhs[i]
         norm0 += rhs[i] * rhs[i]
     if norm0 == 0.0:
         return True
-    bound = CG_TOL * CG_TOL * norm0
+    norm0 = np.sqrt(norm0)
     rz = 0.0
     for i in range(n):
         z[i] = r[i] / A[i, i]
         p[i] = z[i]
         rz += r[i] * z[i]
     for _ in range(CG_ITERATIONS):
-        _symmetric_times(A, p, w)
         pw = 0.0
         for i in range(n):
-            pw += p[i] * w[i]
+            s = 0.0
+            for j in range(n):
+                s += A[i, j] * p[j]
+            w[i] = s
+            pw += p[i] * s
         if not pw > 0.0:  # A is singular along p (rigid redundant rows): the factor drops such rows
             return False
         alpha = rz / pw
         rr = 0.0
+        xx = 0.0
         for i in range(n):
             x[i] += alpha * p[i]
             r[i] -= alpha * w[i]
             rr += r[i] * r[i]
-        if rr <= bound:
+            xx += x[i] * x[i]
+        if np.sqrt(rr) <= max(CG_TOL * norm0, CG_FLOOR * trace * np.sqrt(xx)):
             return True
+        if target > 0.0:
+            big = 0.0
+            for i in range(n):
+                big = max(big, abs(r[i]))
+            if big <= target:
+                return True
         rz_new = 0.0
         for i in range(n):
             z[i] = r[i] / A[i, i]
@@ -366,12 +373,13 @@ def _conjugate_gradients(A, rhs, x):
 
 
 @njit(cache=True, nogil=True)
-def _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks):
+def _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks, velocity_tol):
     """The candidate of a subspace step for the rows in ``state`` (their
     indices into ``rows``, grouped by component of the coupling graph):
     ``x = λ_A + δ``, ``W_AA δ = −u_A`` with W_AA's dependent rows dropped
     (δ = 0 there), factored by component (by conjugate gradients first when
-    a component has CG_ROWS rows or more). Returns the number a of rows."""
+    a component has CG_ROWS rows or more, to a tenth of ``velocity_tol``).
+    Returns the number a of rows."""
     m = b.shape[0]
     nc = m // 3
     coupled = ptr.shape[0] > 0
@@ -400,10 +408,10 @@ def _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks):
                 for e in range(ptr[c], ptr[c + 1]):
                     seen[idx[e]] = start + p + 1
             for q in range(p + 1):
-                A[p, q] = W[rows[start + p], rows[start + q]] \
+                A[p, q] = A[q, p] = W[rows[start + p], rows[start + q]] \
                     if not coupled or seen[rows[start + q] // 3] == start + p + 1 else 0.0
             x[start + p] = -coupled_velocity(W, b, lam, rows[start + p], ptr, idx)
-        if size < CG_ROWS or not _conjugate_gradients(A, x[start:end], u[start:end]):
+        if size < CG_ROWS or not _conjugate_gradients(A, x[start:end], u[start:end], 0.1 * velocity_tol):
             psd_factor(A, D[start:end], PSD_RTOL)
             psd_apply(A, D[start:end], x[start:end], u[start:end], y[start:end])  # u = δ
         start = end
@@ -413,7 +421,7 @@ def _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks):
 
 
 @njit(cache=True, nogil=True)
-def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep, ptr, idx, marks):
+def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep, ptr, idx, marks, velocity_tol):
     """The subspace minimization of PGS-SM (Silcowitz, Niebe & Erleben,
     "Projected Gauss–Seidel subspace minimization method for interactive
     rigid body dynamics", 2010), for the disk as for the box: with the
@@ -433,8 +441,10 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
     ``D``, ``u``, ``x``, ``y``, ``keep`` (m); with coupling lists (``ptr``
     not empty) W is read on the coupled blocks only, and W_AA is factored
     by component of the coupling graph (:func:`_components`: a pile's
-    separate stacks are separate blocks, a³ → Σ a_k³); ``marks`` (m,
-    int64): the contacts' component labels (its first m/3, set by
+    separate stacks are separate blocks, a³ → Σ a_k³; blocks of CG_ROWS
+    rows or more by conjugate gradients first, to a tenth of
+    ``velocity_tol``: :func:`_active_solve`); ``marks`` (m, int64): the
+    contacts' component labels (its first m/3, set by
     :func:`_components`), then scratch."""
     m = b.shape[0]
     nc = m // 3
@@ -442,7 +452,7 @@ def subspace_step(W, b, mu, lam, model, state, small, rows, Ws, D, u, x, y, keep
     settled = False
     a = 0
     for _ in range(max(PIVOT_ROUNDS, nc)):  # a column of contacts may join one per round
-        a = _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks)
+        a = _active_solve(W, b, lam, state, rows, Ws, D, u, x, y, ptr, idx, marks, velocity_tol)
         if a == 0:
             break
         for p in range(a):
@@ -659,7 +669,7 @@ def projected_gauss_seidel_subspace(W, b, mu, lam, model, tol, max_iterations, o
         if held and not failed and a > 0 and \
                 left * sweep > _subspace_cost(now, marks[:nc], coupled, nc, marks[nc:2 * nc]):
             if subspace_step(W, b, mu, lam, model, now, small, before, Ws, V[0], V[1], V[2], V[3], V[4], ptr, idx,
-                             marks):
+                             marks, velocity_tol):
                 contact_states(W, lam, mu, model, small, before)
                 previous = np.inf
             else:
