@@ -1,3 +1,5 @@
 """L4: formulations — how the equations of motion of a model are posed for
-an integrator. Today: reduced (joint) coordinates (Featherstone)."""
+an integrator: reduced (joint) coordinates (Featherstone) and, for now as
+equations without an integrator, maximal coordinates (Sueda §1)."""
+from .maximal import MaximalSystem
 from .reduced import ReducedSystem

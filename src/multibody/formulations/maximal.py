@@ -1,0 +1,188 @@
+"""Maximal coordinates (Sueda §1.6–1.10; notes/seed-001.md B and D): every
+body of a :class:`~multibody.model.Model` a free rigid body — its world
+pose C ∈ SE(3) and its body twist V = (ω; v) (the velocity of the body
+frame's origin and its angular velocity, in body axes, angular first) —
+and every joint the constraint rows that keep the child's twist relative
+to its parent's in the joint's motion subspace.
+
+For the joint of body k with parent p, motion subspace S_k (6 × n_k, in
+k's coordinates) and ``A_kp = Ad(C_k⁻¹ C_p)`` (p's twists in k's
+coordinates), the relative twist ``V_k − A_kp V_p`` lies in span S_k: the
+rows are ``N_kᵀ (V_k − A_kp V_p) = 0`` with N_k an orthonormal basis of the
+wrenches that do no work on S_k (``N_kᵀ S_k = 0``; Sueda's adjoint rows of
+§1.10, eq. 1.69–1.70, which keep the rows of Ad for the joint frame's
+fixed directions, for an axis in any direction). A hinge keeps 5 rows, a
+ball joint 3, a weld 6, a free joint none. Their time derivative gives the
+acceleration rows ``N_kᵀ (V̇_k − A_kp V̇_p) = −N_kᵀ ad(V_k) A_kp V_p`` (with
+``d/dt A_kp = A_kp ad(V_p) − ad(V_k) A_kp``, notes item 30).
+
+The equations of motion of body k are Newton–Euler in body coordinates,
+``M_k V̇_k = ad(V_k)ᵀ M_k V_k + f_k`` (Sueda eq. 1.21–1.23; M_k the spatial
+inertia about the body origin, Featherstone's ``[[Ī, m ĉ], [m ĉᵀ, m 1]]``),
+f_k gravity and the joint forces: a joint force τ_k acts as the wrench
+``w = S_k (S_kᵀS_k)⁻¹ τ_k`` on k and ``−A_kpᵀ w`` on p (the part of w along
+N_k would be taken up by the reaction). With the constraint rows G the
+accelerations solve the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] = [f; η]``
+(sparse: M block diagonal, G with two blocks per joint).
+
+Joints whose motion subspace is constant in the child's coordinates are
+taken (revolute, prismatic, helical, cylindrical, planar, spherical,
+translational, fixed, free); the universal joint, whose second axis turns
+the first, and rotor inertia (armature, a reduced-coordinate quantity)
+are refused.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+
+from ..errors import InputError
+from ..kinematics import body_motion, forward_kinematics
+from ..model.joints import C_H, C_I, C_MASS, NV, motion_subspace_into
+from ..spatial import se3, so3
+
+# joint types whose motion subspace is constant in child coordinates
+_CONSTANT_SUBSPACE = ("fixed", "revolute", "prismatic", "helical", "cylindrical", "planar", "spherical",
+                      "translational", "free")
+
+
+def spatial_inertia(model, i):
+    """Body i's 6x6 spatial inertia about its frame's origin in body axes,
+    angular first (Featherstone eq. 2.63: ``[[Ī, m ĉ], [m ĉᵀ, m 1]]``, Ī about
+    the origin)."""
+    row = model.tree[i]
+    m = row[C_MASS]
+    h = row[C_H:C_H + 3]
+    H = so3.hat(h)
+    out = np.zeros((6, 6))
+    out[:3, :3] = row[C_I:C_I + 9].reshape(3, 3)
+    out[:3, 3:] = H
+    out[3:, :3] = H.T
+    out[3:, 3:] = m * np.eye(3)
+    return out
+
+
+class MaximalSystem:
+    """The maximal-coordinate equations of ``model`` (module docstring):
+    ``n = nbodies − 1`` free bodies (the world is not one), ``rows`` joint
+    constraint rows. ``gravity``: the model's gravity acts on every body."""
+
+    def __init__(self, model, gravity=True):
+        self.model = model
+        self.gravity = bool(gravity)
+        self.n = model.nbodies - 1
+        S_of, N_of, offsets = [], [], [0]
+        q0 = model.neutral()  # S is the same at every q for the joints taken
+        for j in model.joints[1:]:
+            if j.type not in _CONSTANT_SUBSPACE:
+                raise InputError(f"the maximal formulation does not take the {j.type} joint '{j.name}' (its motion "
+                                 f"subspace turns with its coordinates)")
+            if np.any(model.armature[j.v_slice] != 0.0):
+                raise InputError(f"joint '{j.name}' has rotor inertia (armature), which maximal coordinates do not "
+                                 f"represent")
+            nvj = int(NV[int(model.tree[j.child, 0])])
+            S = np.zeros((6, max(nvj, 1)))
+            if nvj:
+                motion_subspace_into(model._tree, j.child, q0, S, 0)
+            S = S[:, :nvj]
+            # the wrenches that do no work on S: the left singular vectors beyond S's rank
+            U, sv, _ = np.linalg.svd(S if nvj else np.zeros((6, 1)), full_matrices=True)
+            rank = int(np.sum(sv > 1e-12)) if nvj else 0
+            S_of.append(S)
+            N_of.append(U[:, rank:])
+            offsets.append(offsets[-1] + 6 - rank)
+        self.S, self.N = tuple(S_of), tuple(N_of)
+        self.row_offsets = np.array(offsets)
+        self.rows = int(offsets[-1])
+        self.parent = np.array([j.parent for j in model.joints[1:]]) - 1  # −1: the world
+        self.inertia = np.array([spatial_inertia(model, i) for i in range(1, model.nbodies)])
+        self._S_pinv = tuple(np.linalg.pinv(S) if S.shape[1] else np.zeros((0, 6)) for S in self.S)
+
+    # ------------------------------------------------------------------ states
+    def state(self, q, v):
+        """``(C, V)`` of the reduced state (q, v): the bodies' world poses
+        (n, 4, 4) and body twists (n, 6)."""
+        C = forward_kinematics(self.model, q)[1:].copy()
+        V = body_motion(self.model, q, v)[0][1:].copy()
+        return C, V
+
+    def body_accelerations(self, q, v, a):
+        """The bodies' twist derivatives V̇ (n, 6) of the reduced motion (q, v,
+        q̈ = a): Featherstone's body accelerations (body coordinates, spatial,
+        which for a body's own frame equal the derivative of its twist's
+        coordinates)."""
+        return body_motion(self.model, q, v, a)[1][1:].copy()
+
+    # ------------------------------------------------------------------ the equations
+    def _relative(self, C, k):
+        """``A_kp = Ad(C_k⁻¹ C_p)`` of joint k (body k's index from 0), or None for the world."""
+        p = self.parent[k]
+        if p < 0:
+            return None
+        return se3.Ad(se3.compose(se3.inverse(C[k]), C[p]))
+
+    def constraints(self, C, V=None):
+        """``(G, η)``: the joint rows (rows × 6n, sparse CSR) at the poses C
+        and, with the twists V, the right side η of the acceleration rows
+        ``G V̇ = η`` (else None)."""
+        blocks, r, c = [], [], []
+        eta = np.zeros(self.rows) if V is not None else None
+        for k in range(self.n):
+            N = self.N[k]
+            if N.shape[1] == 0:
+                continue
+            lo = self.row_offsets[k]
+            A = self._relative(C, k)
+            blocks.append(N.T)
+            r.append(lo)
+            c.append(6 * k)
+            if A is not None:
+                blocks.append(-N.T @ A)
+                r.append(lo)
+                c.append(6 * self.parent[k])
+                if V is not None:
+                    eta[lo:lo + N.shape[1]] = -N.T @ (se3.ad(V[k]) @ (A @ V[self.parent[k]]))
+        G = sp.lil_matrix((self.rows, 6 * self.n))
+        for B, i, j in zip(blocks, r, c):
+            G[i:i + B.shape[0], j:j + 6] = B
+        return G.tocsr(), eta
+
+    def forces(self, C, V, tau):
+        """f (n, 6): per body, ``ad(V)ᵀ M V`` + gravity (the weight at the
+        centre of mass, as a wrench about the origin in body axes) + the
+        wrenches of the joint forces ``tau`` (nv, reduced order)."""
+        model = self.model
+        f = np.einsum("kji,kj->ki", np.array([se3.ad(x) for x in V]),
+                      np.einsum("kij,kj->ki", self.inertia, V))
+        if self.gravity:
+            for k in range(self.n):
+                R = C[k, :3, :3]
+                g = R.T @ model.gravity
+                m = self.inertia[k, 3, 3]
+                h = model.tree[k + 1, C_H:C_H + 3]
+                f[k, :3] += np.cross(h, g)
+                f[k, 3:] += m * g
+        for k, j in enumerate(model.joints[1:]):
+            t = tau[j.v_slice]
+            if t.size == 0 or not np.any(t):
+                continue
+            w = self._S_pinv[k].T @ t
+            f[k] += w
+            A = self._relative(C, k)
+            if A is not None:
+                f[self.parent[k]] -= A.T @ w
+        return f
+
+    def acceleration(self, C, V, tau):
+        """``(V̇, λ)``: the bodies' twist derivatives (n, 6) and the rows'
+        multipliers from the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] =
+        [f; η]`` (SuperLU), at poses C (n, 4, 4), twists V (n, 6) and joint
+        forces tau (nv)."""
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.model.nv,):
+            raise InputError(f"tau must have shape ({self.model.nv},), got {tau.shape}")
+        G, eta = self.constraints(C, V)
+        f = self.forces(C, V, tau)
+        M = sp.block_diag(list(self.inertia), format="csc")
+        K = sp.bmat([[M, G.T], [G, None]], format="csc")
+        x = splu(K).solve(np.concatenate([f.ravel(), eta]))
+        return x[:6 * self.n].reshape(self.n, 6), x[6 * self.n:]

@@ -1,0 +1,70 @@
+"""Maximal coordinates (formulations/maximal.py, Sueda §1.6–1.10): the
+bodies' twist derivatives from the index-1 KKT system of free bodies and
+joint rows equal the body accelerations of the reduced articulated-body
+algorithm (held to Pinocchio in tests/dynamics) on random trees with
+every joint type the formulation takes and on example-robot-data's robots."""
+import warnings
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.errors import InputError
+from multibody.formulations.maximal import MaximalSystem
+from oracles import ALL_JOINTS, ROBOTS, random_tree, robot_path
+
+CONSTANT = [j for j in ALL_JOINTS if j != "universal"]
+
+
+def _agree(model, seed, scale=1.0):
+    """max |V̇_maximal − V̇_reduced| relative to the largest acceleration, at a
+    random state and random joint forces."""
+    system = MaximalSystem(model)
+    rng = np.random.default_rng(seed)
+    q = model.integrate(model.neutral(), rng.normal(size=model.nv) * scale)
+    v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    C, V = system.state(q, v)
+    Vd, _ = system.acceleration(C, V, tau)
+    ref = system.body_accelerations(q, v, mb.aba(model, q, v, tau))
+    return np.abs(Vd - ref).max() / max(1.0, np.abs(ref).max())
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("floating", [True, False])
+def test_random_trees_with_every_joint_type(seed, floating):
+    model = random_tree(seed, n=2 * len(CONSTANT), floating=floating, joints=CONSTANT, fixed=2).build()
+    assert _agree(model, seed) < 1e-10
+
+
+@pytest.mark.parametrize("robot", sorted(ROBOTS))
+def test_example_robot_data(robot):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.ModelWarning)
+        model = mb.load_urdf(robot_path(robot), floating_base=ROBOTS[robot][1])
+    assert _agree(model, 3, scale=0.3) < 1e-10
+
+
+def test_rows_per_joint():
+    """A hinge keeps 5 rows, a ball joint 3, a free joint none, prismatic
+    5, planar 3 (Sueda eq. 1.69–1.70; a weld's body is merged into its
+    parent by the builder); N spans the wrenches that do no work on S."""
+    b = mb.ModelBuilder()
+    b.add_body("a", joint="free", mass=1.0, inertia=np.eye(3))
+    for name, jt in (("h", "revolute"), ("s", "spherical"), ("p", "prismatic"), ("l", "planar")):
+        b.add_body(name, parent="a", joint=jt, mass=1.0, inertia=np.eye(3))
+    system = MaximalSystem(b.build())
+    assert np.diff(system.row_offsets).tolist() == [0, 5, 3, 5, 3]
+    for S, N in zip(system.S[1:], system.N[1:]):  # (the free joint has no rows)
+        assert np.abs(N.T @ S).max() < 1e-15 and np.allclose(N.T @ N, np.eye(N.shape[1]))
+
+
+def test_refused_joints_are_named():
+    b = mb.ModelBuilder()
+    b.add_body("a", joint="universal", axis=(1, 0, 0), axis2=(0, 1, 0), joint_name="wrist", mass=1.0,
+               inertia=np.eye(3))
+    with pytest.raises(InputError, match="universal joint 'wrist'"):
+        MaximalSystem(b.build())
+    b = mb.ModelBuilder()
+    b.add_body("a", joint="revolute", joint_name="motor", mass=1.0, inertia=np.eye(3), armature=0.1)
+    with pytest.raises(InputError, match="'motor' has rotor inertia"):
+        MaximalSystem(b.build())
