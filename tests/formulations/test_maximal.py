@@ -16,10 +16,10 @@ from oracles import ALL_JOINTS, ROBOTS, random_tree, robot_path
 CONSTANT = [j for j in ALL_JOINTS if j != "universal"]
 
 
-def _agree(model, seed, scale=1.0):
+def _agree(model, seed, scale=1.0, frames="body"):
     """max |V̇_maximal − V̇_reduced| relative to the largest acceleration, at a
     random state and random joint forces."""
-    system = MaximalSystem(model)
+    system = MaximalSystem(model, frames=frames)
     rng = np.random.default_rng(seed)
     q = model.integrate(model.neutral(), rng.normal(size=model.nv) * scale)
     v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
@@ -31,9 +31,10 @@ def _agree(model, seed, scale=1.0):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("floating", [True, False])
-def test_random_trees_with_every_joint_type(seed, floating):
+@pytest.mark.parametrize("frames", ["body", "com"])
+def test_random_trees_with_every_joint_type(seed, floating, frames):
     model = random_tree(seed, n=2 * len(CONSTANT), floating=floating, joints=CONSTANT, fixed=2).build()
-    assert _agree(model, seed) < 1e-10
+    assert _agree(model, seed, frames=frames) < 1e-10
 
 
 @pytest.mark.parametrize("robot", sorted(ROBOTS))

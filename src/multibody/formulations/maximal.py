@@ -37,9 +37,11 @@ from scipy.sparse.linalg import splu
 
 from ..errors import InputError
 from ..kinematics import body_motion, forward_kinematics
-from ..model.joints import C_H, C_I, C_MASS, NV, motion_subspace_into
+from ..model.joints import C_H, C_I, C_MASS, C_P, NV, motion_subspace_into
 from ..spatial import se3, so3
 
+# KKT systems up to this size are solved dense (LAPACK), larger ones by SuperLU
+DENSE_KKT_SIZE = 120
 # joint types whose motion subspace is constant in child coordinates
 _CONSTANT_SUBSPACE = ("fixed", "revolute", "prismatic", "helical", "cylindrical", "planar", "spherical",
                       "translational", "free")
@@ -64,12 +66,29 @@ def spatial_inertia(model, i):
 class MaximalSystem:
     """The maximal-coordinate equations of ``model`` (module docstring):
     ``n = nbodies − 1`` free bodies (the world is not one), ``rows`` joint
-    constraint rows. ``gravity``: the model's gravity acts on every body."""
+    constraint rows. ``gravity``: the model's gravity acts on every body.
 
-    def __init__(self, model, gravity=True):
+    ``frames``: the frame each body's state (C, V) describes — ``"body"``,
+    the body's own frame (its joint's moving frame), or ``"com"``, a frame
+    at its centre of mass with the body's axes (Müller & Terze's choice:
+    which frame a Lie-group update moves along a screw changes what it
+    keeps exact, notes/seed-004.md C14). The equations are formed in the
+    body frames either way: a state frame ``C_ref = C B`` (B constant) has
+    ``V_ref = Ad(B⁻¹) V``, ``V̇_ref = Ad(B⁻¹) V̇``."""
+
+    def __init__(self, model, gravity=True, frames="body"):
+        if frames not in ("body", "com"):
+            raise InputError(f"frames must be 'body' or 'com', got {frames!r}")
         self.model = model
         self.gravity = bool(gravity)
+        self.frames = frames
         self.n = model.nbodies - 1
+        # B_k: the state frame in the body frame
+        self.offset = np.tile(np.eye(4), (self.n, 1, 1))
+        if frames == "com":
+            self.offset[:, :3, 3] = model.body_com[1:]
+        self._Ad_B = np.array([se3.Ad(B) for B in self.offset])
+        self._Ad_B_inv = np.array([se3.Ad(se3.inverse(B)) for B in self.offset])
         S_of, N_of, offsets = [], [], [0]
         q0 = model.neutral()  # S is the same at every q for the joints taken
         for j in model.joints[1:]:
@@ -99,18 +118,49 @@ class MaximalSystem:
 
     # ------------------------------------------------------------------ states
     def state(self, q, v):
-        """``(C, V)`` of the reduced state (q, v): the bodies' world poses
-        (n, 4, 4) and body twists (n, 6)."""
-        C = forward_kinematics(self.model, q)[1:].copy()
-        V = body_motion(self.model, q, v)[0][1:].copy()
+        """``(C, V)`` of the reduced state (q, v): the state frames' world
+        poses (n, 4, 4) and body twists (n, 6)."""
+        C = forward_kinematics(self.model, q)[1:] @ self.offset
+        V = np.einsum("kij,kj->ki", self._Ad_B_inv, body_motion(self.model, q, v)[0][1:])
         return C, V
 
     def body_accelerations(self, q, v, a):
-        """The bodies' twist derivatives V̇ (n, 6) of the reduced motion (q, v,
-        q̈ = a): Featherstone's body accelerations (body coordinates, spatial,
-        which for a body's own frame equal the derivative of its twist's
-        coordinates)."""
-        return body_motion(self.model, q, v, a)[1][1:].copy()
+        """The state frames' twist derivatives V̇ (n, 6) of the reduced motion
+        (q, v, q̈ = a): Featherstone's body accelerations (body coordinates,
+        spatial, which for a body's own frame equal the derivative of its
+        twist's coordinates), in the state frames."""
+        return np.einsum("kij,kj->ki", self._Ad_B_inv, body_motion(self.model, q, v, a)[1][1:])
+
+    def _body_frames(self, C, V):
+        """(C, V) of the state frames → of the body frames."""
+        return C @ np.array([se3.inverse(B) for B in self.offset]), np.einsum("kij,kj->ki", self._Ad_B, V)
+
+    def joint_errors(self, C):
+        """Per joint (n,), the distance (m) between the joint's point on the
+        parent (the joint frame's origin) and on the child (its body frame's
+        origin) at the state frames' poses C: the position error of a joint
+        that holds the two together (revolute, spherical, fixed; the
+        translating joints move them apart by their coordinates)."""
+        Cb = C @ np.array([se3.inverse(B) for B in self.offset])
+        out = np.empty(self.n)
+        for k, j in enumerate(self.model.joints[1:]):
+            row = self.model.tree[j.child]
+            point = row[C_P:C_P + 3]  # the joint frame's origin in the parent's frame
+            p = self.parent[k]
+            where = point if p < 0 else Cb[p, :3, :3] @ point + Cb[p, :3, 3]
+            out[k] = np.linalg.norm(Cb[k, :3, 3] - where)
+        return out
+
+    def energy(self, C, V):
+        """(kinetic, potential) energy (J) of the state: ``Σ ½ VᵀM V`` and
+        ``−Σ m g·c`` (c the centres of mass in the world)."""
+        Vb = np.einsum("kij,kj->ki", self._Ad_B, V)
+        kinetic = 0.5 * float(np.einsum("ki,kij,kj->", Vb, self.inertia, Vb))
+        Cb = C @ np.array([se3.inverse(B) for B in self.offset])
+        com = np.einsum("kij,kj->ki", Cb[:, :3, :3], self.model.body_com[1:]) + Cb[:, :3, 3]
+        mass = self.model.body_mass[1:]
+        potential = -float(mass @ (com @ self.model.gravity)) if self.gravity else 0.0
+        return kinetic, potential
 
     # ------------------------------------------------------------------ the equations
     def _relative(self, C, k):
@@ -121,9 +171,9 @@ class MaximalSystem:
         return se3.Ad(se3.compose(se3.inverse(C[k]), C[p]))
 
     def constraints(self, C, V=None):
-        """``(G, η)``: the joint rows (rows × 6n, sparse CSR) at the poses C
-        and, with the twists V, the right side η of the acceleration rows
-        ``G V̇ = η`` (else None)."""
+        """``(G, η)``: the joint rows (rows × 6n, sparse CSR) at the body
+        frames' poses C and, with their twists V, the right side η of the
+        acceleration rows ``G V̇ = η`` (else None)."""
         blocks, r, c = [], [], []
         eta = np.zeros(self.rows) if V is not None else None
         for k in range(self.n):
@@ -141,13 +191,20 @@ class MaximalSystem:
                 c.append(6 * self.parent[k])
                 if V is not None:
                     eta[lo:lo + N.shape[1]] = -N.T @ (se3.ad(V[k]) @ (A @ V[self.parent[k]]))
-        G = sp.lil_matrix((self.rows, 6 * self.n))
+        rows, cols, vals = [], [], []
         for B, i, j in zip(blocks, r, c):
-            G[i:i + B.shape[0], j:j + 6] = B
+            ii, jj = np.indices(B.shape)
+            rows.append(ii.ravel() + i)
+            cols.append(jj.ravel() + j)
+            vals.append(B.ravel())
+        if not blocks:
+            return sp.csr_matrix((self.rows, 6 * self.n)), eta
+        G = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(self.rows, 6 * self.n))
         return G.tocsr(), eta
 
     def forces(self, C, V, tau):
-        """f (n, 6): per body, ``ad(V)ᵀ M V`` + gravity (the weight at the
+        """f (n, 6) at the body frames' (C, V): per body, ``ad(V)ᵀ M V`` + gravity (the weight at the
         centre of mass, as a wrench about the origin in body axes) + the
         wrenches of the joint forces ``tau`` (nv, reduced order)."""
         model = self.model
@@ -173,16 +230,30 @@ class MaximalSystem:
         return f
 
     def acceleration(self, C, V, tau):
-        """``(V̇, λ)``: the bodies' twist derivatives (n, 6) and the rows'
-        multipliers from the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] =
-        [f; η]`` (SuperLU), at poses C (n, 4, 4), twists V (n, 6) and joint
-        forces tau (nv)."""
+        """``(V̇, λ)``: the state frames' twist derivatives (n, 6) and the
+        rows' multipliers from the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] =
+        [f; η]`` (in the body frames; dense up to DENSE_KKT_SIZE rows, else SuperLU), at the state frames' poses C
+        (n, 4, 4) and twists V (n, 6) and joint forces tau (nv)."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.model.nv,):
             raise InputError(f"tau must have shape ({self.model.nv},), got {tau.shape}")
+        if self.frames != "body":
+            C, V = self._body_frames(C, V)
         G, eta = self.constraints(C, V)
         f = self.forces(C, V, tau)
-        M = sp.block_diag(list(self.inertia), format="csc")
-        K = sp.bmat([[M, G.T], [G, None]], format="csc")
-        x = splu(K).solve(np.concatenate([f.ravel(), eta]))
-        return x[:6 * self.n].reshape(self.n, 6), x[6 * self.n:]
+        rhs = np.concatenate([f.ravel(), eta])
+        m = 6 * self.n
+        if m + self.rows <= DENSE_KKT_SIZE:
+            K = np.zeros((m + self.rows, m + self.rows))
+            for k in range(self.n):
+                K[6 * k:6 * k + 6, 6 * k:6 * k + 6] = self.inertia[k]
+            Gd = G.toarray()
+            K[:m, m:], K[m:, :m] = Gd.T, Gd
+            x = np.linalg.solve(K, rhs)
+        else:
+            M = sp.block_diag(list(self.inertia), format="csc")
+            x = splu(sp.bmat([[M, G.T], [G, None]], format="csc")).solve(rhs)
+        Vd = x[:6 * self.n].reshape(self.n, 6)
+        if self.frames != "body":
+            Vd = np.einsum("kij,kj->ki", self._Ad_B_inv, Vd)
+        return Vd, x[6 * self.n:]

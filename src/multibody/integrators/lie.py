@@ -1,0 +1,127 @@
+"""Munthe-Kaas Runge–Kutta (RKMK) on the configuration Lie group of free
+bodies (Müller & Terze §4, eqs 36–37, the left-trivialized variant;
+notes/seed-004.md C6–C9), for the maximal coordinates of
+:class:`multibody.formulations.MaximalSystem`.
+
+Each body's state is a pose C and a velocity; a step moves the pose by the
+group's exponential of an increment built from the stages, so the pose
+stays on the group. Two groups per body (``lie_group``):
+
+* ``"se3"``: SE(3) with the body twist V = (ω; v) — the pose moves along a
+  screw, ``C ← C exp(Φ̂)``;
+* ``"so3xr3"``: SO(3) × R³ with the hybrid velocity (ω; ṙ) — rotation and
+  translation separately, ``R ← R exp(ξ̂)``, ``r ← r + u``.
+
+With Butcher coefficients (a, b, c) of order p (1: Euler, 2: Heun, 3:
+Kutta, 4: classical RK4), from the state X: ``Ψ_j = h Σ_{l<j} a_jl k_l``,
+``k_j = (dexp⁻¹_{−Ψ_j} of the stage's configuration velocity, the stage's
+acceleration)`` at ``X exp(Ψ_j)``, and ``X ← X exp(h Σ b_j k_j)``
+(velocities are a vector space: their part of exp is addition). dexp⁻¹
+is exact (:func:`multibody.spatial.se3.dexp_inv_body`,
+:func:`multibody.spatial.so3.right_jacobian_inv`), so the order is p.
+
+What the choice of group keeps: a body whose motion lies in a subgroup of
+SE(3) (one jointed to the ground by a lower pair) has its body twists in a
+fixed subalgebra; the SE(3) update stays in the coset exactly (to
+round-off), the SO(3) × R³ update leaves it at the truncation error (notes
+C14). Which twists lie in the subalgebra depends on the state frame: for a
+body on a ball joint the pivot frame's twist (ω; 0) keeps its position in
+both groups; the centre-of-mass frame's (ω; ω × r₀) only in SE(3).
+"""
+import numpy as np
+
+from ..errors import InputError
+from ..spatial import se3, so3
+
+# Butcher tableaus (a, b) of the explicit Runge–Kutta methods of orders 1–4 (c = row sums of a)
+TABLEAUS = {
+    1: (np.zeros((1, 1)), np.array([1.0])),
+    2: (np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([0.5, 0.5])),
+    3: (np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [-1.0, 2.0, 0.0]]), np.array([1.0, 4.0, 1.0]) / 6.0),
+    4: (np.array([[0.0, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0], [0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]]),
+        np.array([1.0, 2.0, 2.0, 1.0]) / 6.0),
+}
+LIE_GROUPS = ("se3", "so3xr3")
+
+
+class RKMK:
+    """Munthe-Kaas Runge–Kutta of ``order`` 1–4 (module docstring) on
+    ``lie_group``: "se3", "so3xr3", or one of them per body (a sequence).
+    :meth:`step` advances a maximal state (C, V) — state-frame poses (n, 4,
+    4) and body twists (n, 6) — by h under joint forces tau held constant."""
+
+    def __init__(self, order=4, lie_group="se3"):
+        if order not in TABLEAUS:
+            raise InputError(f"RKMK order must be 1, 2, 3 or 4, got {order!r}")
+        groups = (lie_group,) if isinstance(lie_group, str) else tuple(lie_group)
+        for g in groups:
+            if g not in LIE_GROUPS:
+                raise InputError(f"lie_group must be 'se3' or 'so3xr3' (or one per body), got {g!r}")
+        self.order = order
+        self.lie_group = lie_group
+        self._a, self._b = TABLEAUS[order]
+
+    def _se3_mask(self, n):
+        if isinstance(self.lie_group, str):
+            return np.full(n, self.lie_group == "se3")
+        if len(self.lie_group) != n:
+            raise InputError(f"lie_group names {len(self.lie_group)} groups for {n} bodies")
+        return np.array([g == "se3" for g in self.lie_group])
+
+    def step(self, system, C, V, tau, h):
+        """One step of h (s) from the poses C and body twists V; returns
+        the new (C, V)."""
+        if not (np.isfinite(h) and h > 0):
+            raise InputError(f"the time step must be a finite number > 0 (s), got {h}")
+        n = C.shape[0]
+        se3_body = self._se3_mask(n)
+        a, b = self._a, self._b
+        s = b.shape[0]
+        W0 = hybrid(C, V, ~se3_body)  # the velocity coordinates of each body's group
+        kc, kv = np.zeros((s, n, 6)), np.zeros((s, n, 6))
+        for j in range(s):
+            psi = h * np.tensordot(a[j, :j], kc[:j], axes=1) if j else np.zeros((n, 6))
+            W = W0 + (h * np.tensordot(a[j, :j], kv[:j], axes=1) if j else 0.0)
+            Cj = moved(C, psi, se3_body)
+            Vj = body_twists(Cj, W, ~se3_body)
+            Vd, _ = system.acceleration(Cj, Vj, tau)
+            for k in range(n):
+                if se3_body[k]:
+                    kc[j, k] = se3.dexp_inv_body(psi[k]) @ Vj[k]
+                    kv[j, k] = Vd[k]
+                else:
+                    kc[j, k, :3] = so3.right_jacobian_inv(psi[k, :3]) @ Vj[k, :3]
+                    kc[j, k, 3:] = W[k, 3:]
+                    kv[j, k, :3] = Vd[k, :3]  # r̈ = R (v̇ + ω × v): the derivative of ṙ = R v
+                    kv[j, k, 3:] = Cj[k, :3, :3] @ (Vd[k, 3:] + np.cross(Vj[k, :3], Vj[k, 3:]))
+        C1 = moved(C, h * np.tensordot(b, kc, axes=1), se3_body)
+        W1 = W0 + h * np.tensordot(b, kv, axes=1)
+        return C1, body_twists(C1, W1, ~se3_body)
+
+
+def hybrid(C, V, mask):
+    """The velocities (ω; ṙ = R v) of the bodies in ``mask`` (the others' V unchanged)."""
+    W = V.copy()
+    W[mask, 3:] = np.einsum("kij,kj->ki", C[mask, :3, :3], V[mask, 3:])
+    return W
+
+
+def body_twists(C, W, mask):
+    """The inverse of :func:`hybrid`: body twists (ω; Rᵀṙ) of the bodies in ``mask``."""
+    V = W.copy()
+    V[mask, 3:] = np.einsum("kji,kj->ki", C[mask, :3, :3], W[mask, 3:])
+    return V
+
+
+def moved(C, psi, se3_body):
+    """The poses C moved by the increments psi (n, 6): ``C exp(ψ̂)`` on SE(3),
+    ``(R exp(ξ̂), r + u)`` on SO(3) × R³."""
+    out = np.empty_like(C)
+    for k in range(C.shape[0]):
+        if se3_body[k]:
+            out[k] = C[k] @ se3.exp(psi[k])
+        else:
+            out[k] = C[k]
+            out[k, :3, :3] = C[k, :3, :3] @ so3.exp(psi[k, :3])
+            out[k, :3, 3] = C[k, :3, 3] + psi[k, 3:]
+    return out
