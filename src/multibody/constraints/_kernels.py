@@ -6,8 +6,8 @@ from numba import njit
 
 from .._compiled import kept_at
 from .._status import NON_FINITE, NON_FINITE_AFTER_LIMITS
-from ..dynamics.closed_loop_kernels import apply_correction, psd_apply, psd_factor, range_space_acceleration, schur, \
-    solve_rows
+from ..dynamics.closed_loop_kernels import apply_correction, constraint_gram, psd_apply, psd_factor, \
+    range_space_acceleration, schur, solve_rows
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
 from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
 from ..model.joints import C_NV, C_PARENT, C_V
@@ -443,6 +443,17 @@ def prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, 
     and the factor (AL, AD) of ``A = GM⁻¹Gᵀ``. Returns 0, or −2 if M is
     not positive definite. ``L``: the rows (:func:`loop_tuple`);
     ``scratch``: nc floats."""
+    if rows_and_mass(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, scratch) != 0:
+        return -2
+    schur(G, X, AL, AD)
+    return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rows_and_mass(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, F, phi, G, Lf, X, scratch):
+    """:func:`prepare_kernel` without A: M(q) by CRBA, its LᵀDL factor in
+    Lf, φ and G of the rows, ``X = (M⁻¹Gᵀ)ᵀ``. Returns 0, or −2 if M is not
+    positive definite."""
     row, kind, body_a, body_b, Pa, Pb, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq, gear_iv, ratio, offset = L
     crba_kernel(tree, lam, q, poses, jac, inertia6, Lf)
     if not frames_done:
@@ -453,7 +464,6 @@ def prepare_kernel(tree, lam, q, L, poses, jac, spatial, inertia6, frames_done, 
     if ltdl_kernel(lam, Lf) != 0:
         return -2
     solve_rows(lam, Lf, G, X)
-    schur(G, X, AL, AD)
     return 0
 
 
@@ -606,25 +616,17 @@ def soft_sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, 
     for i in range(nv):
         a[i] = 0.0
     rnea_kernel(tree, q, v, a, gravity_on, False, poses, spatial, c)
-    crba_kernel(tree, lam, q, poses, jac, inertia6, Lf)
-    entry_frames(poses, body_a, body_b, Pa, Pb, F)
-    rows_from_frames(tree, q, q, False, row, kind, body_a, body_b, u, w, pitch, gear_row, gear_jq, gear_jv, gear_iq,
-                     gear_iv, ratio, offset, poses, jac, spatial, F, phi, G, y)
-    if ltdl_kernel(lam, Lf) != 0:
+    if rows_and_mass(tree, lam, q, L, poses, jac, spatial, inertia6, False, F, phi, G, Lf, X, y) != 0:
         return -2
-    solve_rows(lam, Lf, G, X)
     for i in range(nv):  # the free velocity v* = v + h M⁻¹(τ − C)
         a[i] = tau[i] - c[i]
     ltdl_solve(lam, Lf, a)
     for i in range(nv):
         a[i] = v[i] + dt * a[i]
+    constraint_gram(G, X, W)
     for i in range(nc):
-        for j in range(i + 1):
-            s = 0.0
-            for m in range(nv):
-                s += G[i, m] * X[j, m]
-            W[i, j] = s
-            W[j, i] = s
+        for j in range(i):
+            W[j, i] = W[i, j]
     for i in range(nc):
         s = 0.0
         for m in range(nv):

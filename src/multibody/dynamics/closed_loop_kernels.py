@@ -114,16 +114,22 @@ def solve_rows(lam, Lf, G, X):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def schur(G, X, AL, AD):
-    """``A = G M⁻¹Gᵀ = G Xᵀ`` (lower triangle) into AL, then its
-    :func:`psd_factor` in place (AL, AD); returns the rank."""
+def constraint_gram(G, X, A):
+    """``A = G M⁻¹Gᵀ = G Xᵀ`` (its lower triangle) into A."""
     nc, nv = G.shape
     for i in range(nc):
         for j in range(i + 1):
             s = 0.0
             for c in range(nv):
                 s += G[i, c] * X[j, c]
-            AL[i, j] = s
+            A[i, j] = s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def schur(G, X, AL, AD):
+    """``A = G M⁻¹Gᵀ = G Xᵀ`` (lower triangle) into AL, then its
+    :func:`psd_factor` in place (AL, AD); returns the rank."""
+    constraint_gram(G, X, AL)
     return psd_factor(AL, AD, PSD_RTOL)
 
 
