@@ -21,7 +21,7 @@ from figures import save, subplots  # noqa: E402,F401  (the scripts' figure help
 import multibody as mb  # noqa: E402
 from multibody.formulations import MaximalSystem  # noqa: E402
 from multibody.integrators.lie import RKMK  # noqa: E402
-from multibody.spatial import se3  # noqa: E402
+from multibody.spatial import se3, so3  # noqa: E402
 
 ALUMINIUM = 2700.0  # kg/m³
 BOX = (0.2, 0.1, 0.05)  # E2/E3's links: sides along their x, y, z (m)
@@ -50,20 +50,27 @@ def heavy_top():
     return model, model.neutral(), np.array([0.0, 20.0 * np.pi, 10.0 * np.pi])
 
 
+def pendulum_links(name, gravity):
+    """A ModelBuilder with E2's two aluminium boxes (0.2 × 0.1 × 0.05 m,
+    2.7 kg, frames at their ends on the x axis) on ball joints: link1 at
+    the world origin (joint1), link2 at link1's tip (joint2); gravity −z."""
+    m = ALUMINIUM * np.prod(BOX)
+    b = mb.ModelBuilder(name, gravity=(0.0, 0.0, -gravity))
+    b.add_body("link1", joint="spherical", joint_name="joint1", mass=m, com=(0.1, 0.0, 0.0),
+               inertia=box_inertia(m, BOX))
+    tip = np.eye(4)
+    tip[0, 3] = 0.2
+    b.add_body("link2", parent="link1", joint="spherical", joint_name="joint2", placement=tip, mass=m,
+               com=(0.1, 0.0, 0.0), inertia=box_inertia(m, BOX))
+    return b
+
+
 def double_pendulum(gravity=9.81):
     """E2 (§5.2): two aluminium boxes (0.2 × 0.1 × 0.05 m, 2.7 kg) in a
     chain along x, ball joints at the world origin and between them;
     ω₁ = (10, 0, 0), ω₂ = (10π, 10π, 20π) rad/s (each body's own, in its
     frame; the second joint's rate is ω₂ − ω₁ at R = I)."""
-    m = ALUMINIUM * np.prod(BOX)
-    b = mb.ModelBuilder("double_pendulum", gravity=(0.0, 0.0, -gravity))
-    b.add_body("link1", joint="spherical", joint_name="joint1", mass=m, com=(0.1, 0.0, 0.0),
-               inertia=box_inertia(m, BOX))
-    at = np.eye(4)
-    at[0, 3] = 0.2
-    b.add_body("link2", parent="link1", joint="spherical", joint_name="joint2", placement=at, mass=m,
-               com=(0.1, 0.0, 0.0), inertia=box_inertia(m, BOX))
-    model = b.build()
+    model = pendulum_links("double_pendulum", gravity).build()
     w1, w2 = np.array([10.0, 0.0, 0.0]), np.pi * np.array([10.0, 10.0, 20.0])
     return model, model.neutral(), np.concatenate([w1, w2 - w1])
 
@@ -86,6 +93,32 @@ def floating_pair():
     return model, q0, np.concatenate([w1, np.zeros(3), w2 - w1])
 
 
+def three_bar(spin=(5.0, 10.0, -7.0), gravity=9.81):
+    """E4 (§5.4; the paper omits every parameter, these are the notes'
+    reading with E2's links): two aluminium boxes (0.2 × 0.1 × 0.05 m) on
+    ball joints at the world origin (joint 1) and at (0.3, 0, 0) (joint 3, a
+    loop joint), joined tip to tip by a ball joint (joint 2), in the plane
+    z = 0 at rest position; gravity along −z. The mechanism's three
+    freedoms: the whole turning about the x axis through both pivots (Ω)
+    and each link spinning about its own axis (s₁, s₂); ``spin`` = (Ω, s₁,
+    s₂) rad/s. Returns (model, q0, v0) on the constraints."""
+    half = 0.15
+    angle = np.arctan2(np.sqrt(0.2 ** 2 - half ** 2), half)  # link 1 from the origin to the apex
+    b = pendulum_links("three_bar", gravity)
+    tip = np.eye(4)
+    tip[0, 3] = 0.2
+    pivot = np.eye(4)
+    pivot[0, 3] = 2 * half
+    b.add_loop_joint("link2", "world", "spherical", placement_a=tip, placement_b=pivot, name="joint3")
+    model = b.build()
+    q0 = model.integrate(model.neutral(), np.array([0.0, 0.0, angle, 0.0, 0.0, -2.0 * angle]))
+    omega, s1, s2 = spin
+    R1, R2 = so3.exp(np.array([0.0, 0.0, angle])), so3.exp(np.array([0.0, 0.0, -angle]))
+    w1 = omega * np.array([1.0, 0.0, 0.0]) + s1 * R1[:, 0]
+    w2 = omega * np.array([1.0, 0.0, 0.0]) + s2 * R2[:, 0]
+    return model, q0, np.concatenate([R1.T @ w1, R2.T @ (w2 - w1)])
+
+
 def momentum(system, C, V):
     """The world spatial momentum (angular about the origin; linear) of the
     bodies: Σ Ad(C)⁻ᵀ M V over the body frames (kg·m²/s; kg·m/s)."""
@@ -99,15 +132,17 @@ def momentum(system, C, V):
 def run(model, q0, v0, lie_group, h, duration=1.0, frames="com"):
     """RKMK4 (``lie_group`` "se3" or "so3xr3") in maximal coordinates from
     the reduced state (q0, v0) for ``duration`` s at step h: a dict of
-    ``t``, ``errors`` (steps + 1, joints: the joints' position errors, m),
+    ``t``, ``errors`` (steps + 1, joints: the joints' position errors, m,
+    the tree's then the loop joints'),
     ``kinetic``, ``energy`` (kinetic + potential, J) and ``momentum``
     (steps + 1, 6)."""
-    system = MaximalSystem(model, frames=frames)
+    system = MaximalSystem(model, frames=frames, loops=True)
     C, V = system.state(q0, v0)
     rkmk = RKMK(4, lie_group)
     tau = np.zeros(model.nv)
     steps = int(round(duration / h))
-    out = dict(t=np.arange(steps + 1) * h, errors=np.zeros((steps + 1, system.n)), kinetic=np.zeros(steps + 1),
+    joints = system.n + len(system.loop_ends)
+    out = dict(t=np.arange(steps + 1) * h, errors=np.zeros((steps + 1, joints)), kinetic=np.zeros(steps + 1),
                energy=np.zeros(steps + 1), momentum=np.zeros((steps + 1, 6)))
     for k in range(steps + 1):
         if k:

@@ -69,3 +69,43 @@ def test_refused_joints_are_named():
     b.add_body("a", joint="revolute", joint_name="motor", mass=1.0, inertia=np.eye(3), armature=0.1)
     with pytest.raises(InputError, match="'motor' has rotor inertia"):
         MaximalSystem(b.build())
+
+
+@pytest.mark.parametrize("robot", ["four_bar", "delta"])
+@pytest.mark.parametrize("frames", ["body", "com"])
+def test_closed_loops_agree_with_the_reduced_closed_loop_dynamics(robot, frames):
+    """Loop joints (here MJCF connect equalities) as rows of the maximal
+    system: at a state on the constraints (the reduced state projected onto
+    them) the rows hold (G V = 0) and the accelerations equal the body
+    accelerations of the reduced closed-loop forward dynamics (Featherstone
+    §8.5, no Baumgarte terms) to 1e-9."""
+    from multibody.constraints import Constraints
+    from multibody.constraints.projection import project
+    from multibody.formulations import ReducedSystem
+    model = mb.load_mjcf(f"src/multibody/data/robots/{robot}.xml")
+    constraints = Constraints(model)
+    rng = np.random.default_rng(5)
+    q0 = model.integrate(model.neutral(), 0.05 * rng.normal(size=model.nv))
+    q, v, _ = project(model, constraints, q0, rng.normal(size=model.nv))
+    tau = rng.normal(size=model.nv)
+    system = MaximalSystem(model, frames=frames, loops=True)
+    assert system.rows == 6 * system.n - model.nv + constraints.size
+    C, V = system.state(q, v)
+    G, _ = system.constraints(*system._body_frames(C, V))
+    assert np.abs(G @ system._body_frames(C, V)[1].ravel()).max() < 1e-10
+    Vd, _ = system.acceleration(C, V, tau)
+    reduced = ReducedSystem(model, gravity=True, joint_damping=False, constraints=constraints, baumgarte=0.0)
+    ref = system.body_accelerations(q, v, reduced.acceleration(0.0, q, v, tau))
+    assert np.abs(Vd - ref).max() < 1e-9 * max(1.0, np.abs(ref).max())
+    assert system.joint_errors(C)[system.n:].max() < 1e-10  # the loops closed
+
+
+def test_loop_couplings_are_refused():
+    b = mb.ModelBuilder()
+    b.add_body("a", joint="revolute", joint_name="j1", mass=1.0, inertia=np.eye(3))
+    b.add_body("b", parent="a", joint="revolute", joint_name="j2", mass=1.0, inertia=np.eye(3))
+    b.add_coupling("j2", "j1")
+    model = b.build()
+    MaximalSystem(model)  # the tree alone
+    with pytest.raises(InputError, match="couplings yet \\(joint 'j2'\\)"):
+        MaximalSystem(model, loops=True)

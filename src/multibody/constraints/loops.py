@@ -37,12 +37,25 @@ from ..model.data import Data
 from ._kernels import constraint_rows_kernel
 
 
-def _perpendiculars(a):
+def perpendiculars(a):
     """Two unit vectors completing the unit vector a to a right-handed basis."""
     t = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
     e1 = np.cross(a, t)
     e1 /= np.linalg.norm(e1)
     return e1, np.cross(a, e1)
+
+
+def loop_end(model, name, placement, what):
+    """(body index, placement in that body) of a loop-joint end: a body (0:
+    the world), or a frame (e.g. a body merged into its parent by a fixed
+    joint, an MJCF site), whose placement on its host body is composed in
+    front. ModelError naming ``what`` for an unknown name."""
+    if name in model.body_names:
+        return model.body_names.index(name), placement
+    if name in model.frame_names:
+        f = model.frames[model.frame_names.index(name)]
+        return int(f.body), np.asarray(f.placement, dtype=float) @ placement
+    raise ModelError(f"{what} references unknown body or frame '{name}'")
 
 
 def loop_rows(lj):
@@ -52,7 +65,7 @@ def loop_rows(lj):
     pitch·θ``, θ the rotation about u that takes A's w to B's w (valid for
     |θ| < π)."""
     a, a2 = lj.axis, lj.axis2
-    e1, e2 = _perpendiculars(a)
+    e1, e2 = perpendiculars(a)
     I = np.eye(3)
     weld = [(I[1], I[2]), (I[2], I[0]), (I[0], I[1])]
     rows = {
@@ -122,19 +135,6 @@ class Constraints:
         self.model = model
         items = (list(model.loop_joints) if loops else []) + (list(model.couplings) if couplings else []) \
             + ([from_equality(model, e) for e in model.equalities] if equalities else []) + list(extra)
-        body = {n: i for i, n in enumerate(model.body_names)}
-        frames = {f.name: f for f in model.frames}
-
-        def attach(name, placement, what):
-            """(body index, placement in that body) of a loop-joint end: a body,
-            or a frame (e.g. a body merged into its parent by a fixed joint, an
-            MJCF site), whose placement on its host body is composed in front."""
-            if name in body:
-                return body[name], placement
-            if name in frames:
-                f = frames[name]
-                return int(f.body), np.asarray(f.placement, dtype=float) @ placement
-            raise ModelError(f"{what} references unknown body or frame '{name}'")
 
         joints = {j.name: j for j in model.joints}
         rows = []                             # (row, ia, Pa, ib, Pb, u, w, pitch, kind) of each loop row
@@ -143,8 +143,8 @@ class Constraints:
         row = 0
         for c in items:
             if isinstance(c, LoopJoint):
-                ia, Pa = attach(c.body_a, c.placement_a, f"loop joint '{c.name}'")
-                ib, Pb = attach(c.body_b, c.placement_b, f"loop joint '{c.name}'")
+                ia, Pa = loop_end(model, c.body_a, c.placement_a, f"loop joint '{c.name}'")
+                ib, Pb = loop_end(model, c.body_b, c.placement_b, f"loop joint '{c.name}'")
                 points, angles, helical = loop_rows(c)
                 for u in points:
                     rows.append((row, ia, Pa, ib, Pb, u, np.zeros(3), 0.0, 0))

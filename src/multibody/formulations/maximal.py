@@ -35,16 +35,55 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
+from ..constraints.loops import from_equality, loop_end, perpendiculars
+from ..dynamics.closed_loop_kernels import PSD_RTOL, psd_apply, psd_factor
 from ..errors import InputError
 from ..kinematics import body_motion, forward_kinematics
+from ..model import LoopJoint
 from ..model.joints import C_H, C_I, C_MASS, C_P, NV, motion_subspace_into
 from ..spatial import se3, so3
 
-# KKT systems up to this size are solved dense (LAPACK), larger ones by SuperLU
+# KKT systems up to this size are solved by their Schur complement (dense), larger ones by SuperLU
 DENSE_KKT_SIZE = 120
 # joint types whose motion subspace is constant in child coordinates
 _CONSTANT_SUBSPACE = ("fixed", "revolute", "prismatic", "helical", "cylindrical", "planar", "spherical",
                       "translational", "free")
+
+
+def _annihilator(S):
+    """An orthonormal basis (6 × (6 − rank S)) of the wrenches that do no
+    work on the motion subspace S (6 × n): the left singular vectors beyond
+    S's rank."""
+    if S.shape[1] == 0:
+        return np.eye(6)
+    U, sv, _ = np.linalg.svd(S, full_matrices=True)
+    return U[:, int(np.sum(sv > 1e-12)):]
+
+
+def loop_subspace(lj):
+    """The motion subspace (6 × n, joint-frame coordinates, angular first)
+    of a :class:`~multibody.model.LoopJoint`: what frame B may do relative
+    to frame A (the same in either frame for these types, whose axes the
+    free motion leaves in place). The universal joint, whose second axis
+    turns with the first angle, is refused."""
+    a = np.asarray(lj.axis, dtype=float)
+    e1, e2 = perpendiculars(a)
+    z, I = np.zeros(3), np.eye(3)
+    cols = {
+        "fixed": [],
+        "revolute": [np.r_[a, z]],
+        "prismatic": [np.r_[z, a]],
+        "helical": [np.r_[a, lj.pitch * a]],
+        "cylindrical": [np.r_[a, z], np.r_[z, a]],
+        "planar": [np.r_[a, z], np.r_[z, e1], np.r_[z, e2]],
+        "spherical": [np.r_[e, z] for e in I],
+        "translational": [np.r_[z, e] for e in I],
+        "free": list(np.eye(6)),
+    }
+    if lj.joint not in cols:
+        raise InputError(f"the maximal formulation does not take the {lj.joint} loop joint '{lj.name}' (its motion "
+                         f"subspace turns with its coordinates)")
+    return np.array(cols[lj.joint]).reshape(-1, 6).T
 
 
 def spatial_inertia(model, i):
@@ -76,9 +115,16 @@ class MaximalSystem:
     body frames either way: a state frame ``C_ref = C B`` (B constant) has
     ``V_ref = Ad(B⁻¹) V``, ``V̇_ref = Ad(B⁻¹) V̇``."""
 
-    def __init__(self, model, gravity=True, frames="body"):
+    def __init__(self, model, gravity=True, frames="body", loops=False):
         if frames not in ("body", "com"):
             raise InputError(f"frames must be 'body' or 'com', got {frames!r}")
+        closing = []
+        if loops:  # loop joints, and the MJCF equalities that are loop joints (connect, weld)
+            closing = list(model.loop_joints) + [from_equality(model, e) for e in model.equalities]
+            coupled = [c for c in closing if not isinstance(c, LoopJoint)] + list(model.couplings)
+            if coupled:
+                raise InputError(f"the maximal formulation does not take joint couplings yet (joint "
+                                 f"'{coupled[0].joint}')")
         self.model = model
         self.gravity = bool(gravity)
         self.frames = frames
@@ -103,17 +149,27 @@ class MaximalSystem:
             if nvj:
                 motion_subspace_into(model._tree, j.child, q0, S, 0)
             S = S[:, :nvj]
-            # the wrenches that do no work on S: the left singular vectors beyond S's rank
-            U, sv, _ = np.linalg.svd(S if nvj else np.zeros((6, 1)), full_matrices=True)
-            rank = int(np.sum(sv > 1e-12)) if nvj else 0
             S_of.append(S)
-            N_of.append(U[:, rank:])
-            offsets.append(offsets[-1] + 6 - rank)
+            N_of.append(_annihilator(S))
+            offsets.append(offsets[-1] + N_of[-1].shape[1])
         self.S, self.N = tuple(S_of), tuple(N_of)
+        self.parent = np.array([j.parent for j in model.joints[1:]]) - 1  # −1: the world
+        # the rows' links (child, parent, N in the child's body coordinates; −1: the world): the
+        # tree joints, then the loop joints — frame B of a loop joint its child, frame A its parent
+        links = [(k, int(self.parent[k]), N) for k, N in enumerate(self.N)]
+        self.loop_ends = []
+        for lj in closing:
+            a, Pa = loop_end(model, lj.body_a, lj.placement_a, f"loop joint '{lj.name}'")
+            b, Pb = loop_end(model, lj.body_b, lj.placement_b, f"loop joint '{lj.name}'")
+            N = _annihilator(loop_subspace(lj))
+            links.append((b - 1, a - 1, se3.Ad(se3.inverse(Pb)).T @ N))
+            offsets.append(offsets[-1] + N.shape[1])
+            self.loop_ends.append((a - 1, Pa, b - 1, Pb))
+        self.links = tuple(links)
         self.row_offsets = np.array(offsets)
         self.rows = int(offsets[-1])
-        self.parent = np.array([j.parent for j in model.joints[1:]]) - 1  # −1: the world
         self.inertia = np.array([spatial_inertia(model, i) for i in range(1, model.nbodies)])
+        self._inertia_inv = np.linalg.inv(self.inertia)
         self._S_pinv = tuple(np.linalg.pinv(S) if S.shape[1] else np.zeros((0, 6)) for S in self.S)
 
     # ------------------------------------------------------------------ states
@@ -136,19 +192,24 @@ class MaximalSystem:
         return C @ np.array([se3.inverse(B) for B in self.offset]), np.einsum("kij,kj->ki", self._Ad_B, V)
 
     def joint_errors(self, C):
-        """Per joint (n,), the distance (m) between the joint's point on the
-        parent (the joint frame's origin) and on the child (its body frame's
-        origin) at the state frames' poses C: the position error of a joint
-        that holds the two together (revolute, spherical, fixed; the
-        translating joints move them apart by their coordinates)."""
+        """Per joint (n, then one per loop joint), the distance (m) between
+        the joint's point on the parent (the joint frame's origin) and on the
+        child (its body frame's origin; a loop joint's frames A and B) at the
+        state frames' poses C: the position error of a joint that holds the
+        two together (revolute, spherical, fixed; the translating joints move
+        them apart by their coordinates)."""
         Cb = C @ np.array([se3.inverse(B) for B in self.offset])
-        out = np.empty(self.n)
+        out = np.empty(self.n + len(self.loop_ends))
         for k, j in enumerate(self.model.joints[1:]):
             row = self.model.tree[j.child]
             point = row[C_P:C_P + 3]  # the joint frame's origin in the parent's frame
             p = self.parent[k]
             where = point if p < 0 else Cb[p, :3, :3] @ point + Cb[p, :3, 3]
             out[k] = np.linalg.norm(Cb[k, :3, 3] - where)
+        for i, (a, Pa, b, Pb) in enumerate(self.loop_ends):  # frames A and B of each loop joint
+            fa = Pa if a < 0 else Cb[a] @ Pa
+            fb = Pb if b < 0 else Cb[b] @ Pb
+            out[self.n + i] = np.linalg.norm(fa[:3, 3] - fb[:3, 3])
         return out
 
     def energy(self, C, V):
@@ -163,34 +224,39 @@ class MaximalSystem:
         return kinetic, potential
 
     # ------------------------------------------------------------------ the equations
-    def _relative(self, C, k):
-        """``A_kp = Ad(C_k⁻¹ C_p)`` of joint k (body k's index from 0), or None for the world."""
-        p = self.parent[k]
-        if p < 0:
+    @staticmethod
+    def _relative(C, child, parent):
+        """``A = Ad(C_child⁻¹ C_parent)`` (a world end's pose is the identity),
+        or None when the parent is the world."""
+        if parent < 0:
             return None
-        return se3.Ad(se3.compose(se3.inverse(C[k]), C[p]))
+        if child < 0:
+            return se3.Ad(C[parent])
+        return se3.Ad(se3.compose(se3.inverse(C[child]), C[parent]))
 
     def constraints(self, C, V=None):
         """``(G, η)``: the joint rows (rows × 6n, sparse CSR) at the body
         frames' poses C and, with their twists V, the right side η of the
-        acceleration rows ``G V̇ = η`` (else None)."""
+        acceleration rows ``G V̇ = η`` (else None). A row block
+        ``Nᵀ(V_c − A V_p)``, A = Ad(C_c⁻¹C_p), has ``η = −Nᵀ ad(V_c) A V_p``
+        (0 when an end is the world)."""
         blocks, r, c = [], [], []
         eta = np.zeros(self.rows) if V is not None else None
-        for k in range(self.n):
-            N = self.N[k]
+        for i, (child, parent, N) in enumerate(self.links):
             if N.shape[1] == 0:
                 continue
-            lo = self.row_offsets[k]
-            A = self._relative(C, k)
-            blocks.append(N.T)
-            r.append(lo)
-            c.append(6 * k)
+            lo = self.row_offsets[i]
+            if child >= 0:
+                blocks.append(N.T)
+                r.append(lo)
+                c.append(6 * child)
+            A = self._relative(C, child, parent)
             if A is not None:
                 blocks.append(-N.T @ A)
                 r.append(lo)
-                c.append(6 * self.parent[k])
-                if V is not None:
-                    eta[lo:lo + N.shape[1]] = -N.T @ (se3.ad(V[k]) @ (A @ V[self.parent[k]]))
+                c.append(6 * parent)
+                if V is not None and child >= 0:
+                    eta[lo:lo + N.shape[1]] = -N.T @ (se3.ad(V[child]) @ (A @ V[parent]))
         rows, cols, vals = [], [], []
         for B, i, j in zip(blocks, r, c):
             ii, jj = np.indices(B.shape)
@@ -224,7 +290,7 @@ class MaximalSystem:
                 continue
             w = self._S_pinv[k].T @ t
             f[k] += w
-            A = self._relative(C, k)
+            A = self._relative(C, k, self.parent[k])
             if A is not None:
                 f[self.parent[k]] -= A.T @ w
         return f
@@ -232,7 +298,8 @@ class MaximalSystem:
     def acceleration(self, C, V, tau):
         """``(V̇, λ)``: the state frames' twist derivatives (n, 6) and the
         rows' multipliers from the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] =
-        [f; η]`` (in the body frames; dense up to DENSE_KKT_SIZE rows, else SuperLU), at the state frames' poses C
+        [f; η]`` (in the body frames; by its Schur complement up to DENSE_KKT_SIZE
+        unknowns or when rows are dependent, else SuperLU), at the state frames' poses C
         (n, 4, 4) and twists V (n, 6) and joint forces tau (nv)."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.model.nv,):
@@ -241,19 +308,32 @@ class MaximalSystem:
             C, V = self._body_frames(C, V)
         G, eta = self.constraints(C, V)
         f = self.forces(C, V, tau)
-        rhs = np.concatenate([f.ravel(), eta])
         m = 6 * self.n
-        if m + self.rows <= DENSE_KKT_SIZE:
-            K = np.zeros((m + self.rows, m + self.rows))
-            for k in range(self.n):
-                K[6 * k:6 * k + 6, 6 * k:6 * k + 6] = self.inertia[k]
-            Gd = G.toarray()
-            K[:m, m:], K[m:, :m] = Gd.T, Gd
-            x = np.linalg.solve(K, rhs)
-        else:
+        x = None
+        if m + self.rows > DENSE_KKT_SIZE:
             M = sp.block_diag(list(self.inertia), format="csc")
-            x = splu(sp.bmat([[M, G.T], [G, None]], format="csc")).solve(rhs)
-        Vd = x[:6 * self.n].reshape(self.n, 6)
+            try:
+                x = splu(sp.bmat([[M, G.T], [G, None]], format="csc")).solve(np.concatenate([f.ravel(), eta]))
+            except RuntimeError:  # "exactly singular": dependent rows, solved below
+                x = None
+        if x is None:
+            x = self._schur_solve(G, f, eta)
+        Vd = x[:m].reshape(self.n, 6)
         if self.frames != "body":
             Vd = np.einsum("kij,kj->ki", self._Ad_B_inv, Vd)
-        return Vd, x[6 * self.n:]
+        return Vd, x[m:]
+
+    def _schur_solve(self, G, f, eta):
+        """``(V̇; λ)`` of the KKT system by its Schur complement, ``A λ =
+        G M⁻¹f − η``, ``A = G M⁻¹Gᵀ``, with A's dependent rows dropped
+        (:func:`~multibody.dynamics.closed_loop_kernels.psd_factor`: a planar
+        four-bar's point rows in 3-D have rank 2; their λ is 0), then
+        ``V̇ = M⁻¹(f − Gᵀλ)``; M⁻¹ block by block."""
+        Gd = G.toarray()
+        Minv_f = np.einsum("kij,kj->ki", self._inertia_inv, f).ravel()
+        Y = np.einsum("kij,rkj->rki", self._inertia_inv, Gd.reshape(self.rows, self.n, 6)).reshape(self.rows, 6 * self.n)
+        A = np.ascontiguousarray(Gd @ Y.T)
+        D, lam, scratch = np.empty(self.rows), np.empty(self.rows), np.empty(self.rows)
+        psd_factor(A, D, PSD_RTOL)
+        psd_apply(A, D, Gd @ Minv_f - eta, lam, scratch)
+        return np.concatenate([Minv_f - Y.T @ lam, lam])
