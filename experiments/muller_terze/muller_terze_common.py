@@ -146,7 +146,7 @@ def run(model, q0, v0, lie_group, h, duration=1.0, frames="com"):
                energy=np.zeros(steps + 1), momentum=np.zeros((steps + 1, 6)))
     for k in range(steps + 1):
         if k:
-            C, V = rkmk.step(system, C, V, tau, h)
+            C, V = rkmk.step_maximal(system, C, V, tau, h)
         out["errors"][k] = system.joint_errors(C)
         kinetic, potential = system.energy(C, V)
         out["kinetic"][k], out["energy"][k] = kinetic, kinetic + potential

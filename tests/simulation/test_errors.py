@@ -300,9 +300,10 @@ class _Faulty(ForceElement):
 
 
 # the step in which each integrator first evaluates the forces at t >= 3.5 ms: at the start of
-# the step (t_k = (k - 1) dt) or, for rk4 (t + dt/2, t + dt) and bridson_marino (t + dt), later in it
+# the step (t_k = (k - 1) dt) or, for rk4 and rkmk4 (t + dt/2, t + dt) and bridson_marino (t + dt),
+# later in it
 FIRST_STEP_SEEING = {name: 5 for name in INTEGRATORS}
-FIRST_STEP_SEEING.update(rk4=4, bridson_marino=4)
+FIRST_STEP_SEEING.update(rk4=4, rkmk4=4, bridson_marino=4)
 
 
 @pytest.mark.parametrize("integrator", sorted(INTEGRATORS))

@@ -4,6 +4,7 @@ states its order of accuracy; ``INTEGRATORS`` maps names to classes."""
 from .base import Integrator
 from .explicit import ExplicitEuler, RK4, SemiImplicitEuler, SymplecticEuler
 from .implicit import BridsonMarino, ImplicitEuler, Trapezoidal
+from .lie import RKMK
 
 INTEGRATORS = {cls.name: cls for cls in (ExplicitEuler, SemiImplicitEuler, SymplecticEuler, RK4, ImplicitEuler,
-                                         Trapezoidal, BridsonMarino)}
+                                         Trapezoidal, BridsonMarino, RKMK)}

@@ -1,7 +1,12 @@
-"""Munthe-Kaas Runge–Kutta (RKMK) on the configuration Lie group of free
-bodies (Müller & Terze §4, eqs 36–37, the left-trivialized variant;
-notes/seed-004.md C6–C9), for the maximal coordinates of
-:class:`multibody.formulations.MaximalSystem`.
+"""Munthe-Kaas Runge–Kutta (RKMK) on the configuration Lie group (Müller
+& Terze §4, eqs 36–37, the left-trivialized variant; notes/seed-004.md
+C6–C9): for the maximal coordinates of
+:class:`multibody.formulations.MaximalSystem` (:meth:`RKMK.step_maximal`)
+and, as an :class:`~multibody.integrators.base.Integrator`
+(``integrator="rkmk4"``), for reduced coordinates, whose configuration
+space is the product of its joints' groups: R^n for the vector joints,
+SO(3) for the spherical joint, SE(2) for the planar joint and SE(3) or
+SO(3) × R³ for the free joint.
 
 Each body's state is a pose C and a velocity; a step moves the pose by the
 group's exponential of an increment built from the stages, so the pose
@@ -31,7 +36,10 @@ both groups; the centre-of-mass frame's (ω; ω × r₀) only in SE(3).
 import numpy as np
 
 from ..errors import InputError
+from ..model.joints import FREE, PLANAR, SPHERICAL
+from ..spatial import quaternion as quat
 from ..spatial import se3, so3
+from .base import Integrator
 
 # Butcher tableaus (a, b) of the explicit Runge–Kutta methods of orders 1–4 (c = row sums of a)
 TABLEAUS = {
@@ -44,11 +52,15 @@ TABLEAUS = {
 LIE_GROUPS = ("se3", "so3xr3")
 
 
-class RKMK:
+class RKMK(Integrator):
     """Munthe-Kaas Runge–Kutta of ``order`` 1–4 (module docstring) on
-    ``lie_group``: "se3", "so3xr3", or one of them per body (a sequence).
-    :meth:`step` advances a maximal state (C, V) — state-frame poses (n, 4,
-    4) and body twists (n, 6) — by h under joint forces tau held constant."""
+    ``lie_group``: "se3", "so3xr3", or one of them per body (a sequence;
+    maximal coordinates only). :meth:`step_maximal` advances a maximal
+    state (C, V) — state-frame poses (n, 4, 4) and body twists (n, 6) — by
+    h under joint forces tau held constant; :meth:`step`, the integrator
+    interface, a reduced state (q, v), with ``lie_group`` the group of
+    every free joint."""
+    name, order = "rkmk4", 4  # the default; an instance of another order says its own
 
     def __init__(self, order=4, lie_group="se3"):
         if order not in TABLEAUS:
@@ -58,8 +70,87 @@ class RKMK:
             if g not in LIE_GROUPS:
                 raise InputError(f"lie_group must be 'se3' or 'so3xr3' (or one per body), got {g!r}")
         self.order = order
+        self.name = f"rkmk{order}"
         self.lie_group = lie_group
         self._a, self._b = TABLEAUS[order]
+
+    # ------------------------------------------------------------------ reduced coordinates
+    def check(self, system):
+        if system.constraints is not None:
+            raise InputError("the rkmk integrator does not take loop constraints yet (its stages are the tree's "
+                             "dynamics); use rk4 or semi_implicit_euler")
+        if not isinstance(self.lie_group, str):
+            raise InputError("in reduced coordinates lie_group is one group for every free joint, 'se3' or "
+                             "'so3xr3'")
+
+    def step(self, system, t, q, v, tau, dt):
+        """One step of dt from the reduced state (q, v): stages at ``q ⊕ Ψ``
+        on each joint's group (free joints on SE(3) with their body twist,
+        or on SO(3) × R³ with (ω; ṗ), ṗ = R v in the parent's axes), their
+        accelerations by ``system.acceleration``, the increments through
+        each group's dexp⁻¹ (exact; identity on R^n)."""
+        model = system.model
+        free = [(int(model.tree[i, 0]), j.q_slice.start, j.v_slice.start) for i, j in enumerate(model.joints)
+                if i and int(model.tree[i, 0]) in (FREE, SPHERICAL, PLANAR)]
+        hybrid_free = self.lie_group == "so3xr3"
+        a, b = self._a, self._b
+        s = b.shape[0]
+        W0 = self._velocity_coordinates(free, q, v, hybrid_free)
+        kc, kv = np.zeros((s, v.shape[0])), np.zeros((s, v.shape[0]))
+        for j in range(s):
+            psi = dt * (a[j, :j] @ kc[:j]) if j else np.zeros_like(v)
+            W = W0 + (dt * (a[j, :j] @ kv[:j]) if j else 0.0)
+            qj = self._moved(model, free, q, psi, hybrid_free)
+            vj = self._body_velocities(free, qj, W, hybrid_free)
+            acc = system.acceleration(t + dt * a[j, :j].sum(), qj, vj, tau)
+            kc[j], kv[j] = W, acc
+            for jt, iq, iv in free:  # dexp⁻¹ at −Ψ of the Lie joints' velocities; (ω̇; p̈) for hybrid ones
+                sl = slice(iv, iv + 3)
+                if jt == SPHERICAL:
+                    kc[j, sl] = so3.right_jacobian_inv(psi[sl]) @ vj[sl]
+                elif jt == PLANAR:
+                    kc[j, iv:iv + 3] = _planar_dexp_inv(psi[iv:iv + 3]) @ vj[iv:iv + 3]
+                elif not hybrid_free:
+                    kc[j, iv:iv + 6] = se3.dexp_inv_body(psi[iv:iv + 6]) @ vj[iv:iv + 6]
+                else:
+                    kc[j, sl] = so3.right_jacobian_inv(psi[sl]) @ vj[sl]
+                    R = quat.to_rotation(qj[iq + 3:iq + 7])
+                    kv[j, iv + 3:iv + 6] = R @ (acc[iv + 3:iv + 6] + np.cross(vj[sl], vj[iv + 3:iv + 6]))
+        q1 = self._moved(model, free, q, dt * (b @ kc), hybrid_free)
+        return q1, self._body_velocities(free, q1, W0 + dt * (b @ kv), hybrid_free)
+
+    @staticmethod
+    def _velocity_coordinates(free, q, v, hybrid_free):
+        """v with each free joint's linear part as ṗ = R v (SO(3) × R³), else v."""
+        W = v.copy()
+        if hybrid_free:
+            for jt, iq, iv in free:
+                if jt == FREE:
+                    W[iv + 3:iv + 6] = quat.to_rotation(q[iq + 3:iq + 7]) @ v[iv + 3:iv + 6]
+        return W
+
+    @staticmethod
+    def _body_velocities(free, q, W, hybrid_free):
+        """The inverse of :meth:`_velocity_coordinates` at q."""
+        v = W.copy()
+        if hybrid_free:
+            for jt, iq, iv in free:
+                if jt == FREE:
+                    v[iv + 3:iv + 6] = quat.to_rotation(q[iq + 3:iq + 7]).T @ W[iv + 3:iv + 6]
+        return v
+
+    @staticmethod
+    def _moved(model, free, q, psi, hybrid_free):
+        """``q ⊕ ψ`` on the joints' groups: the model's exponential map
+        (:meth:`~multibody.model.Model.integrate`; SE(3) for free joints), or
+        with ``hybrid_free`` the free joints' rotation and translation apart."""
+        q1 = model._integrate(q, psi, 1.0)
+        if hybrid_free:
+            for jt, iq, iv in free:
+                if jt == FREE:
+                    q1[iq:iq + 3] = q[iq:iq + 3] + psi[iv + 3:iv + 6]
+                    q1[iq + 3:iq + 7] = quat.integrate_body(q[iq + 3:iq + 7], psi[iv:iv + 3])
+        return q1
 
     def _se3_mask(self, n):
         if isinstance(self.lie_group, str):
@@ -68,9 +159,10 @@ class RKMK:
             raise InputError(f"lie_group names {len(self.lie_group)} groups for {n} bodies")
         return np.array([g == "se3" for g in self.lie_group])
 
-    def step(self, system, C, V, tau, h):
-        """One step of h (s) from the poses C and body twists V; returns
-        the new (C, V)."""
+    # ------------------------------------------------------------------ maximal coordinates
+    def step_maximal(self, system, C, V, tau, h):
+        """One step of h (s) of a :class:`~multibody.formulations.MaximalSystem`
+        from the poses C and body twists V; returns the new (C, V)."""
         if not (np.isfinite(h) and h > 0):
             raise InputError(f"the time step must be a finite number > 0 (s), got {h}")
         n = C.shape[0]
@@ -97,6 +189,14 @@ class RKMK:
         C1 = moved(C, h * np.tensordot(b, kc, axes=1), se3_body)
         W1 = W0 + h * np.tensordot(b, kv, axes=1)
         return C1, body_twists(C1, W1, ~se3_body)
+
+
+def _planar_dexp_inv(psi):
+    """dexp⁻¹ at −ψ of the planar joint's group SE(2), ψ = (θ, x, y) in the
+    joint's (rotation, translation, translation) order: SE(3)'s restricted
+    to the plane (rotation about z, translation in x, y)."""
+    D = se3.dexp_inv_body(np.array([0.0, 0.0, psi[0], psi[1], psi[2], 0.0]))
+    return D[np.ix_([2, 3, 4], [2, 3, 4])]
 
 
 def hybrid(C, V, mask):

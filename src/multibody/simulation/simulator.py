@@ -19,7 +19,7 @@ from ..forces import total_potential_energy
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
 from ..formulations import ReducedSystem
-from ..integrators import INTEGRATORS, Integrator
+from ..integrators import INTEGRATORS, RKMK, Integrator
 from ..integrators.fused import NO_CONTROL, fused_table
 from ..integrators._kernels import contact_after, contact_after_kernel, contact_apply, contact_apply_kernel, \
     contact_problem, contact_problem_kernel
@@ -176,7 +176,9 @@ class Simulator:
 
     ``integrator``: a name from :data:`multibody.integrators.INTEGRATORS`
     ("explicit_euler", "semi_implicit_euler", "rk4", "implicit_euler",
-    "trapezoidal", "bridson_marino") or an
+    "trapezoidal", "bridson_marino", "rkmk4": Munthe-Kaas RK4 on the joints'
+    Lie groups, its free joints on ``lie_group`` "se3" (default) or
+    "so3xr3", docs/lie_groups.md) or an
     :class:`~multibody.integrators.Integrator`. ``forces``: force elements
     (:mod:`multibody.forces`). Gravity is ``model.gravity`` unless
     ``gravity=False``; the model's viscous joint damping (``model.damping``,
@@ -269,7 +271,7 @@ class Simulator:
                  restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
                  friction=None, max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
-                 contact_model=None, contact_iterations=None, contact_failure="warn"):
+                 contact_model=None, contact_iterations=None, contact_failure="warn", lie_group=None):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -282,7 +284,7 @@ class Simulator:
                                ground=ground, friction=friction, max_contacts=max_contacts,
                                contact_distance=contact_distance, contact_tolerance=contact_tolerance,
                                contact_model=contact_model, contact_iterations=contact_iterations,
-                               contact_failure=contact_failure)
+                               contact_failure=contact_failure, lie_group=lie_group)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -303,7 +305,11 @@ class Simulator:
         if isinstance(integrator, str):
             if integrator not in INTEGRATORS:
                 raise InputError(f"unknown integrator '{integrator}' (known: {', '.join(sorted(INTEGRATORS))})")
-            integrator = INTEGRATORS[integrator]()
+            if lie_group is not None and integrator != RKMK.name:
+                raise InputError(f"lie_group is an option of the {RKMK.name} integrator, not of '{integrator}'")
+            integrator = INTEGRATORS[integrator]() if lie_group is None else RKMK(lie_group=lie_group)
+        elif lie_group is not None:
+            raise InputError("lie_group goes with integrator='rkmk4'; an Integrator instance carries its own")
         if not isinstance(integrator, Integrator):
             raise InputError(f"integrator must be a name or an Integrator, got {integrator!r}")
         self._given_model = model  # what a pickle rebuilds from (ground is an argument)
