@@ -29,7 +29,8 @@ Joints whose motion subspace is constant in the child's coordinates are
 taken (revolute, prismatic, helical, cylindrical, planar, spherical,
 translational, fixed, free); the universal joint, whose second axis turns
 the first, and rotor inertia (armature, a reduced-coordinate quantity)
-are refused.
+are refused. Loop joints (``loops=True``) are rows of the same form
+between their two frames. docs/lie_groups.md.
 """
 import numpy as np
 import scipy.sparse as sp
@@ -113,7 +114,12 @@ class MaximalSystem:
     which frame a Lie-group update moves along a screw changes what it
     keeps exact, notes/seed-004.md C14). The equations are formed in the
     body frames either way: a state frame ``C_ref = C B`` (B constant) has
-    ``V_ref = Ad(B⁻¹) V``, ``V̇_ref = Ad(B⁻¹) V̇``."""
+    ``V_ref = Ad(B⁻¹) V``, ``V̇_ref = Ad(B⁻¹) V̇``.
+
+    ``loops``: also the model's loop joints and the MJCF equalities that
+    are loop joints, as rows ``Nᵀ Ad(P_B⁻¹)(V_b − Ad(C_b⁻¹C_a) V_a) = 0``
+    between their frames A (on body a, placement P_A) and B; joint
+    couplings are refused."""
 
     def __init__(self, model, gravity=True, frames="body", loops=False):
         if frames not in ("body", "com"):
@@ -133,6 +139,7 @@ class MaximalSystem:
         self.offset = np.tile(np.eye(4), (self.n, 1, 1))
         if frames == "com":
             self.offset[:, :3, 3] = model.body_com[1:]
+        self._offset_inv = np.array([se3.inverse(B) for B in self.offset])
         self._Ad_B = np.array([se3.Ad(B) for B in self.offset])
         self._Ad_B_inv = np.array([se3.Ad(se3.inverse(B)) for B in self.offset])
         S_of, N_of, offsets = [], [], [0]
@@ -189,7 +196,7 @@ class MaximalSystem:
 
     def _body_frames(self, C, V):
         """(C, V) of the state frames → of the body frames."""
-        return C @ np.array([se3.inverse(B) for B in self.offset]), np.einsum("kij,kj->ki", self._Ad_B, V)
+        return C @ self._offset_inv, np.einsum("kij,kj->ki", self._Ad_B, V)
 
     def joint_errors(self, C):
         """Per joint (n, then one per loop joint), the distance (m) between
@@ -198,7 +205,7 @@ class MaximalSystem:
         state frames' poses C: the position error of a joint that holds the
         two together (revolute, spherical, fixed; the translating joints move
         them apart by their coordinates)."""
-        Cb = C @ np.array([se3.inverse(B) for B in self.offset])
+        Cb = C @ self._offset_inv
         out = np.empty(self.n + len(self.loop_ends))
         for k, j in enumerate(self.model.joints[1:]):
             row = self.model.tree[j.child]
@@ -217,7 +224,7 @@ class MaximalSystem:
         ``−Σ m g·c`` (c the centres of mass in the world)."""
         Vb = np.einsum("kij,kj->ki", self._Ad_B, V)
         kinetic = 0.5 * float(np.einsum("ki,kij,kj->", Vb, self.inertia, Vb))
-        Cb = C @ np.array([se3.inverse(B) for B in self.offset])
+        Cb = C @ self._offset_inv
         com = np.einsum("kij,kj->ki", Cb[:, :3, :3], self.model.body_com[1:]) + Cb[:, :3, 3]
         mass = self.model.body_mass[1:]
         potential = -float(mass @ (com @ self.model.gravity)) if self.gravity else 0.0
