@@ -70,7 +70,7 @@ def main():
         C, V = system.state(q, v)
         t_max = timeit(lambda: system.acceleration(C, V, tau), blocks=11)
         rkmk = RKMK(4, "se3")
-        t_rk = timeit(lambda: rkmk.step(system, C, V, tau, 1e-3), blocks=5)
+        t_rk = timeit(lambda: rkmk.step_maximal(system, C, V, tau, 1e-3), blocks=5)
         results[name] = (t_ws, t_aba, t_pin, t_mj, t_max, t_rk)
         print(f"{name:>9} {model.nv:4d} | {t_ws * 1e6:8.2f} {t_aba * 1e6:8.2f} {t_pin * 1e6:8.2f} {t_mj * 1e6:8.2f} | "
               f"{t_max * 1e6:9.1f} {t_rk * 1e6:10.1f} {system.rows:5d}")
