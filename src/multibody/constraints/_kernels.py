@@ -623,16 +623,16 @@ def soft_sie_step(tree, lam, q, v, tau, dt, gravity_on, L, poses, jac, spatial, 
     ltdl_solve(lam, Lf, a)
     for i in range(nv):
         a[i] = v[i] + dt * a[i]
-    constraint_gram(G, X, W)
-    for i in range(nc):
-        for j in range(i):
-            W[j, i] = W[i, j]
+    constraint_gram(G, X, W)  # its lower triangle, which the factor reads
     for i in range(nc):
         s = 0.0
         for m in range(nv):
             s += G[i, m] * a[m]
         g[i] = -erp * phi[i] - s
     if gdot:
+        for i in range(nc):  # the whole of W for its pseudo-inverse
+            for j in range(i):
+                W[j, i] = W[i, j]
         Mk = np.linalg.pinv(W) @ k
         for i in range(nc):
             g[i] += dt * k[i] + dt * cfm * Mk[i]

@@ -231,25 +231,31 @@ class MaximalSystem:
         return kinetic, potential
 
     # ------------------------------------------------------------------ the equations
-    @staticmethod
-    def _relative(C, child, parent):
-        """``A = Ad(C_child⁻¹ C_parent)`` (a world end's pose is the identity),
-        or None when the parent is the world."""
-        if parent < 0:
-            return None
-        if child < 0:
-            return se3.Ad(C[parent])
-        return se3.Ad(se3.compose(se3.inverse(C[child]), C[parent]))
+    def relatives(self, C):
+        """Per row block (:attr:`links`), ``A = Ad(C_child⁻¹ C_parent)`` at the
+        body frames' poses C (a world end's pose is the identity), or None
+        when the parent is the world."""
+        out = []
+        for child, parent, _ in self.links:
+            if parent < 0:
+                out.append(None)
+            elif child < 0:
+                out.append(se3.Ad(C[parent]))
+            else:
+                out.append(se3.Ad(se3.compose(se3.inverse(C[child]), C[parent])))
+        return out
 
-    def constraints(self, C, V=None):
+    def constraints(self, C, V=None, relatives=None):
         """``(G, η)``: the joint rows (rows × 6n, sparse CSR) at the body
         frames' poses C and, with their twists V, the right side η of the
-        acceleration rows ``G V̇ = η`` (else None). A row block
+        acceleration rows ``G V̇ = η`` (else None); ``relatives``: those of
+        :meth:`relatives` at C, if already at hand. A row block
         ``Nᵀ(V_c − A V_p)``, A = Ad(C_c⁻¹C_p), has ``η = −Nᵀ ad(V_c) A V_p``
         (0 when an end is the world)."""
         blocks, r, c = [], [], []
         eta = np.zeros(self.rows) if V is not None else None
-        for i, (child, parent, N) in enumerate(self.links):
+        relatives = self.relatives(C) if relatives is None else relatives
+        for i, ((child, parent, N), A) in enumerate(zip(self.links, relatives)):
             if N.shape[1] == 0:
                 continue
             lo = self.row_offsets[i]
@@ -257,7 +263,6 @@ class MaximalSystem:
                 blocks.append(N.T)
                 r.append(lo)
                 c.append(6 * child)
-            A = self._relative(C, child, parent)
             if A is not None:
                 blocks.append(-N.T @ A)
                 r.append(lo)
@@ -276,10 +281,11 @@ class MaximalSystem:
                           shape=(self.rows, 6 * self.n))
         return G.tocsr(), eta
 
-    def forces(self, C, V, tau):
-        """f (n, 6) at the body frames' (C, V): per body, ``ad(V)ᵀ M V`` + gravity (the weight at the
-        centre of mass, as a wrench about the origin in body axes) + the
-        wrenches of the joint forces ``tau`` (nv, reduced order)."""
+    def forces(self, C, V, tau, relatives=None):
+        """f (n, 6) at the body frames' (C, V): per body, ``ad(V)ᵀ M V`` +
+        gravity (the weight at the centre of mass, as a wrench about the
+        origin in body axes) + the wrenches of the joint forces ``tau`` (nv,
+        reduced order); ``relatives`` as for :meth:`constraints`."""
         model = self.model
         f = np.einsum("kji,kj->ki", np.array([se3.ad(x) for x in V]),
                       np.einsum("kij,kj->ki", self.inertia, V))
@@ -291,13 +297,15 @@ class MaximalSystem:
                 h = model.tree[k + 1, C_H:C_H + 3]
                 f[k, :3] += np.cross(h, g)
                 f[k, 3:] += m * g
+        if np.any(tau) and relatives is None:
+            relatives = self.relatives(C)
         for k, j in enumerate(model.joints[1:]):
             t = tau[j.v_slice]
             if t.size == 0 or not np.any(t):
                 continue
             w = self._S_pinv[k].T @ t
             f[k] += w
-            A = self._relative(C, k, self.parent[k])
+            A = relatives[k]  # the tree joints' blocks come first in links
             if A is not None:
                 f[self.parent[k]] -= A.T @ w
         return f
@@ -313,8 +321,9 @@ class MaximalSystem:
             raise InputError(f"tau must have shape ({self.model.nv},), got {tau.shape}")
         if self.frames != "body":
             C, V = self._body_frames(C, V)
-        G, eta = self.constraints(C, V)
-        f = self.forces(C, V, tau)
+        relatives = self.relatives(C)
+        G, eta = self.constraints(C, V, relatives)
+        f = self.forces(C, V, tau, relatives)
         m = 6 * self.n
         x = None
         if m + self.rows > DENSE_KKT_SIZE:

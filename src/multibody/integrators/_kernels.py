@@ -64,8 +64,9 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # float64 array (F_*) and of the int64 array itself (I_*). The float64 array starts with the
 # N_SCALARS scalars dt (s), restitution, its threshold (m/s or rad/s), the constraints'
 # Baumgarte ω (rad/s) and, for soft constraints, the erp (1/s) and cfm (m/(N·s) for point rows) of
-# their regularized KKT step and 1.0 when it takes Drumwright's Ġv terms (0.0: hard constraints). section_sizes gives each section's length. Everything the compiled code
-# and StepTable agree on is here.
+# their regularized KKT step and 1.0 when it takes Drumwright's Ġv terms (all 0.0: hard
+# constraints). section_sizes gives each section's length. Everything the compiled code and
+# StepTable agree on is here.
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
  H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT, H_STEP, H_CONTACT_STAGE,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,

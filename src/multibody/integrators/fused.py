@@ -63,9 +63,9 @@ def fused_table(system, integrator_name, dt, limits, restitution, threshold, eff
     integrator ``integrator_name``, or None when no fused step covers it:
     soft constraints but with semi-implicit Euler, a ``loop_method``, hard
     constraints with the implicit integrators (their KKT solves are
-    NumPy's), Python force elements with
-    RK4 or Bridson–Marino, contact together with loop constraints but with
-    semi-implicit Euler and a solver other than Newton.
+    NumPy's), Python force elements with RK4 or Bridson–Marino, contact
+    together with loop constraints but with semi-implicit Euler and a
+    solver other than Newton.
     ``contacts``: the :class:`~multibody.constraints.contact.ContactTable`
     of the contact stage, or None."""
     if integrator_name not in K.CORES:

@@ -90,21 +90,21 @@ class RKMK(Integrator):
         accelerations by ``system.acceleration``, the increments through
         each group's dexp⁻¹ (exact; identity on R^n)."""
         model = system.model
-        free = [(int(model.tree[i, 0]), j.q_slice.start, j.v_slice.start) for i, j in enumerate(model.joints)
-                if i and int(model.tree[i, 0]) in (FREE, SPHERICAL, PLANAR)]
+        lie_joints = [(int(model.tree[i, 0]), j.q_slice.start, j.v_slice.start) for i, j in enumerate(model.joints)
+                      if i and int(model.tree[i, 0]) in (FREE, SPHERICAL, PLANAR)]
         hybrid_free = self.lie_group == "so3xr3"
         a, b = self._a, self._b
         s = b.shape[0]
-        W0 = self._velocity_coordinates(free, q, v, hybrid_free)
+        W0 = self._free_linear(lie_joints, q, v, True, hybrid_free)
         kc, kv = np.zeros((s, v.shape[0])), np.zeros((s, v.shape[0]))
         for j in range(s):
             psi = dt * (a[j, :j] @ kc[:j]) if j else np.zeros_like(v)
             W = W0 + (dt * (a[j, :j] @ kv[:j]) if j else 0.0)
-            qj = self._moved(model, free, q, psi, hybrid_free)
-            vj = self._body_velocities(free, qj, W, hybrid_free)
+            qj = self._moved(model, lie_joints, q, psi, hybrid_free)
+            vj = self._free_linear(lie_joints, qj, W, False, hybrid_free)
             acc = system.acceleration(t + dt * a[j, :j].sum(), qj, vj, tau)
             kc[j], kv[j] = W, acc
-            for jt, iq, iv in free:  # dexp⁻¹ at −Ψ of the Lie joints' velocities; (ω̇; p̈) for hybrid ones
+            for jt, iq, iv in lie_joints:  # dexp⁻¹ at −Ψ of the Lie joints' velocities; (ω̇; p̈) for hybrid ones
                 sl = slice(iv, iv + 3)
                 if jt == SPHERICAL:
                     kc[j, sl] = so3.right_jacobian_inv(psi[sl]) @ vj[sl]
@@ -116,37 +116,30 @@ class RKMK(Integrator):
                     kc[j, sl] = so3.right_jacobian_inv(psi[sl]) @ vj[sl]
                     R = quat.to_rotation(qj[iq + 3:iq + 7])
                     kv[j, iv + 3:iv + 6] = R @ (acc[iv + 3:iv + 6] + np.cross(vj[sl], vj[iv + 3:iv + 6]))
-        q1 = self._moved(model, free, q, dt * (b @ kc), hybrid_free)
-        return q1, self._body_velocities(free, q1, W0 + dt * (b @ kv), hybrid_free)
+        q1 = self._moved(model, lie_joints, q, dt * (b @ kc), hybrid_free)
+        return q1, self._free_linear(lie_joints, q1, W0 + dt * (b @ kv), False, hybrid_free)
 
     @staticmethod
-    def _velocity_coordinates(free, q, v, hybrid_free):
-        """v with each free joint's linear part as ṗ = R v (SO(3) × R³), else v."""
-        W = v.copy()
+    def _free_linear(lie_joints, q, x, to_parent, hybrid_free):
+        """x with each free joint's linear part rotated at q: ``ṗ = R v``
+        (``to_parent``: body twist to SO(3) × R³'s velocity) or back, ``v =
+        Rᵀṗ``; x itself (a copy) on SE(3)."""
+        out = x.copy()
         if hybrid_free:
-            for jt, iq, iv in free:
+            for jt, iq, iv in lie_joints:
                 if jt == FREE:
-                    W[iv + 3:iv + 6] = quat.to_rotation(q[iq + 3:iq + 7]) @ v[iv + 3:iv + 6]
-        return W
+                    R = quat.to_rotation(q[iq + 3:iq + 7])
+                    out[iv + 3:iv + 6] = (R if to_parent else R.T) @ x[iv + 3:iv + 6]
+        return out
 
     @staticmethod
-    def _body_velocities(free, q, W, hybrid_free):
-        """The inverse of :meth:`_velocity_coordinates` at q."""
-        v = W.copy()
-        if hybrid_free:
-            for jt, iq, iv in free:
-                if jt == FREE:
-                    v[iv + 3:iv + 6] = quat.to_rotation(q[iq + 3:iq + 7]).T @ W[iv + 3:iv + 6]
-        return v
-
-    @staticmethod
-    def _moved(model, free, q, psi, hybrid_free):
+    def _moved(model, lie_joints, q, psi, hybrid_free):
         """``q ⊕ ψ`` on the joints' groups: the model's exponential map
         (:meth:`~multibody.model.Model.integrate`; SE(3) for free joints), or
         with ``hybrid_free`` the free joints' rotation and translation apart."""
         q1 = model._integrate(q, psi, 1.0)
         if hybrid_free:
-            for jt, iq, iv in free:
+            for jt, iq, iv in lie_joints:
                 if jt == FREE:
                     q1[iq:iq + 3] = q[iq:iq + 3] + psi[iv + 3:iv + 6]
                     q1[iq + 3:iq + 7] = quat.integrate_body(q[iq + 3:iq + 7], psi[iv:iv + 3])

@@ -694,8 +694,8 @@ class Simulator:
         Loop constraints are held in the contact problem
         (:meth:`~multibody.constraints.contact.ContactTable.hold_loops`)."""
         if self.constraints is not None:
-            soft = self.system.soft
-            self.contact.hold_loops(self.constraints, s.q, self.system.loop_regularization(self.dt)[1] if soft else 0.0)
+            cfm = self.system.loop_regularization(self.dt)[1] if self.system.soft else 0.0
+            self.contact.hold_loops(self.constraints, s.q, cfm)
         if self.contact.reference is not None:
             n = self._reference_contact(s, q1, v1, k)
         else:
