@@ -315,6 +315,25 @@ def subspace_column(tree, i, q, k):
     return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
+@njit(cache=True, nogil=True)
+def subspace_rate_into(tree, i, q, v, Sd, iv):
+    """Columns ``iv .. iv+nv-1`` of ``Sd`` (6 x nv) receive ``Ṡ``, the time
+    derivative of body ``i``'s motion subspace (child coordinates, angular
+    first) when the joint moves with velocity ``v`` (Sueda §2.4: each
+    joint's Ṡ(q, q̇); ``Ṡ v`` is :func:`joint_bias`). Zero for the joints
+    whose S is constant in child coordinates; for the universal joint the
+    first column ``exp(axis2 q₂)ᵀ axis1`` turns at ``−q̇₂ axis2 ×``."""
+    jt = int(tree[i, C_TYPE])
+    for c in range(int(tree[i, C_NV])):
+        for r in range(6):
+            Sd[r, iv + c] = 0.0
+    if jt == UNIVERSAL:
+        s0, s1, s2 = _universal_axis1(tree, i, q[int(tree[i, C_Q]) + 1])
+        a0, a1, a2 = _axis(tree, i, C_AX2)
+        k = -v[int(tree[i, C_V]) + 1]
+        Sd[0, iv], Sd[1, iv], Sd[2, iv] = k * (a1 * s2 - a2 * s1), k * (a2 * s0 - a0 * s2), k * (a0 * s1 - a1 * s0)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def joint_bias(tree, i, q, v):
     """Velocity-product term ``c_J = Ṡ v`` of body ``i``'s joint (Featherstone
