@@ -38,10 +38,12 @@ from scipy.sparse.linalg import splu
 
 from ..constraints.loops import from_equality, loop_end, perpendiculars
 from ..dynamics.closed_loop_kernels import PSD_RTOL, psd_apply, psd_factor
-from ..errors import InputError
+from ..errors import InputError, NonFiniteError
 from ..kinematics import body_motion, forward_kinematics
 from ..model import LoopJoint
-from ..model.joints import C_H, C_I, C_MASS, C_P, NV, motion_subspace_into
+from ..model.joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_P, C_PITCH, C_R, NV, joint_bias,
+                            motion_subspace_into)
+from ..spatial import quaternion as quat
 from ..spatial import se3, so3
 
 # KKT systems up to this size are solved by their Schur complement (dense), larger ones by SuperLU
@@ -85,6 +87,145 @@ def loop_subspace(lj):
         raise InputError(f"the maximal formulation does not take the {lj.joint} loop joint '{lj.name}' (its motion "
                          f"subspace turns with its coordinates)")
     return np.array(cols[lj.joint]).reshape(-1, 6).T
+
+
+def _descriptor(kind, a, a2=None, a3=None, pitch=0.0):
+    """A joint's geometry for :func:`joint_pose` and :func:`joint_coordinates`:
+    ``(kind, a, e1, e2, pitch, a2)`` with a the unit axis, (e1, e2) the
+    in-plane axes of a planar joint or two unit vectors completing a to a
+    right-handed basis (the reference directions of an angle about a), a2
+    the universal joint's second axis."""
+    a = np.asarray(a, dtype=float)
+    if kind == "planar" and a2 is not None:
+        e1, e2 = np.asarray(a2, dtype=float), np.asarray(a3, dtype=float)
+    else:
+        e1, e2 = perpendiculars(a) if np.linalg.norm(a) > 0 else (np.zeros(3), np.zeros(3))
+    return kind, a, e1, e2, float(pitch), (None if a2 is None else np.asarray(a2, dtype=float))
+
+
+def _angle(R, a, e1, e2):
+    """θ ∈ (−π, π] with ``R = exp(â θ)`` for a rotation about the unit axis a
+    ((e1, e2, a) right-handed): the angle from e1 to R e1 in the plane ⟂ a."""
+    x = R @ e1
+    return float(np.arctan2(e2 @ x, e1 @ x))
+
+
+def _angle_gradient(R, a, e1, e2):
+    """∂θ/∂ξ (3,) of :func:`_angle` for ``R ← R exp(ξ̂)`` (ξ in the child's
+    axes): ``δ(R e1) = −R ê1 ξ``, θ = atan2(s, c)."""
+    x = R @ e1
+    s, c = e2 @ x, e1 @ x
+    B = -R @ so3.hat(e1)
+    return (c * (e2 @ B) - s * (e1 @ B)) / (c * c + s * s)
+
+
+def _nearest_branch(theta, near):
+    """θ shifted by a multiple of 2π to the nearest of ``near`` (None: θ)."""
+    return theta if near is None else theta + 2.0 * np.pi * np.round((near - theta) / (2.0 * np.pi))
+
+
+def _quaternion(R, near=None):
+    """The unit quaternion (w, x, y, z) of R, with w ≥ 0 or, given ``near``,
+    the sign closer to it (q and −q are the same rotation)."""
+    q = np.asarray(quat.from_rotation(np.ascontiguousarray(R)), dtype=float)
+    sign = (q @ near) if near is not None else q[0]
+    return -q if sign < 0 else q
+
+
+def joint_pose(desc, q):
+    """The joint transform J(q) (4 × 4: the child's pose in the joint frame)
+    of the joint :func:`_descriptor` ``desc`` at its coordinates q (the
+    catalog of :mod:`multibody.model.joints`)."""
+    kind, a, e1, e2, pitch, a2 = desc
+    T = np.eye(4)
+    if kind in ("revolute", "helical", "cylindrical"):
+        T[:3, :3] = so3.exp(a * q[0])
+        T[:3, 3] = a * (pitch * q[0] if kind == "helical" else (q[1] if kind == "cylindrical" else 0.0))
+    elif kind == "prismatic":
+        T[:3, 3] = a * q[0]
+    elif kind == "planar":
+        T[:3, :3] = so3.exp(a * q[2])
+        T[:3, 3] = e1 * q[0] + e2 * q[1]
+    elif kind == "spherical":
+        T[:3, :3] = quat.to_rotation(np.ascontiguousarray(q[:4]))
+    elif kind == "free":
+        T[:3, :3] = quat.to_rotation(np.ascontiguousarray(q[3:7]))
+        T[:3, 3] = q[:3]
+    elif kind == "translational":
+        T[:3, 3] = q[:3]
+    elif kind == "universal":
+        T[:3, :3] = so3.exp(a * q[0]) @ so3.exp(a2 * q[1])
+    return T
+
+
+def joint_coordinates(desc, T, near=None):
+    """The coordinates q (nq) of the joint ``desc`` whose child sits at the
+    pose T (4 × 4) in the joint frame: the inverse of :func:`joint_pose` on
+    the joint's manifold, and off it the coordinates of the joint
+    configuration the pose is closest to in the joint's own terms (angles
+    from the rotation about each axis, displacements from the translation
+    along each axis). Angles are in (−π, π] or, given ``near`` (nq), the
+    branch nearest to it; a helical angle takes its branch from the
+    translation (pitch ≠ 0); quaternions have w ≥ 0 or the sign of ``near``."""
+    kind, a, e1, e2, pitch, a2 = desc
+    R, p = T[:3, :3], T[:3, 3]
+    n0 = None if near is None else near[0]
+    if kind in ("revolute", "helical", "cylindrical"):
+        th = _angle(R, a, e1, e2)
+        if kind == "helical" and abs(pitch) > 1e-9:
+            n0 = (a @ p) / pitch
+        th = _nearest_branch(th, n0)
+        return np.array([th, a @ p]) if kind == "cylindrical" else np.array([th])
+    if kind == "prismatic":
+        return np.array([a @ p])
+    if kind == "planar":
+        th = _nearest_branch(_angle(R, a, e1, e2), None if near is None else near[2])
+        return np.array([e1 @ p, e2 @ p, th])
+    if kind == "spherical":
+        return _quaternion(R, near)
+    if kind == "free":
+        return np.concatenate([p, _quaternion(R, None if near is None else near[3:7])])
+    if kind == "translational":
+        return p.copy()
+    if kind == "universal":
+        # R a2 = exp(â1 q1) a2: q1 turns a2 about a1; then exp(â2 q2) = exp(−â1 q1) R
+        u = a2 - a * (a @ a2)
+        u /= np.linalg.norm(u)
+        q1 = _nearest_branch(_angle_of_vector(R @ a2, a, u), n0)
+        R2 = so3.exp(-a * q1) @ R
+        f1, f2 = perpendiculars(a2)
+        q2 = _nearest_branch(_angle(R2, a2, f1, f2), None if near is None else near[1])
+        return np.array([q1, q2])
+    return np.zeros(0)
+
+
+def _angle_of_vector(x, a, u):
+    """The angle about a from u (unit, ⟂ a) to the vector x's part ⟂ a."""
+    return float(np.arctan2(np.cross(a, u) @ x, u @ x))
+
+
+def _universal_rows(s1, a2):
+    """The universal joint's rows (6 × 4, child coordinates): the wrench
+    about ``n = s1 × a2 / |s1 × a2|`` (the direction neither axis turns
+    about; s1 = exp(â2 q2)ᵀ a1 the first axis in the child) and the three
+    forces. Built explicitly (not by an SVD) so that it turns smoothly with
+    q2."""
+    n = np.cross(s1, a2)
+    n /= np.linalg.norm(n)
+    N = np.zeros((6, 4))
+    N[:3, 0] = n
+    N[3:, 1:] = np.eye(3)
+    return N
+
+
+def _adT_matrix(y):
+    """L(y) (6 × 6) with ``ad(x)ᵀ y = L(y) x`` for all twists x: ``[[ŷ₁, ŷ₂],
+    [ŷ₂, 0]]`` (angular first)."""
+    L = np.zeros((6, 6))
+    L[:3, :3] = so3.hat(y[:3])
+    L[:3, 3:] = so3.hat(y[3:])
+    L[3:, :3] = so3.hat(y[3:])
+    return L
 
 
 def spatial_inertia(model, i):
@@ -143,28 +284,42 @@ class MaximalSystem:
         self._Ad_B = np.array([se3.Ad(B) for B in self.offset])
         self._Ad_B_inv = np.array([se3.Ad(se3.inverse(B)) for B in self.offset])
         S_of, N_of, offsets = [], [], [0]
-        q0 = model.neutral()  # S is the same at every q for the joints taken
-        for j in model.joints[1:]:
-            if j.type not in _CONSTANT_SUBSPACE:
+        q0 = model.neutral()  # S is the same at every q for the joints taken, but the universal one
+        self.descriptors, self.placements, universal = [], [], []
+        for k, j in enumerate(model.joints[1:]):
+            if j.type not in _CONSTANT_SUBSPACE and j.type != "universal":
                 raise InputError(f"the maximal formulation does not take the {j.type} joint '{j.name}' (its motion "
                                  f"subspace turns with its coordinates)")
             if np.any(model.armature[j.v_slice] != 0.0):
                 raise InputError(f"joint '{j.name}' has rotor inertia (armature), which maximal coordinates do not "
                                  f"represent")
-            nvj = int(NV[int(model.tree[j.child, 0])])
+            row = model.tree[j.child]
+            nvj = int(NV[int(row[0])])
             S = np.zeros((6, max(nvj, 1)))
             if nvj:
                 motion_subspace_into(model._tree, j.child, q0, S, 0)
             S = S[:, :nvj]
             S_of.append(S)
-            N_of.append(_annihilator(S))
+            if j.type == "universal":  # rows from the current angle q2 (_varying); these at q = 0
+                universal.append(k)
+                N_of.append(_universal_rows(S[:3, 0], row[C_AX2:C_AX2 + 3]))
+            else:
+                N_of.append(_annihilator(S))
             offsets.append(offsets[-1] + N_of[-1].shape[1])
+            self.descriptors.append(_descriptor(j.type, row[C_AX1:C_AX1 + 3],
+                                                row[C_AX2:C_AX2 + 3] if j.type in ("planar", "universal") else None,
+                                                row[C_AX3:C_AX3 + 3], row[C_PITCH]))
+            P = np.eye(4)  # the joint frame in the parent's frame (R_T, p_T)
+            P[:3, :3] = row[C_R:C_R + 9].reshape(3, 3)
+            P[:3, 3] = row[C_P:C_P + 3]
+            self.placements.append(P)
         self.S, self.N = tuple(S_of), tuple(N_of)
+        self.universal = tuple(universal)  # the tree joints whose rows turn with their coordinates
         self.parent = np.array([j.parent for j in model.joints[1:]]) - 1  # −1: the world
         # the rows' links (child, parent, N in the child's body coordinates; −1: the world): the
         # tree joints, then the loop joints — frame B of a loop joint its child, frame A its parent
         links = [(k, int(self.parent[k]), N) for k, N in enumerate(self.N)]
-        self.loop_ends = []
+        self.loop_ends, self._loop_N = [], []
         for lj in closing:
             a, Pa = loop_end(model, lj.body_a, lj.placement_a, f"loop joint '{lj.name}'")
             b, Pb = loop_end(model, lj.body_b, lj.placement_b, f"loop joint '{lj.name}'")
@@ -172,6 +327,8 @@ class MaximalSystem:
             links.append((b - 1, a - 1, se3.Ad(se3.inverse(Pb)).T @ N))
             offsets.append(offsets[-1] + N.shape[1])
             self.loop_ends.append((a - 1, Pa, b - 1, Pb))
+            self._loop_N.append(N)
+            self.descriptors.append(_descriptor(lj.joint, lj.axis, pitch=lj.pitch))
         self.links = tuple(links)
         self.row_offsets = np.array(offsets)
         self.rows = int(offsets[-1])
@@ -245,20 +402,145 @@ class MaximalSystem:
                 out.append(se3.Ad(se3.compose(se3.inverse(C[child]), C[parent])))
         return out
 
-    def constraints(self, C, V=None, relatives=None):
+    def _link_pose(self, C, i):
+        """The pose (4 × 4) of link i's moving frame in its fixed frame at the
+        body frames' poses C: a tree joint's child in its joint frame,
+        ``P_T⁻¹ C_p⁻¹ C_c``; a loop joint's frame B in frame A."""
+        child, parent, _ = self.links[i]
+        if i < self.n:
+            Cp = np.eye(4) if parent < 0 else C[parent]
+            return se3.inverse(Cp @ self.placements[i]) @ C[child]
+        a, Pa, b, Pb = self.loop_ends[i - self.n]
+        Fa = Pa if a < 0 else C[a] @ Pa
+        Fb = Pb if b < 0 else C[b] @ Pb
+        return se3.inverse(Fa) @ Fb
+
+    def _varying(self, C):
+        """Per universal joint k (a dict): ``(N, S, S⁺, q)`` at the body
+        frames' poses C — its rows (6 × 4) and motion subspace (6 × 2) at its
+        angles recovered from the relative pose (:func:`joint_coordinates`),
+        and q the model's configuration vector holding them (the rest 0)."""
+        out = {}
+        for k in self.universal:
+            j = self.model.joints[k + 1]
+            q = np.zeros(self.model.nq)
+            q[j.q_slice] = joint_coordinates(self.descriptors[k], self._link_pose(C, k))
+            S = np.zeros((6, 2))
+            motion_subspace_into(self.model._tree, j.child, q, S, 0)
+            out[k] = (_universal_rows(S[:3, 0], self.descriptors[k][5]), S, np.linalg.pinv(S), q)
+        return out
+
+    def _universal_bias(self, k, var, V, A):
+        """Ṡ q̇ (6) of universal joint k at the relative twist of its bodies
+        (:func:`~multibody.model.joints.joint_bias`, the model's own term)."""
+        child, parent, _ = self.links[k]
+        rel = V[child] - (A @ V[parent] if A is not None else 0.0)
+        j = self.model.joints[k + 1]
+        v = np.zeros(self.model.nv)
+        v[j.v_slice] = var[2] @ rel
+        return np.array(joint_bias(self.model._tree, j.child, var[3], v))
+
+    def coordinates(self, C, V, near=None):
+        """``(q, v)``: the reduced state of the maximal state — the state
+        frames' poses C (n, 4, 4) and twists V (n, 6) — the inverse of
+        :meth:`state` on the joint manifold (Sueda §1.10 read backwards).
+        Each joint's q from its child's pose in its joint frame
+        (:func:`joint_coordinates`: angles about the axes, displacements
+        along them, quaternions, the free pose, the planar (x, y, θ)); its v
+        the least-squares solution ``S⁺ (V_c − Ad(C_c⁻¹C_p) V_p)`` of its
+        relative twist on S (child axes). Angles come in (−π, π] and
+        quaternions with w ≥ 0 unless ``near`` (nq), a configuration whose
+        branches and signs to take, is given."""
+        C, V = self._check_state(C, V)
+        if self.frames != "body":
+            C, V = self._body_frames(C, V)
+        model = self.model
+        if near is not None:
+            near = model.check_configuration(near)
+        q, v = np.zeros(model.nq), np.zeros(model.nv)
+        for k, j in enumerate(model.joints[1:]):
+            T = self._link_pose(C, k)
+            qj = joint_coordinates(self.descriptors[k], T, None if near is None else near[j.q_slice])
+            q[j.q_slice] = qj
+            if j.nv == 0:
+                continue
+            p = self.parent[k]
+            rel = V[k] - (se3.Ad(se3.inverse(C[k]) @ C[p]) @ V[p] if p >= 0 else 0.0)
+            if k in self.universal:
+                qf = np.zeros(model.nq)
+                qf[j.q_slice] = qj
+                S = np.zeros((6, 2))
+                motion_subspace_into(model._tree, j.child, qf, S, 0)
+                v[j.v_slice] = np.linalg.lstsq(S, rel, rcond=None)[0]
+            else:
+                v[j.v_slice] = self._S_pinv[k] @ rel
+        return q, v
+
+    def position_errors(self, C):
+        """g(C) (rows): per row block, ``Nᵀ log(J(q*)⁻¹ T)`` with T the
+        link's relative pose (:meth:`_link_pose`), q* the joint coordinates
+        recovered from it and J(q*) their joint transform — the twist (in
+        the moving frame) that carries the nearest joint configuration to
+        the actual pose, on the rows' directions. Zero on the joint
+        manifold; its derivative there is the velocity rows G (so Baumgarte's
+        ``G V = −(γ/h) g`` and Cline–Pai's projection use it), at the state
+        frames' poses C (n, 4, 4)."""
+        C = np.asarray(C, dtype=float)
+        if self.frames != "body":
+            C = C @ self._offset_inv
+        return self._position_errors(C, self._varying(C))
+
+    def _position_errors(self, Cb, varying):
+        g = np.zeros(self.rows)
+        for i, (child, parent, N) in enumerate(self.links):
+            if N.shape[1] == 0:
+                continue
+            T = self._link_pose(Cb, i)
+            desc = self.descriptors[i]
+            E = se3.inverse(joint_pose(desc, joint_coordinates(desc, T))) @ T
+            Nj = varying[i][0] if i in varying else (N if i < self.n else self._loop_N[i - self.n])
+            lo = self.row_offsets[i]
+            g[lo:lo + Nj.shape[1]] = Nj.T @ se3.log(E)
+        return g
+
+    def _check_state(self, C, V):
+        """C (n, 4, 4) and V (n, 6) as finite float arrays, else InputError
+        naming the array."""
+        C = np.asarray(C, dtype=float)
+        V = np.asarray(V, dtype=float)
+        if C.shape != (self.n, 4, 4):
+            raise InputError(f"C (the poses) must have shape ({self.n}, 4, 4), got {C.shape}")
+        if V.shape != (self.n, 6):
+            raise InputError(f"V (the body twists) must have shape ({self.n}, 6), got {V.shape}")
+        for name, x in (("C", C), ("V", V)):
+            if not np.all(np.isfinite(x)):
+                k = int(np.argwhere(~np.isfinite(x))[0][0])
+                raise NonFiniteError(f"{name} holds a non-finite value at body '{self.model.body_names[k + 1]}'")
+        return C, V
+
+    def constraints(self, C, V=None, relatives=None, varying=None):
         """``(G, η)``: the joint rows (rows × 6n, sparse CSR) at the body
         frames' poses C and, with their twists V, the right side η of the
         acceleration rows ``G V̇ = η`` (else None); ``relatives``: those of
         :meth:`relatives` at C, if already at hand. A row block
         ``Nᵀ(V_c − A V_p)``, A = Ad(C_c⁻¹C_p), has ``η = −Nᵀ ad(V_c) A V_p``
-        (0 when an end is the world)."""
+        (0 when an end is the world). A universal joint's N turns with its
+        second angle q₂ (recovered from the relative pose, :meth:`_varying`;
+        ``varying``: its result at C, if at hand), which adds ``+Nᵀ Ṡ q̇`` to
+        η (``Ṅᵀ S = −Nᵀ Ṡ`` from NᵀS = 0; Ṡ q̇ the joint's velocity-product
+        term, :func:`~multibody.model.joints.joint_bias`, q̇ = S⁺(V_c − A V_p))."""
         blocks, r, c = [], [], []
         eta = np.zeros(self.rows) if V is not None else None
         relatives = self.relatives(C) if relatives is None else relatives
+        varying = self._varying(C) if varying is None else varying
         for i, ((child, parent, N), A) in enumerate(zip(self.links, relatives)):
             if N.shape[1] == 0:
                 continue
             lo = self.row_offsets[i]
+            if i in varying:
+                N = varying[i][0]
+                if V is not None:
+                    eta[lo:lo + N.shape[1]] += N.T @ self._universal_bias(i, varying[i], V, A)
             if child >= 0:
                 blocks.append(N.T)
                 r.append(lo)
@@ -268,7 +550,7 @@ class MaximalSystem:
                 r.append(lo)
                 c.append(6 * parent)
                 if V is not None and child >= 0:
-                    eta[lo:lo + N.shape[1]] = -N.T @ (se3.ad(V[child]) @ (A @ V[parent]))
+                    eta[lo:lo + N.shape[1]] -= N.T @ (se3.ad(V[child]) @ (A @ V[parent]))
         rows, cols, vals = [], [], []
         for B, i, j in zip(blocks, r, c):
             ii, jj = np.indices(B.shape)
@@ -281,7 +563,7 @@ class MaximalSystem:
                           shape=(self.rows, 6 * self.n))
         return G.tocsr(), eta
 
-    def forces(self, C, V, tau, relatives=None):
+    def forces(self, C, V, tau, relatives=None, varying=None):
         """f (n, 6) at the body frames' (C, V): per body, ``ad(V)ᵀ M V`` +
         gravity (the weight at the centre of mass, as a wrench about the
         origin in body axes) + the wrenches of the joint forces ``tau`` (nv,
@@ -299,11 +581,13 @@ class MaximalSystem:
                 f[k, 3:] += m * g
         if np.any(tau) and relatives is None:
             relatives = self.relatives(C)
+        if np.any(tau) and varying is None:
+            varying = self._varying(C)
         for k, j in enumerate(model.joints[1:]):
             t = tau[j.v_slice]
             if t.size == 0 or not np.any(t):
                 continue
-            w = self._S_pinv[k].T @ t
+            w = (varying[k][2] if k in varying else self._S_pinv[k]).T @ t
             f[k] += w
             A = relatives[k]  # the tree joints' blocks come first in links
             if A is not None:
@@ -322,8 +606,9 @@ class MaximalSystem:
         if self.frames != "body":
             C, V = self._body_frames(C, V)
         relatives = self.relatives(C)
-        G, eta = self.constraints(C, V, relatives)
-        f = self.forces(C, V, tau, relatives)
+        varying = self._varying(C)
+        G, eta = self.constraints(C, V, relatives, varying)
+        f = self.forces(C, V, tau, relatives, varying)
         m = 6 * self.n
         x = None
         if m + self.rows > DENSE_KKT_SIZE:
