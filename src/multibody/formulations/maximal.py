@@ -25,20 +25,29 @@ N_k would be taken up by the reaction). With the constraint rows G the
 accelerations solve the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] = [f; η]``
 (sparse: M block diagonal, G with two blocks per joint).
 
-Joints whose motion subspace is constant in the child's coordinates are
-taken (revolute, prismatic, helical, cylindrical, planar, spherical,
-translational, fixed, free); the universal joint, whose second axis turns
-the first, and rotor inertia (armature, a reduced-coordinate quantity)
-are refused. Loop joints (``loops=True``) are rows of the same form
-between their two frames. docs/lie_groups.md.
+Every joint type of the catalog is taken. For the universal joint, whose
+second axis turns the first (S depends on q₂), the rows are formed at the
+angles recovered from the relative pose (:meth:`MaximalSystem._varying`)
+and η gains ``Nᵀ Ṡ q̇``. Rotor inertia (armature, a reduced-coordinate
+quantity) is refused. Loop joints (``loops=True``) are rows of the same
+form between their two frames.
+
+:meth:`MaximalSystem.step` is Sueda's velocity-level step (§1.8, eq.
+1.71–1.74) with Baumgarte (§1.12) and Cline–Pai post-stabilization, and
+the force elements of :mod:`.maximal_forces` (§1.9) linearly implicit;
+:meth:`MaximalSystem.coordinates` maps a maximal state back to (q, v).
+docs/maximal.md, docs/lie_groups.md.
 """
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.linalg import splu
 
 from ..constraints.loops import from_equality, loop_end, perpendiculars
 from ..dynamics.closed_loop_kernels import PSD_RTOL, psd_apply, psd_factor
-from ..errors import InputError, NonFiniteError
+from ..errors import InputError, NonFiniteError, SimulationError
 from ..kinematics import body_motion, forward_kinematics
 from ..model import LoopJoint
 from ..model.joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_P, C_PITCH, C_R, NV, joint_bias,
@@ -244,6 +253,72 @@ def spatial_inertia(model, i):
     return out
 
 
+def _sum_blocks(X, x, Y, y):
+    """``x X + y Y`` of two dicts of 6 × 6 blocks {(i, j): block}."""
+    out = {}
+    for blocks, s in ((X, x), (Y, y)):
+        for key, B in blocks.items():
+            out[key] = out[key] + s * B if key in out else s * B
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tree_kkt_solve(parent, m, N, A, Mt, b, c, V, lam):
+    """Solve the velocity-level KKT system of a tree by block elimination
+    leaf to root (Baraff 1996, "Linear-time dynamics using Lagrange
+    multipliers", in the articulated-body form): ``Mt_k V_k − N_k λ_k +
+    Σ_children A_ckᵀ N_c λ_c = b_k`` (the rows' reactions with the sign of
+    ``M V − Gᵀλ = b``) and ``N_kᵀ(V_k − A_kp V_p) = c_k``.
+
+    Bodies are numbered parents first (parent[k] < k; −1 the world). Per
+    body, from the leaves: ``Â_k = Mt_k + Σ_c A_ckᵀ N_c Y_c⁻¹ N_cᵀ A_ck``,
+    ``b̂_k = b_k + Σ_c A_ckᵀ N_c u_c`` with ``Y = Nᵀ Â⁻¹ N`` and ``u = Y⁻¹(Nᵀ Â⁻¹ b̂
+    − c)``; then from the root ``λ'_k = u_k − Y_k⁻¹ N_kᵀ A_kp V_p``, ``V_k =
+    Â_k⁻¹(b̂_k − N_k λ'_k)`` and λ = −λ'. O(n) 6 × 6 work; Mt_k need not be
+    symmetric (a stiffness block), only Â_k and Y_k regular.
+
+    parent (n,), m (n,) the rows per joint, N (n, 6, 6) their directions
+    (columns beyond m ignored), A (n, 6, 6) = Ad(C_k⁻¹C_p) (ignored for
+    the world), Mt (n, 6, 6), b (n, 6), c (n, 6) (entries beyond m
+    ignored); writes V (n, 6) and lam (n, 6) (entries beyond m zero)."""
+    n = parent.shape[0]
+    Ah = Mt.copy()
+    bh = b.copy()
+    Ainv = np.empty((n, 6, 6))
+    Yinv = np.zeros((n, 6, 6))
+    u = np.zeros((n, 6))
+    for k in range(n - 1, -1, -1):
+        Ainv[k] = np.linalg.inv(Ah[k])
+        mk = m[k]
+        x = Ainv[k] @ bh[k]
+        if mk == 0:
+            continue
+        Nk = np.ascontiguousarray(N[k, :, :mk])
+        W = Ainv[k] @ Nk
+        Yi = np.linalg.inv(Nk.T @ W)
+        Yinv[k, :mk, :mk] = Yi
+        uk = Yi @ (Nk.T @ x - c[k, :mk])
+        u[k, :mk] = uk
+        p = parent[k]
+        if p >= 0:
+            NA = Nk.T @ A[k]
+            Ah[p] += NA.T @ (Yi @ NA)
+            bh[p] += NA.T @ uk
+    for k in range(n):
+        mk = m[k]
+        p = parent[k]
+        lk = u[k, :mk].copy()
+        if mk > 0 and p >= 0:
+            Nk = np.ascontiguousarray(N[k, :, :mk])
+            lk -= np.ascontiguousarray(Yinv[k, :mk, :mk]) @ (Nk.T @ (A[k] @ V[p]))
+        r = bh[k].copy()
+        for i in range(mk):
+            r -= N[k, :, i] * lk[i]
+        V[k] = Ainv[k] @ r
+        lam[k, :] = 0.0
+        lam[k, :mk] = -lk
+
+
 class MaximalSystem:
     """The maximal-coordinate equations of ``model`` (module docstring):
     ``n = nbodies − 1`` free bodies (the world is not one), ``rows`` joint
@@ -335,6 +410,12 @@ class MaximalSystem:
         self.inertia = np.array([spatial_inertia(model, i) for i in range(1, model.nbodies)])
         self._inertia_inv = np.linalg.inv(self.inertia)
         self._S_pinv = tuple(np.linalg.pinv(S) if S.shape[1] else np.zeros((0, 6)) for S in self.S)
+        # the tree rows padded for tree_kkt_solve (a universal joint's N is replaced per step)
+        self._m = np.array([N.shape[1] for N in self.N], dtype=np.int64)
+        self._Npad = np.zeros((self.n, 6, 6))
+        for k, N in enumerate(self.N):
+            self._Npad[k, :, :N.shape[1]] = N
+        self._parent64 = self.parent.astype(np.int64)
 
     # ------------------------------------------------------------------ states
     def state(self, q, v):
@@ -623,6 +704,178 @@ class MaximalSystem:
         if self.frames != "body":
             Vd = np.einsum("kij,kj->ki", self._Ad_B_inv, Vd)
         return Vd, x[m:]
+
+    # ------------------------------------------------------------------ the velocity-level step
+    def step(self, C, V, tau, h, forces=(), stabilization="post", baumgarte=0.2, project_velocities=False,
+             tol=1e-12, max_iterations=10, t=0.0, solver="auto"):
+        """One velocity-level step of h (s) from the state frames' poses C
+        (n, 4, 4) and body twists V (n, 6) under the joint forces ``tau``
+        (nv, reduced order, acting as in :meth:`forces`) and the force
+        elements ``forces`` (:mod:`.maximal_forces`); returns ``(C⁺, V⁺)``.
+
+        Sueda §1.8 and eq. 1.71–1.74 in this library's KKT sign (DESIGN.md;
+        λ impulses), in the body frames:
+
+            [M̃  −Gᵀ] [V⁺]   [M V + h(ad(V)ᵀ M V + f) − h D V]
+            [G    0] [λ ] = [c                              ]
+
+        with ``M̃ = M − hD − h²K`` (the elements' ``K = ∂f/∂C`` for body-twist
+        increments and ``D = ∂f/∂V``: the linearly implicit Euler of eq.
+        1.30 with errata S1–S4 — Sueda's ``M + hD − h²K`` has D = −∂f/∂φ; the
+        ``−hDV`` term is the one S4 adds), G the rows at C (loop rows too),
+        then ``C⁺_k = C_k exp(h V⁺_k)`` (eq. 1.28: the new velocity, so the
+        step is semi-implicit, symplectic Euler-like). Gravity (``gravity``)
+        and the velocity products ``ad(V)ᵀMV`` stay explicit.
+
+        ``stabilization`` (the constraint drift of a velocity-level step):
+
+        * ``"none"``: c = 0 (the rows hold at velocity level; positions drift
+          at O(h²) a step);
+        * ``"baumgarte"``: ``c = −(γ/h) g(C)`` (Sueda §1.12, eq. 1.81 with
+          γ_Sueda = γ/h; ``baumgarte`` = γ ∈ (0, 1], the fraction of the
+          position error :meth:`position_errors` removed per step at first
+          order; 1 removes it all, and smaller values add less energy);
+        * ``"post"`` (default): after the pose update, Cline–Pai
+          post-stabilization — Gauss–Newton steps ``C_k ← C_k exp(Δ_k)``,
+          ``Δ = −M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁻¹ g(C)`` (the M-weighted least change of the
+          poses that zeroes g to first order), until ``max|g| ≤ tol`` or
+          ``max_iterations``;
+        * ``"baumgarte+post"``: both.
+
+        ``project_velocities``: also project V⁺ onto ``G(C⁺) V = 0`` in the
+        M-norm after the post-stabilization. ``solver``: "tree" (the O(n)
+        block elimination :func:`tree_kkt_solve`; trees without loops whose
+        force Jacobians couple no two bodies), "sparse" (SuperLU on the
+        sparse KKT matrix, dense least squares when it is singular:
+        dependent loop rows) or "auto" (tree when it applies). The step's
+        impulses λ, the iterations and the final max|g| are left in
+        :attr:`last_step`."""
+        if isinstance(h, bool) or not isinstance(h, numbers.Real) or not (np.isfinite(h) and h > 0):
+            raise InputError(f"the time step h must be a finite number > 0 (s), got {h!r}")
+        if stabilization not in ("none", "baumgarte", "post", "baumgarte+post"):
+            raise InputError(f"stabilization must be 'none', 'baumgarte', 'post' or 'baumgarte+post', got "
+                             f"{stabilization!r}")
+        if solver not in ("auto", "tree", "sparse"):
+            raise InputError(f"solver must be 'auto', 'tree' or 'sparse', got {solver!r}")
+        if not (isinstance(baumgarte, numbers.Real) and 0.0 < baumgarte <= 1.0):
+            raise InputError(f"baumgarte (γ) must be a number in (0, 1], got {baumgarte!r}")
+        h = float(h)
+        C, V = self._check_state(C, V)
+        tau = self._check_tau(tau)
+        Cb, Vb = self._body_frames(C, V) if self.frames != "body" else (C, V)
+        relatives = self.relatives(Cb)
+        varying = self._varying(Cb)
+        f = self.forces(Cb, Vb, tau, relatives, varying)
+        b = np.einsum("kij,kj->ki", self.inertia, Vb) + h * f
+        Mt = self.inertia.copy()
+        coupled = {}
+        if forces:
+            from .maximal_forces import body_wrenches
+            fm, K, D = body_wrenches(self, forces, Cb, Vb, t)
+            b += h * fm
+            for (i, j), Dij in D.items():
+                b[i] -= h * (Dij @ Vb[j])
+            for (i, j), B in _sum_blocks(D, -h, K, -h * h).items():
+                if i == j:
+                    Mt[i] += B
+                else:
+                    coupled[i, j] = B
+        c = np.zeros(self.rows)
+        if stabilization in ("baumgarte", "baumgarte+post"):
+            c = -(baumgarte / h) * self._position_errors(Cb, varying)
+        use_tree = solver == "tree" or (solver == "auto" and not coupled and not self.loop_ends)
+        if use_tree and (coupled or self.loop_ends):
+            raise InputError("solver='tree' takes trees without loop rows whose force Jacobians couple no two "
+                             "bodies; use solver='sparse'")
+        Vn, lam = self._velocity_solve(Mt, coupled, relatives, varying, b, c, use_tree)
+        C1 = np.array([Cb[k] @ se3.exp(h * Vn[k]) for k in range(self.n)])
+        iterations, residual = 0, None
+        if stabilization in ("post", "baumgarte+post") and self.rows:
+            C1, iterations, residual = self._post_stabilize(C1, tol, max_iterations, use_tree or not self.loop_ends)
+        if project_velocities and self.rows:
+            rel1, var1 = self.relatives(C1), self._varying(C1)
+            Vn, _ = self._velocity_solve(self.inertia, {}, rel1, var1,
+                                         np.einsum("kij,kj->ki", self.inertia, Vn), np.zeros(self.rows),
+                                         not self.loop_ends)
+        self.last_step = {"lambda": lam, "iterations": iterations, "residual": residual}
+        if not (np.all(np.isfinite(C1)) and np.all(np.isfinite(Vn))):
+            raise SimulationError("the maximal step diverged (a non-finite pose or twist); reduce h")
+        if self.frames != "body":
+            return C1 @ self.offset, np.einsum("kij,kj->ki", self._Ad_B_inv, Vn)
+        return C1, Vn
+
+    def _check_tau(self, tau):
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.model.nv,):
+            raise InputError(f"tau must have shape ({self.model.nv},), got {tau.shape}")
+        if not np.all(np.isfinite(tau)):
+            k = int(np.argwhere(~np.isfinite(tau))[0][0])
+            name = next(j.name for j in self.model.joints[1:] if j.v_slice.start <= k < j.v_slice.stop)
+            raise NonFiniteError(f"tau holds a non-finite value at index {k} (joint '{name}')")
+        return tau
+
+    def _post_stabilize(self, C, tol, max_iterations, tree):
+        """Cline–Pai post-stabilization of the body frames' poses C (module
+        docstring of :meth:`step`); returns (C, iterations, max|g|)."""
+        zero = np.zeros((self.n, 6))
+        for it in range(max_iterations + 1):
+            varying = self._varying(C)
+            g = self._position_errors(C, varying)
+            r = float(np.abs(g).max())
+            if r <= tol or it == max_iterations:
+                return C, it, r
+            # M Δ − Gᵀμ = 0, G Δ = −g: Δ = M⁻¹Gᵀμ, μ = −(G M⁻¹Gᵀ)⁻¹ g
+            delta, _ = self._velocity_solve(self.inertia, {}, self.relatives(C), varying, zero, -g, tree)
+            C = np.array([C[k] @ se3.exp(delta[k]) for k in range(self.n)])
+        return C, max_iterations, r
+
+    def _velocity_solve(self, Mt, coupled, relatives, varying, b, c, tree):
+        """(V (n, 6), λ (rows)) of ``[M̃ −Gᵀ; G 0][V; λ] = [b; c]`` in the body
+        frames: M̃ the diagonal blocks Mt (n, 6, 6) plus the off-diagonal
+        blocks ``coupled`` {(i, j): 6 × 6}; ``tree``: by
+        :func:`tree_kkt_solve`, else SuperLU (dense least squares when the
+        matrix is singular or small: dependent loop rows)."""
+        if tree:
+            A = np.zeros((self.n, 6, 6))
+            for k, Ak in enumerate(relatives[:self.n]):
+                if Ak is not None:
+                    A[k] = Ak
+            N = self._Npad
+            if varying:
+                N = N.copy()
+                for k, var in varying.items():
+                    N[k, :, :4] = var[0]
+            cp = np.zeros((self.n, 6))
+            for k in range(self.n):
+                lo = self.row_offsets[k]
+                cp[k, :self._m[k]] = c[lo:lo + self._m[k]]
+            V, lp = np.empty((self.n, 6)), np.empty((self.n, 6))
+            tree_kkt_solve(self._parent64, self._m, N, A, np.ascontiguousarray(Mt), np.ascontiguousarray(b), cp,
+                           V, lp)
+            lam = np.concatenate([lp[k, :self._m[k]] for k in range(self.n)]) if self.rows else np.zeros(0)
+            return V, lam
+        m = 6 * self.n
+        G, _ = self.constraints(np.zeros((self.n, 4, 4)), None, relatives, varying)
+        Mt_s = sp.block_diag(list(Mt), format="coo")
+        if coupled:
+            r, cc, vals = [Mt_s.row], [Mt_s.col], [Mt_s.data]
+            for (i, j), B in coupled.items():
+                ii, jj = np.indices((6, 6))
+                r.append(ii.ravel() + 6 * i)
+                cc.append(jj.ravel() + 6 * j)
+                vals.append(B.ravel())
+            Mt_s = sp.coo_matrix((np.concatenate(vals), (np.concatenate(r), np.concatenate(cc))), shape=(m, m))
+        KKT = sp.bmat([[Mt_s, -G.T], [G, None]], format="csc")
+        rhs = np.concatenate([b.ravel(), c])
+        x = None
+        if m + self.rows > DENSE_KKT_SIZE:
+            try:
+                x = splu(KKT).solve(rhs)
+            except RuntimeError:  # "exactly singular": dependent rows
+                x = None
+        if x is None or not np.all(np.isfinite(x)):
+            x = np.linalg.lstsq(KKT.toarray(), rhs, rcond=None)[0]
+        return x[:m].reshape(self.n, 6), x[m:]
 
     def _schur_solve(self, G, f, eta):
         """``(V̇; λ)`` of the KKT system by its Schur complement, ``A λ =
