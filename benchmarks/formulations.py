@@ -81,3 +81,36 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+# ---------------------------------------------------------------------- REDMAX (appended; run after main)
+def redmax_rows():
+    """REDMAX (Sueda §2, formulations/redmax.py) on the same models and
+    states: ``acceleration`` (dense M_r = JᵀM_mJ and Cholesky, O(n³)),
+    Kim's recursive hybrid dynamics (Alg. 9, O(n)) and one linearly
+    implicit step by the O(n) products and RFD (Alg. 5, 6, 10), against
+    ``mb.aba``; Python loops per body, so the ratio is the interpreter's."""
+    from multibody.formulations import RedmaxSystem
+    print(f"{'model':>9} {'nv':>4} | {'aba':>8} | {'redmax':>9} {'kim':>9} {'step O(n)':>10} {'redmax/aba':>11}"
+          f"   (us per call)")
+    results = {}
+    for name in ("chain10", "chain50", "chain100", "talos"):
+        model = models(name)[0]
+        rng = np.random.default_rng(0)
+        q = model.integrate(model.neutral(), 0.3 * rng.normal(size=model.nv))
+        v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        system = RedmaxSystem(model, joint_damping=False, joint_stiffness=False)
+        t_aba = timeit(lambda: mb.aba(model, q, v, tau))
+        t_rm = timeit(lambda: system.acceleration(q, v, tau), blocks=11)
+        t_kim = timeit(lambda: system.recursive_hybrid_dynamics(q, v, tau), blocks=5)
+        t_step = timeit(lambda: system.step(q, v, tau, 1e-3, method="recursive"), blocks=5)
+        results[name] = (t_aba, t_rm, t_kim, t_step)
+        print(f"{name:>9} {model.nv:4d} | {t_aba * 1e6:8.2f} | {t_rm * 1e6:9.1f} {t_kim * 1e6:9.1f} "
+              f"{t_step * 1e6:10.1f} {t_rm / t_aba:11.0f}")
+    growth = np.log(np.array(results["chain100"]) / np.array(results["chain50"])) / np.log(2.0)
+    print("growth exponent from 50 to 100 links: " + ", ".join(
+        f"{l} {g:.2f}" for l, g in zip(("aba", "redmax", "kim", "step O(n)"), growth)))
+
+
+if __name__ == "__main__":
+    redmax_rows()
