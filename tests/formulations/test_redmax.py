@@ -368,10 +368,17 @@ def test_bad_input_is_reported():
         system.jacobian_transpose_product(q, np.zeros(5))
     with pytest.raises(InputError, match=r"x must have shape \(1,\) or \(1, m\)"):
         system.inverse_inertia_times(q, np.zeros(3))
+    with pytest.raises(InputError, match="needs the velocity v"):
+        system.jacobian_dot(system.kinematics(q), None)
     with pytest.raises(InputError, match="J_rR must have shape"):
         HyperReducedSystem(system, np.ones((2, 1)))
     with pytest.raises(InputError, match="full column rank"):
         HyperReducedSystem(RedmaxSystem(random_tree(1, n=3, floating=False).build()), np.ones((3, 2)))
+    from constraints.mechanisms import four_bar
+    from multibody.constraints import Constraints
+    fb = four_bar()[0]
+    with pytest.raises(InputError, match="hyper-reduced coordinates take a system without constraints"):
+        HyperReducedSystem(RedmaxSystem(fb, constraints=Constraints(fb)), np.ones((3, 1)))
 
 
 def test_singular_systems_name_the_joint():

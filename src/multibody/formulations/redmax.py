@@ -208,8 +208,11 @@ class RedmaxSystem:
             kin.Sd = tuple(Sd)
         return kin
 
-    def _kin(self, q, v=None):
-        return q if isinstance(q, Kinematics) else self.kinematics(q, v)
+    def _kin(self, q, v=None, need_v=False):
+        kin = q if isinstance(q, Kinematics) else self.kinematics(q, v)
+        if need_v and kin.v is None:
+            raise InputError("this quantity needs the velocity v (kinematics taken without it)")
+        return kin
 
     # ------------------------------------------------------------------ the system Jacobian (§2.3, Alg. 1–2)
     def jacobian(self, q):
@@ -228,7 +231,7 @@ class RedmaxSystem:
     def jacobian_dot(self, q, v):
         """``J̇_mr`` (6n × nv) at (q, v) by Sueda Alg. 2 with the line-7
         erratum: ``J̇(i,i) = Ṡ_i``, ``J̇(i,a) = ⁱ_pȦd J(p,a) + ⁱ_pAd J̇(p,a)``."""
-        kin = self._kin(q, v)
+        kin = self._kin(q, v, need_v=True)
         J = np.zeros((self.n, 6, self.nv))
         Jd = np.zeros((self.n, 6, self.nv))
         for k in range(self.n):
@@ -245,7 +248,7 @@ class RedmaxSystem:
         by the O(n) forward pass of Sueda Alg. 5 (§2.10), without forming J:
         ``y_i = S_i x_i + ⁱ_pAd y_p``, ``z_i = Ṡ_i x_i + ⁱ_pAd z_p + ⁱ_pȦd y_p``.
         ``x`` has nv entries (joint velocity units)."""
-        kin = self._kin(q, v)
+        kin = self._kin(q, v, need_v=True)
         x = self._v(x, "x")
         y = np.zeros((self.n, 6))
         z = np.zeros((self.n, 6))
@@ -292,7 +295,7 @@ class RedmaxSystem:
         """``f_m`` (n, 6): per body, ``ad(φ)ᵀ M φ`` (Sueda eq. 1.21) plus its
         weight as a body wrench about the body origin ``(h × Rᵀg; m Rᵀg)``
         (h = m c; notes typo 19: gravity rotated into the body frame)."""
-        kin = self._kin(q, v)
+        kin = self._kin(q, v, need_v=True)
         f = np.empty((self.n, 6))
         for k in range(self.n):
             f[k] = se3.ad(kin.phi[k]).T @ (self.inertia[k] @ kin.phi[k])
@@ -403,7 +406,7 @@ class RedmaxSystem:
 
     def recursive_forces(self, q, v=None):
         """``f_r = Jᵀ (f_m − M_m J̇ v)`` (nv) in O(n) by Alg. 5 and Alg. 6."""
-        kin = self._kin(q, v)
+        kin = self._kin(q, v, need_v=True)
         _, Jdv = self.jacobian_products(kin, None, kin.v)
         w = self.maximal_forces(kin, None) - np.einsum("kab,kb->ka", self.inertia, Jdv)
         return self.jacobian_transpose_product(kin, w)
@@ -661,6 +664,9 @@ class HyperReducedSystem:
         if np.linalg.matrix_rank(T) < T.shape[1]:
             raise InputError(f"J_rR ({T.shape[0]} × {T.shape[1]}) must have full column rank (its columns are "
                              f"dependent, M_R would be singular)")
+        if system.constraints is not None or system._loops:
+            raise InputError("hyper-reduced coordinates take a system without constraints (J_rR is the "
+                             "constraint: v = J_rR v_R)")
         self.system, self.T = system, T
         self.nR = T.shape[1]
 
