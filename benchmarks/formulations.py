@@ -2,7 +2,9 @@
 the reduced articulated-body algorithm (``mb.aba``, with and without a
 workspace) and by the maximal coordinates' index-1 KKT system
 (``MaximalSystem.acceleration``), and one RKMK4 step on SE(3) of the
-maximal state, on revolute chains of 10, 50 and 100 links and on Talos,
+maximal state, one velocity-level maximal step (``MaximalSystem.step``,
+post-stabilized; Sueda §1.8) and its KKT solve alone by the O(n) tree
+elimination and by SuperLU, on revolute chains of 10, 50 and 100 links and on Talos,
 against Pinocchio's ABA and MuJoCo's ``mj_step`` (Euler) in the same
 process; and how each grows with n (the exponent between 50 and 100 links).
 
@@ -51,7 +53,7 @@ def models(name):
 def main():
     import mujoco
     print(f"{'model':>9} {'nv':>4} | {'aba ws':>8} {'aba':>8} {'pin aba':>8} {'mj_step':>8} | "
-          f"{'maximal':>9} {'RKMK4 se3':>10} {'rows':>5}   (us per call)")
+          f"{'maximal':>9} {'RKMK4 se3':>10} {'step':>9} {'kkt tree':>9} {'kkt splu':>9} {'rows':>5}   (us per call)")
     results = {}
     for name in ("chain10", "chain50", "chain100", "talos"):
         model, pm, m = models(name)
@@ -71,10 +73,15 @@ def main():
         t_max = timeit(lambda: system.acceleration(C, V, tau), blocks=11)
         rkmk = RKMK(4, "se3")
         t_rk = timeit(lambda: rkmk.step_maximal(system, C, V, tau, 1e-3), blocks=5)
-        results[name] = (t_ws, t_aba, t_pin, t_mj, t_max, t_rk)
+        t_step = timeit(lambda: system.step(C, V, tau, 1e-3), blocks=5)
+        rel, b, c = system.relatives(C), rng.normal(size=(system.n, 6)), np.zeros(system.rows)
+        t_tree = timeit(lambda: system._velocity_solve(system.inertia, {}, rel, {}, b, c, True), blocks=11)
+        t_splu = timeit(lambda: system._velocity_solve(system.inertia, {}, rel, {}, b, c, False), blocks=11)
+        results[name] = (t_ws, t_aba, t_pin, t_mj, t_max, t_rk, t_step, t_tree, t_splu)
         print(f"{name:>9} {model.nv:4d} | {t_ws * 1e6:8.2f} {t_aba * 1e6:8.2f} {t_pin * 1e6:8.2f} {t_mj * 1e6:8.2f} | "
-              f"{t_max * 1e6:9.1f} {t_rk * 1e6:10.1f} {system.rows:5d}")
-    labels = ("aba ws", "aba", "pin aba", "mj_step", "maximal", "RKMK4 se3")
+              f"{t_max * 1e6:9.1f} {t_rk * 1e6:10.1f} {t_step * 1e6:9.1f} {t_tree * 1e6:9.1f} {t_splu * 1e6:9.1f} "
+              f"{system.rows:5d}")
+    labels = ("aba ws", "aba", "pin aba", "mj_step", "maximal", "RKMK4 se3", "step", "kkt tree", "kkt splu")
     growth = np.log(np.array(results["chain100"]) / np.array(results["chain50"])) / np.log(2.0)
     print("growth exponent from 50 to 100 links: " + ", ".join(f"{l} {g:.2f}" for l, g in zip(labels, growth)))
 
