@@ -33,8 +33,9 @@ different families may coincide):
   ``MASS_NOT_POSITIVE_DEFINITE`` and ``LCP_NOT_FINISHED`` (the position
   limit solver), ``NON_FINITE`` / ``NON_FINITE_AFTER_LIMITS`` (the end of
   step found a NaN or an infinity), ``SINGULAR`` (the velocity equation's
-  matrix; ``SINGULAR - 1`` for a loop-constraint solve) and
-  ``NOT_PROJECTED`` (the post-stabilization did not converge).
+  matrix; ``SINGULAR - 1`` for a loop-constraint solve),
+  ``NOT_PROJECTED`` (the post-stabilization did not converge) and
+  ``GIMBAL_LOCK - body`` (an Euler joint reached gimbal lock).
 * **contact** (the contact solvers of ``solvers/``: ``pgs``, ``lemke``,
   ``pyramid_lcp``, ``box_lcp``): >= 0 done (the number of iterations or
   pivots); ``NOT_CONVERGED`` (the iteration cap came first: the outputs
@@ -74,6 +75,7 @@ SINGULAR = -(1 << 41)        # the velocity equation's matrix is singular (- 1: 
 NOT_PROJECTED = -(1 << 42)   # the post-stabilization did not converge (the checked path decides)
 CONTACT_FAILED = -(1 << 43)  # the narrow phase failed on a pair (the contact table names it)
 CONTACT_SOLVE_FAILED = -(1 << 44)  # the contact solver found no solution (Lemke: a ray or the pivot cap)
+GIMBAL_LOCK = -(1 << 45)     # - i: body i's Euler joint is at gimbal lock (model.configuration.chart_kernel)
 
 # ------------------------------------------------------------------- contact
 NOT_CONVERGED = -1           # an iterative contact solver reached its iteration cap (outputs: the last iterate)
@@ -155,4 +157,6 @@ def describe(code, family="step"):
         return "done" + (f" ({'; '.join(notes)})" if notes else "")
     if TAU_NOT_FINITE - (1 << 39) < code <= TAU_NOT_FINITE:
         return f"tau has a non-finite entry at index {TAU_NOT_FINITE - code}"
+    if GIMBAL_LOCK - (1 << 40) < code <= GIMBAL_LOCK:
+        return f"the Euler joint of body {GIMBAL_LOCK - code} is at gimbal lock"
     return _STEP.get(code, f"unknown step status {code}")

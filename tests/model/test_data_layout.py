@@ -1,7 +1,9 @@
 """The workspace handle layout (model/data.py ``_LAYOUT``) is written once in
 Python and once more, as compile-time shapes, in ``handle_workspace``:
 these tests check that both agree, array by array, for a fixed-base and a
-floating-base model (nq != nv), before and after the lazy matrices exist."""
+floating-base model (nq != nv) and a model whose table is wider than
+N_COL (Sueda's product-of-exponentials joints), before and after the lazy
+matrices exist."""
 import numpy as np
 import pytest
 from numba import njit
@@ -9,12 +11,20 @@ from numba import njit
 import multibody as mb
 from multibody._compiled import JIT
 from multibody.model import data as D
+from multibody.model.joints import N_COL
 from oracles import robot_path
 
 
-@pytest.fixture(scope="module", params=[("ur5", False), ("talos", True)], ids=["ur5", "talos"])
+@pytest.fixture(scope="module", params=[("ur5", False), ("talos", True), ("euler", None)],
+                ids=["ur5", "talos", "wide"])
 def model(request):
     name, floating = request.param
+    if floating is None:
+        b = mb.ModelBuilder()
+        b.add_body("a", joint="euler", mass=1.0, inertia=np.eye(3))
+        b.add_body("b", parent="a", joint="composite", parts=[("revolute", (1, 0, 0))] * 4, mass=1.0,
+                   inertia=np.eye(3))
+        return b.build()
     return mb.load_urdf(robot_path(name), floating_base=floating)
 
 
@@ -22,7 +32,7 @@ def test_layout_is_the_single_list_of_slots():
     assert D._ARRAYS == tuple(name for name, _ in D._LAYOUT)
     slots = [getattr(D, "SLOT_" + name.upper()) for name in D._ARRAYS]
     assert slots == list(range(3, 3 + len(D._ARRAYS)))  # one slot each, in the order of the list
-    assert D.OWNER == 3 + len(D._ARRAYS) and D.N_SLOTS == D.OWNER + 1
+    assert D.OWNER == 3 + len(D._ARRAYS) and D.NCOL == D.OWNER + 1 and D.N_SLOTS == D.NCOL + 1
     assert D.Workspace._fields == ("nb", "nq", "nv") + D._ARRAYS
 
 
@@ -42,7 +52,11 @@ def test_data_arrays_follow_the_layout(model):
         assert getattr(ws, name).size == 0 and data._slots[D._SLOT[name]] == 0
     for name in D._ARRAYS:
         x = _expected(model, data, name)
-        assert x.shape == D._SHAPE[name](model.nbodies, model.nv), name
+        shape = D._SHAPE[name](model.nbodies, model.nv)
+        if name == "tree":  # the width is the model's (slot NCOL)
+            shape = (shape[0], data._slots[D.NCOL])
+            assert shape[1] > N_COL if model.name == "model" else shape[1] == N_COL
+        assert x.shape == shape, name
         assert x.flags.c_contiguous and data._slots[D._SLOT[name]] == x.ctypes.data, name
     ws = data.arrays()
     for name in D._ARRAYS:

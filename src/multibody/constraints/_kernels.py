@@ -5,13 +5,13 @@ import numpy as np
 from numba import njit
 
 from .._compiled import kept_at
-from .._status import NON_FINITE, NON_FINITE_AFTER_LIMITS
+from .._status import GIMBAL_LOCK, NON_FINITE, NON_FINITE_AFTER_LIMITS
 from ..dynamics.closed_loop_kernels import apply_correction, constraint_gram, psd_apply, psd_factor, \
     range_space_acceleration, schur, solve_rows
 from ..dynamics.kernels import crba_kernel, ltdl_kernel, ltdl_solve, rnea_kernel
 from ..kinematics.kernels import fk_kernel, motion_kernel, motion_subspace_into
 from ..model.joints import C_NV, C_PARENT, C_V
-from ..model.configuration import integrate_kernel
+from ..model.configuration import chart_kernel, integrate_kernel
 from ..solvers.lcp import principal_pivoting_lcp
 from ..spatial.kernel_algebra import cross as _cross, rotate, to_parent
 
@@ -102,8 +102,10 @@ def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index
                        threshold, poses, jac, inertia6, M, q_out, v_out, vel_mask):
     """Check that (q1, v1) is finite (else ``NON_FINITE``), enforce the
     position limits (:func:`enforce_limits_kernel`; its negative statuses
-    pass through) and clamp |v| to ``vmax`` where ``clamp_velocity``,
-    marking ``vel_mask``. Writes (q_out, v_out); returns 0 when done, or
+    pass through), clamp |v| to ``vmax`` where ``clamp_velocity``,
+    marking ``vel_mask``, and keep Sueda's joints in a valid chart
+    (:func:`~multibody.model.configuration.chart_kernel`; ``GIMBAL_LOCK -
+    body`` for an Euler joint at gimbal lock). Writes (q_out, v_out); returns 0 when done, or
     ``NON_FINITE_AFTER_LIMITS`` if the result is not finite (the caller
     then takes the checked path, which names the quantity)."""
     s = 0.0
@@ -126,6 +128,9 @@ def end_of_step_kernel(tree, lam, q1, v1, vmax, clamp_velocity, q_index, v_index
             elif v_out[k] < -vmax[k]:
                 v_out[k] = -vmax[k]
                 vel_mask[k] = True
+    st = chart_kernel(tree, q_out, v_out)
+    if st < 0:
+        return GIMBAL_LOCK + st
     # a finite input must give a finite output: an impulse solve on an ill-conditioned mass
     # matrix could overflow, and nothing non-finite may reach the next step or a recording
     s = 0.0

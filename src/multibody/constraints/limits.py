@@ -4,7 +4,8 @@ import numpy as np
 
 from ..errors import InputError
 
-_VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translational", "universal")
+_VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translational", "universal", "euler", "free2d",
+                  "spline", "spline_surface", "composite", "exp_spherical", "free3d")
 
 
 class JointLimits:
@@ -13,7 +14,8 @@ class JointLimits:
     with Jacobian ``G = ±e_k`` on the velocity coordinate of q_k, so the
     constraint's normal velocity is ``sign · v_k``. Limits apply to joints
     whose coordinates are their own velocities (revolute, prismatic,
-    helical, cylindrical, translational, universal); a finite limit on
+    helical, cylindrical, translational, universal and Sueda's joints, all
+    with v = q̇); a finite limit on
     another joint (the position of a free joint, a planar joint) is an
     :class:`InputError`."""
 
@@ -27,7 +29,7 @@ class JointLimits:
                 continue
             if j.type not in _VECTOR_JOINTS:
                 raise InputError(f"joint '{j.name}' ({j.type}) has position limits; limits are supported on "
-                                 f"revolute, prismatic, helical, cylindrical, translational and universal joints")
+                                 f"joints whose velocities are their coordinates' rates ({', '.join(_VECTOR_JOINTS)})")
             for k in range(j.nq):
                 for s, x in ((1.0, lo[qs.start + k]), (-1.0, hi[qs.start + k])):
                     if np.isfinite(x):

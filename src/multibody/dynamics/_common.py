@@ -5,6 +5,7 @@ import numpy as np
 from ..errors import InputError, NonFiniteError, SimulationError
 from ..kinematics._common import config, raise_status, velocity  # noqa: F401  (re-exported)
 from ..model.checks import as_float_array
+from ..model.joints import motion_subspace_into
 from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
 
 
@@ -45,6 +46,18 @@ def single_state_out(out):
         raise InputError("out is for batches of states; a single state's result is written to data")
 
 
-def singular_body(model, body, what):
+def singular_body(model, body, what, q=None):
+    """Raise the SimulationError of a singular articulated inertia at
+    ``body``: a massless subtree, or, for a joint whose motion subspace
+    loses rank at ``q`` (an Euler joint at gimbal lock), that joint."""
+    j = model.joints[body]
+    if q is not None and j.nv:
+        S = np.zeros((6, j.nv))
+        motion_subspace_into(model._tree, body, np.asarray(q, dtype=float), S, 0)
+        sv = np.linalg.svd(S, compute_uv=False)
+        if sv[-1] < 1e-6 * max(1.0, sv[0]):
+            raise SimulationError(f"{what}: joint '{j.name}' ({j.type}) is at a singular configuration (gimbal lock: "
+                                  f"its motion subspace has rank {int(np.sum(sv >= 1e-6 * max(1.0, sv[0])))} < "
+                                  f"{j.nv} at q = {np.round(np.asarray(q)[j.q_slice], 6).tolist()})")
     raise SimulationError(f"{what}: the articulated inertia of body '{model.body_names[body]}' is singular "
                           "along its joint (a massless subtree?)")

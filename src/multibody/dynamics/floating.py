@@ -72,7 +72,7 @@ def _raise(model, st, q, what, names):
     if st < -FK.ARG:
         if what.endswith("inverse_dynamics"):
             _singular_composite()
-        singular_body(model, -st - FK.ARG, what)
+        singular_body(model, -st - FK.ARG, what, q)
     raise_state_status(model, q, st, names)
 
 
@@ -130,14 +130,15 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
             np.broadcast_to(fe, (B, model.nbodies, 6)))
         FK.fb_aba_batch(model._tree, q, v, tau, bool(gravity), fb, fe is not None, out, status)
         if status.any():
-            singular_body(model, int(status[status != 0][0]), "floating_base_forward_dynamics")
+            k = int(np.argmax(status != 0))
+            singular_body(model, int(status[k]), "floating_base_forward_dynamics", q[k])
         return finite_result("floating_base_forward_dynamics", out)
     if fe is not None:
         data.f[:] = fe
     b = FK.fb_aba_kernel(model._tree, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac,
                          data.spatial, data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
-        singular_body(model, b, "floating_base_forward_dynamics")
+        singular_body(model, b, "floating_base_forward_dynamics", q)
     return finite_result("floating_base_forward_dynamics", data.ddq.copy() if plain else data.ddq)
 
 

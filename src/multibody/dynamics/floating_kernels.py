@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from .._status import ARG, NOT_FLOATING
 from ..kinematics.kernels import set_world_pose, world_inertia_into
-from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, REVOLUTE, UNIVERSAL,
+from ..model.joints import (C_ARMATURE, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, FREE, REVOLUTE, VARYING_SUBSPACE,
                             joint_bias, joint_transform, set_local_pose, set_revolute_pose, subspace_column)
 from ..spatial.kernel_algebra import cross_force, cross_motion, force_to_parent, to_parent
 from .hybrid_kernels import workspace
@@ -77,7 +77,7 @@ def base_motion_pass(tree, q, v, poses, jac, spatial):
         x = cross_motion(w0, w1, w2, u0, u1, u2, vj0, vj1, vj2, vj3, vj4, vj5)
         for r in range(6):
             spatial[3, i, r] = x[r]
-        if int(tree[i, C_TYPE]) == UNIVERSAL:  # the only joint with c_J ≠ 0
+        if int(tree[i, C_TYPE]) >= VARYING_SUBSPACE:  # S varies in the child frame: c_J ≠ 0
             c = joint_bias(tree, i, q, v)
             cw = to_parent(poses, 0, i, c[0], c[1], c[2], c[3], c[4], c[5])
             for r in range(6):

@@ -54,7 +54,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
             if not st:
                 return data.ddq.copy() if plain else data.ddq
             if st < -K.ARG:
-                singular_body(model, -st - K.ARG, "aba")
+                singular_body(model, -st - K.ARG, "aba", q)
             if st != BAD_SHAPE:
                 raise_state_status(model, q, st, ("q", "v", "tau"))
     q = config(model, q)
@@ -68,7 +68,8 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
             fe, (q.shape[0], model.nbodies, 6)).copy()
         K.aba_batch(model._tree, q, v, tau, bool(gravity), fb, fe is not None, out, status)
         if status.any():
-            singular_body(model, int(status[status != 0][0]), "aba")
+            k = int(np.argmax(status != 0))
+            singular_body(model, int(status[k]), "aba", q[k])
         return finite_result("aba", out)
     single_state_out(out)
     data = data_for(model, data)
@@ -77,7 +78,7 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
     b = K.aba_kernel(model._tree, q, v, tau, bool(gravity), fe is not None, data.poses, data.jac, data.spatial,
                      data.inertia6, data.U, data.Dinv, data.dofs)
     if b:
-        singular_body(model, b, "aba")
+        singular_body(model, b, "aba", q)
     return finite_result("aba", data.ddq.copy() if plain else data.ddq)
 
 

@@ -23,7 +23,7 @@ from .._status import ARG  # state statuses: ARG * argument + index + 1 (argumen
 from ..kinematics.kernels import fk_kernel, inertia_times, q_status, world_inertia_into
 from ..model.data import SLOT_L, SLOT_M, allocated, handle_workspace, owned
 from ..model.joints import (C_ARMATURE, C_AX1, C_GRAVITY, C_H, C_I, C_MASS, C_NV, C_PARENT, C_TYPE, C_V, REVOLUTE,
-                            UNIVERSAL, joint_bias, subspace_column)
+                            VARYING_SUBSPACE, joint_bias, subspace_column)
 from ..spatial.kernel_algebra import cross_force, cross_motion, force_to_parent, rotate, to_child, to_parent
 
 
@@ -178,7 +178,7 @@ def _world_motion_pass(tree, q, v, poses, jac, spatial):
         x = cross_motion(w0, w1, w2, u0, u1, u2, vj0, vj1, vj2, vj3, vj4, vj5)
         for r in range(6):
             spatial[3, i, r] = x[r]
-        if int(tree[i, C_TYPE]) == UNIVERSAL:  # the only joint whose S varies in its own frame
+        if int(tree[i, C_TYPE]) >= VARYING_SUBSPACE:  # S varies in the child frame: c_J ≠ 0
             c = joint_bias(tree, i, q, v)
             cw = to_parent(poses, 0, i, c[0], c[1], c[2], c[3], c[4], c[5])
             for r in range(6):

@@ -20,11 +20,15 @@ of joint ``j_l`` and ``k`` one of ``j_k``:
 * if ``j_l`` is a strict ancestor of ``j_k`` the subtree of ``j_l`` moves
   rigidly by ``exp(s_l δ)`` (world, left), so ``∂s_k/∂δ_l = s_l ×ₘ s_k``;
 * if ``j_l = j_k``: ``∂s_k/∂δ_l = Ad(oMj)(ad(S_l) S_k + ∂S_k/∂δ_l)``. The
-  motion subspace is constant in child coordinates for every joint but the
-  universal one, whose first column ``S_1 = exp(a₂q₂)ᵀa₁`` has
-  ``∂S_1/∂q₂ = -a₂ × S_1 = -ad(S_2)S_1``; so ``∂s_k/∂δ_l = s_l ×ₘ s_k``
-  for every pair except (l = 2nd, k = 1st) of a universal joint, where it
-  is zero;
+  motion subspace is constant in child coordinates for the joints of
+  Featherstone's catalog; the universal joint and Sueda's products of
+  exponentials of one coordinate per factor, in order (euler, free2d,
+  composite: ``S_k = Ad((Q_{k+1}⋯Q_n)⁻¹) ξ_k``), have
+  ``∂S_k/∂q_l = -ad(S_l) S_k`` for l > k and 0 for l ≤ k; so
+  ``∂s_k/∂δ_l = s_l ×ₘ s_k`` for every pair except l > k of those joints,
+  where it is zero. (For the exponential-coordinate and spline joints,
+  whose S depends on their coordinates otherwise, the rule does not hold:
+  the elements' stiffness is refused there, see :class:`Topology`);
 * otherwise ``∂s_k/∂δ_l = 0``.
 
 ``mask[l, k]`` is True exactly where the first two rules apply; it is a
@@ -49,6 +53,10 @@ from ..spatial._small import cross3  # noqa: F401 (re-exported: a × b of two 3-
 from ._kernels import (crf_cols, crf_vec, crm_cols, crm_vec, cross_vm, point_jacobian,  # noqa: F401 (re-exported)
                        point_velocity_derivative as _pvd, velocity_derivative as _vd)
 from ._kernels import geometric as _geometric
+
+# joints whose S_k depends only on the coordinates after k, as -ad(S_l) S_k (see the module docstring)
+ORDERED_PRODUCTS = ("universal", "euler", "free2d", "composite")
+CURVED = ("exp_spherical", "free3d", "spline", "spline_surface")
 
 # ----------------------------------------------------------------- algebra
 
@@ -77,7 +85,9 @@ class Topology:
     ``coord_body`` (nv,) body moved by each coordinate; ``ancestor``
     (nb, nb) ``[b, a]`` = a is b or an ancestor of b; ``support`` (nb, nv)
     ``[b, k]`` = coordinate k moves body b; ``mask`` (nv, nv) the pairs
-    ``(l, k)`` with ``∂s_k/∂δ_l = s_l ×ₘ s_k``."""
+    ``(l, k)`` with ``∂s_k/∂δ_l = s_l ×ₘ s_k``; ``curved`` the joints for
+    which that rule does not give the derivative (exponential-coordinate
+    and spline joints): :meth:`check_stiffness` refuses them."""
 
     def __init__(self, model):
         nb, nv = model.nbodies, model.nv
@@ -90,15 +100,29 @@ class Topology:
         for j in model.joints[1:]:
             cb[j.v_slice] = j.child
         mask = anc[cb][:, cb].T.copy()          # mask[l, k] = anc[cb[k], cb[l]]
+        self.curved = []
         for j in model.joints[1:]:
-            if j.type == "universal":
-                a = j.v_slice.start
-                mask[a + 1, a] = False           # ∂s_1/∂δ_2 = 0
+            if j.type in ORDERED_PRODUCTS:
+                a, n = j.v_slice.start, j.nv
+                for k in range(n):
+                    mask[a + k + 1:a + n, a + k] = False   # ∂s_k/∂δ_l = 0 for l > k
+            elif j.type in CURVED:
+                self.curved.append(j)
         self.coord_body = cb
         self.ancestor = anc
         self.support = anc[:, cb].astype(float)  # float: used as a column scale
         self.mask = mask.astype(float)
         self.maskT = np.ascontiguousarray(self.mask.T)
+
+    def check_stiffness(self, element):
+        """Raise if the model has a joint whose motion subspace turns with its
+        own coordinates in a way the mask does not express: the exact
+        stiffness of a force element needs ∂S/∂q there, not implemented."""
+        if self.curved:
+            j = self.curved[0]
+            raise element.error(f"exact stiffness (jacobians=True) is not available on a model with the {j.type} "
+                                f"joint '{j.name}' (its motion subspace turns with its own coordinates); use an "
+                                f"explicit integrator or semi_implicit_euler, or the euler joint", InputError)
 
 
 def topology(model):

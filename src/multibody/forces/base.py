@@ -30,6 +30,9 @@ class ForceElement:
     """
 
     conservative = False
+    #: the element's stiffness uses the geometric rule of forces/_kin.py (elements acting on bodies);
+    #: joint elements, which act on coordinates, do not
+    geometric_stiffness = True
     def __init__(self, name=None):
         self.name = name
         self._bindings = weakref.WeakKeyDictionary()
@@ -72,6 +75,8 @@ class ForceElement:
         (nv x nv), else ``None``. ``data``: an optional
         :class:`multibody.Data` workspace for the kinematics."""
         st = State(model, q, v, t, data)
+        if jacobians and self.geometric_stiffness:
+            st.topo.check_stiffness(self)
         tau, K, D = self._evaluate(st, self.bind(model), bool(jacobians))
         if not jacobians:
             return tau, None, None
@@ -107,6 +112,8 @@ def generalized_forces(elements, model, q, v, t=0.0, data=None, jacobians=False)
     K = np.zeros((nv, nv)) if jacobians else None
     D = np.zeros((nv, nv)) if jacobians else None
     for e in elements:
+        if jacobians and e.geometric_stiffness:
+            st.topo.check_stiffness(e)
         te, Ke, De = e._evaluate(st, e.bind(model), bool(jacobians))
         if np.shape(te) != (nv,):  # `tau += te` would broadcast a (1,) or scalar silently
             raise e.error(f"returned a generalized force of shape {np.shape(te)}, expected ({nv},)", InputError)

@@ -22,6 +22,8 @@ def _rotation(quat):
 
 
 class _JointElement(ForceElement):
+    geometric_stiffness = False
+
     def __init__(self, joint, name=None):
         super().__init__(name)
         self.joint = joint

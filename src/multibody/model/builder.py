@@ -15,8 +15,10 @@ import numpy as np
 
 from ..errors import InputError, ModelError, ModelWarning
 from ..spatial import spatial as sp
+from . import sueda_joints as sj
 from .joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_NQ, C_NV, C_P, C_PARENT, C_PITCH, C_Q, C_R,
-                     C_TYPE, C_V, C_ARMATURE, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, JOINT_TYPES, N_COL, NQ, NV)
+                     C_TYPE, C_V, C_ARMATURE, C_EXTRA, C_GRAVITY, C_QUATERNIONS, C_RA, C_RQ, EULER, JOINT_TYPES, N_COL,
+                     NQ, NV)
 from .checks import as_float_array, real_number
 from .geometry import (DEFAULT_FRICTION, DEFAULT_SOLIMP, DEFAULT_SOLREF, SHAPES, CollisionPair, check_mesh,
                        check_size, check_triangles, contact_parameters, convex_hull, is_convex)
@@ -78,6 +80,7 @@ class _Body:
     armature: np.ndarray
     stiffness: np.ndarray
     spring_reference: np.ndarray
+    factors: np.ndarray = None  # Sueda's product-of-exponentials joints: the factor block (sueda_joints)
     frames: list = field(default_factory=list)  # (name, placement in this body, kind)
     collision: list = field(default_factory=list)
     visual: list = field(default_factory=list)
@@ -168,8 +171,8 @@ class ModelBuilder:
         #: a body and of its parent body (unless the parent is the world); recorded as model.filter_parent
         self.filter_parent = True
 
-    def add_body(self, name, parent=WORLD, joint="fixed", placement=None, *, axis=(0.0, 0.0, 1.0),
-                 axis2=None, pitch=0.0, joint_name=None, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None,
+    def add_body(self, name, parent=WORLD, joint="fixed", placement=None, *, axis=None,
+                 axis2=None, axis3=None, parts=None, control=None, pitch=0.0, joint_name=None, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None,
                  lower=None, upper=None, velocity_limit=None, effort_limit=None, damping=None,
                  friction=None, armature=None, stiffness=None, spring_reference=None, physical_inertia=True):
         """Add body ``name`` attached to ``parent`` by a joint of type ``joint``.
@@ -179,7 +182,17 @@ class ModelBuilder:
         ``axis`` is the joint axis in the joint frame (revolute, prismatic,
         helical, cylindrical; the plane normal for planar; the first axis for
         universal, whose second axis ``axis2`` defaults to one perpendicular).
-        ``pitch`` is the helical lead in metres per radian. Mass properties:
+        ``pitch`` is the helical lead in metres per radian. Sueda's joints
+        (§2.4; :mod:`multibody.model.sueda_joints`): ``euler`` turns about
+        ``axis``, ``axis2``, ``axis3`` in turn (default x, z, x);
+        ``composite`` is the product of ``parts``, a list of
+        ``(type, axis)`` or ``("helical", axis, pitch)`` with type revolute,
+        prismatic or helical, or nested lists of such parts; ``spline``
+        moves the body frame along the uniform cubic B-spline of the
+        ``control`` frames (n ≥ 4 poses in the joint frame; q from 0 to
+        n − 3, the default limits); ``spline_surface`` takes ``control`` as
+        six 4x4 control matrices (translations x, y, z, then rotations
+        x, y, z; q in [0, 1]²). Mass properties:
         ``mass`` (kg), ``com`` (body frame) and ``inertia`` (3x3 about the
         centre of mass, body axes). A body with mass 0 and no inertia is
         massless. Limits are per coordinate: ``lower``/``upper`` (nq values,
@@ -221,6 +234,19 @@ class ModelBuilder:
                              f"(known: {', '.join(sorted(JOINT_TYPES))}, continuous, floating)")
         code = JOINT_TYPES[jtype]
         nq, nv = int(NQ[code]), int(NV[code])
+        placement = as_pose(placement, f"joint '{jname}': placement")
+        factors = None
+        if code >= EULER:
+            factors, C1, (dlo, dhi) = _product_joint(jtype, jname, axis, axis2, axis3, parts, control)
+            nq = nv = _factor_coordinates(factors)
+            placement = placement @ C1
+            lower = dlo if lower is None else lower
+            upper = dhi if upper is None else upper
+        elif parts is not None or control is not None or axis3 is not None:
+            raise ModelError(f"joint '{jname}': parts, control and axis3 belong to Sueda's composite, spline and "
+                             f"euler joints, not to a {jtype} joint")
+        if axis is None:
+            axis = (0.0, 0.0, 1.0)
         ax = _unit(axis, f"joint '{jname}': axis") if jtype not in ("fixed", "spherical", "free",
                                                                       "translational") else np.array([0, 0, 1.0])
         if jtype == "universal":
@@ -240,7 +266,7 @@ class ModelBuilder:
             k = 3 if jtype == "free" else 0
             lo[k:], hi[k:] = -np.inf, np.inf
         check_limits(jname, lo, hi)
-        b = _Body(name, parent, jtype, jname, as_pose(placement, f"joint '{jname}': placement"), ax, ax2,
+        b = _Body(name, parent, jtype, jname, placement, ax, ax2,
                   _scalar(pitch, f"joint '{jname}': pitch"), mass, com, inertia, lo, hi,
                   _per_dof(velocity_limit, nv, f"joint '{jname}': velocity_limit", np.inf),
                   _per_dof(effort_limit, nv, f"joint '{jname}': effort_limit", np.inf),
@@ -248,7 +274,7 @@ class ModelBuilder:
                   _per_dof(friction, nv, f"joint '{jname}': friction", 0.0),
                   _per_dof(armature, nv, f"joint '{jname}': armature", 0.0),
                   _per_dof(stiffness, nv, f"joint '{jname}': stiffness", 0.0),
-                  _spring_reference(spring_reference, jtype, nq, jname))
+                  _spring_reference(spring_reference, jtype, nq, jname), factors)
         if not (np.concatenate((b.damping, b.friction, b.armature, b.velocity_limit, b.effort_limit,
                                 b.stiffness)) >= 0).all():
             for arr, what in ((b.damping, "damping"), (b.friction, "friction"), (b.armature, "armature"),
@@ -473,7 +499,8 @@ class ModelBuilder:
     def _freeze(self, bodies):
         index = {b.name: i for i, b in enumerate(bodies)}
         nb = len(bodies)
-        tree = np.zeros((nb, N_COL))
+        extra = max((len(b.factors) for b in bodies if b.factors is not None), default=0)
+        tree = np.zeros((nb, N_COL + extra))
         tree[0, C_PARENT] = -1
         tree[0, C_GRAVITY:C_GRAVITY + 3] = self.gravity
         tree[0, C_QUATERNIONS] = sum(b.joint_type in ("spherical", "free") for b in bodies[1:])
@@ -494,6 +521,9 @@ class ModelBuilder:
                 seen_joints.add(b.joint_name)
                 code = JOINT_TYPES[b.joint_type]
                 nq, nv = int(NQ[code]), int(NV[code])
+                if b.factors is not None:
+                    nq = nv = _factor_coordinates(b.factors)
+                    tree[i, C_EXTRA:C_EXTRA + len(b.factors)] = b.factors
                 ints[i] = (code, index[b.parent], iq, iv, nq, nv)
                 iq += nq
                 iv += nv
@@ -635,6 +665,90 @@ def pack_inertias(tree, mass, com, inertia, rows=slice(None)):
         tree[rows, C_I:C_I + 9] = (I + m[:, None, None] * (cc[:, None, None] * _EYE3
                                                            - c[:, :, None] * c[:, None, :])).reshape(len(m), 9)
     return ~np.isfinite(tree[rows, C_MASS:C_I + 9]).all(axis=1)  # m, h = m c, Ī = I_C - m [c][c] overflowed
+
+
+def _factor_coordinates(block):
+    """The number of coordinates of a product-of-exponentials joint: one
+    past the largest coordinate its factors read."""
+    m = int(block[0])
+    n = 0
+    for k in range(m):
+        b = 1 + sj.FACTOR_WIDTH * k
+        kind = int(block[b + sj.F_KIND])
+        n = max(n, int(block[b + sj.F_INDEX]) + 1 if kind == sj.LINEAR else 1 if kind == sj.BSPLINE else 2)
+    return n
+
+
+def _composite_parts(parts, jname):
+    """Flatten (nested) composite parts into the twists of their factors."""
+    if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
+        raise ModelError(f"joint '{jname}': composite parts must be a list of (type, axis) parts or nested "
+                         f"lists of them, got {parts!r}")
+    twists = []
+    for part in parts:
+        if isinstance(part, list):
+            twists += _composite_parts(part, jname)
+            continue
+        if not isinstance(part, tuple) or len(part) not in (2, 3) or not isinstance(part[0], str):
+            raise ModelError(f"joint '{jname}': a composite part is (type, axis) or ('helical', axis, pitch), "
+                             f"or a nested list of parts; got {part!r}")
+        kind = part[0].lower()
+        a = _unit(part[1], f"joint '{jname}': axis of the {kind} part")
+        if kind in ("revolute", "hinge", "continuous") and len(part) == 2:
+            twists.append(np.r_[a, 0.0, 0.0, 0.0])
+        elif kind in ("prismatic", "slide") and len(part) == 2:
+            twists.append(np.r_[0.0, 0.0, 0.0, a])
+        elif kind == "helical" and len(part) == 3:
+            twists.append(np.r_[a, _scalar(part[2], f"joint '{jname}': pitch of the helical part") * a])
+        else:
+            raise ModelError(f"joint '{jname}': composite parts are 1-DoF revolute, prismatic or "
+                             f"('helical', axis, pitch) parts, got {part!r} (a spherical part: use the euler "
+                             f"joint, or free3d for exponential coordinates)")
+    return twists
+
+
+def _product_joint(jtype, jname, axis, axis2, axis3, parts, control):
+    """``(factor block, C₁, (lower, upper))`` of one of Sueda's
+    product-of-exponentials joints (§2.4.5, 2.4.9, 2.4.10, 2.4.12, 2.4.13):
+    C₁ is the pose folded into the joint placement (a spline's first
+    control frame), lower/upper the default limits."""
+    I4, none = np.eye(4), (None, None)
+    if jtype != "composite" and parts is not None:
+        raise ModelError(f"joint '{jname}': parts belong to a composite joint, not to a {jtype} joint")
+    if jtype not in ("spline", "spline_surface") and control is not None:
+        raise ModelError(f"joint '{jname}': control points belong to spline joints, not to a {jtype} joint")
+    if jtype == "euler":
+        axes = [_unit(a if a is not None else d, f"joint '{jname}': {w}")
+                for a, d, w in ((axis, (1, 0, 0), "axis"), (axis2, (0, 0, 1), "axis2"), (axis3, (1, 0, 0), "axis3"))]
+        return sj.pack_factors(sj.linear_factors([np.r_[a, 0.0, 0.0, 0.0] for a in axes])), I4, none
+    if axis is not None or axis2 is not None or axis3 is not None:
+        raise ModelError(f"joint '{jname}': a {jtype} joint takes no axes (orient it by its placement)")
+    if jtype == "free2d":
+        e = np.eye(6)
+        return sj.pack_factors(sj.linear_factors([e[3], e[4], e[2]])), I4, none
+    if jtype == "composite":
+        if parts is None:
+            raise ModelError(f"joint '{jname}': a composite joint needs its parts, e.g. "
+                             f"parts=[('revolute', (1, 0, 0)), ('prismatic', (0, 0, 1))]")
+        twists = _composite_parts(parts, jname)
+        if not twists:
+            raise ModelError(f"joint '{jname}': a composite joint needs at least one part")
+        return sj.pack_factors(sj.linear_factors(twists)), I4, none
+    if control is None:
+        raise ModelError(f"joint '{jname}': a {jtype} joint needs its control points (control=...)")
+    C = _floats(control, f"joint '{jname}': control")
+    if not np.isfinite(C).all():
+        raise ModelError(f"joint '{jname}': control points must be finite")
+    if jtype == "spline_surface":
+        if C.shape != (6, 4, 4):
+            raise ModelError(f"joint '{jname}': a spline surface takes six 4x4 control matrices (shape (6, 4, 4)), "
+                             f"got shape {C.shape}")
+        return sj.pack_factors(sj.surface_factors(C)), I4, (np.zeros(2), np.ones(2))
+    if C.ndim != 3 or C.shape[1:] != (4, 4) or C.shape[0] < 4:
+        raise ModelError(f"joint '{jname}': a spline joint needs at least 4 control frames (4x4 poses), "
+                         f"got shape {C.shape}")
+    frames = [as_pose(T, f"joint '{jname}': control frame {k + 1}") for k, T in enumerate(C)]
+    return sj.pack_factors(sj.spline_factors(frames)), frames[0], (np.zeros(1), np.full(1, len(frames) - 3.0))
 
 
 def _spring_reference(value, jtype, nq, jname):

@@ -5,8 +5,13 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import QUATERNION_TOLERANCE
-from .joints import (C_Q, C_QUATERNIONS, C_TYPE, C_V, FREE, SPHERICAL, difference_joint, integrate_joint, normalize_joint,
-                     qdot_joint)
+from .joints import (C_NQ, C_Q, C_QUATERNIONS, C_TYPE, C_V, EULER, EXP_SPHERICAL, FREE, FREE3D, SPHERICAL,
+                     difference_joint, integrate_joint, motion_subspace_into, normalize_joint, qdot_joint)
+from .sueda_joints import right_jacobian_and_rate
+
+# |det| of an Euler joint's 3x3 motion subspace (|sin q₂| for XZX) below which a simulation stops at
+# gimbal lock: there q̇ = S⁻¹ω is unbounded (at |det S| = 1e-4 the rates are 10⁴ times ω)
+GIMBAL_LOCK_TOLERANCE = 1e-4
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -48,13 +53,13 @@ def q_status_rows(tree, q):
 @njit(cache=True, nogil=True)
 def integrate_kernel(tree, q, v, dt, out):
     for i in range(1, tree.shape[0]):
-        integrate_joint(int(tree[i, C_TYPE]), q, int(tree[i, C_Q]), v, int(tree[i, C_V]), dt, out)
+        integrate_joint(int(tree[i, C_TYPE]), q, int(tree[i, C_Q]), v, int(tree[i, C_V]), dt, out, int(tree[i, C_NQ]))
 
 
 @njit(cache=True, nogil=True)
 def qdot_kernel(tree, q, v, out):
     for i in range(1, tree.shape[0]):
-        qdot_joint(int(tree[i, C_TYPE]), q, int(tree[i, C_Q]), v, int(tree[i, C_V]), out)
+        qdot_joint(int(tree[i, C_TYPE]), q, int(tree[i, C_Q]), v, int(tree[i, C_V]), out, int(tree[i, C_NQ]))
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -66,7 +71,7 @@ def qdot_batch(tree, q, v, out):
 @njit(cache=True, nogil=True)
 def difference_kernel(tree, q0, q1, out):
     for i in range(1, tree.shape[0]):
-        difference_joint(int(tree[i, C_TYPE]), q0, q1, int(tree[i, C_Q]), int(tree[i, C_V]), out)
+        difference_joint(int(tree[i, C_TYPE]), q0, q1, int(tree[i, C_Q]), int(tree[i, C_V]), out, int(tree[i, C_NQ]))
 
 
 @njit(cache=True, nogil=True)
@@ -91,3 +96,37 @@ def difference_batch(tree, q0, q1, out):
 def normalize_batch(tree, q):
     for b in prange(q.shape[0]):
         normalize_kernel(tree, q[b])
+
+
+@njit(cache=True, nogil=True)
+def chart_kernel(tree, q, v):
+    """Keep Sueda's joints in a valid coordinate chart, in place, after a
+    step: an exponential-coordinate joint (exp_spherical, free3d) whose
+    rotation vector r has |r| > π is reparameterized to the same rotation,
+    ``r ← (1 − 2π/|r|) r`` (|r| < π), with ``ṙ ← J_r(r_new)⁻¹ J_r(r) ṙ`` so
+    that the angular velocity is unchanged (Sueda §2.4.8; the free joint's
+    translation and its rate are unchanged: R and ω are). Returns 0, or
+    ``-i`` for the first body i whose Euler joint is at gimbal lock
+    (``|det S| < GIMBAL_LOCK_TOLERANCE``), where no chart change helps."""
+    S = np.zeros((6, 3))
+    for i in range(1, tree.shape[0]):
+        jt = int(tree[i, C_TYPE])
+        if jt == EXP_SPHERICAL or jt == FREE3D:
+            iq, iv = int(tree[i, C_Q]), int(tree[i, C_V])
+            r0, r1, r2 = q[iq], q[iq + 1], q[iq + 2]
+            n = np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+            if n > np.pi:
+                J0 = right_jacobian_and_rate(r0, r1, r2, 0.0, 0.0, 0.0)[0]
+                w = J0 @ v[iv:iv + 3]
+                c = 1.0 - 2.0 * np.pi / n
+                q[iq], q[iq + 1], q[iq + 2] = c * r0, c * r1, c * r2
+                J1 = right_jacobian_and_rate(c * r0, c * r1, c * r2, 0.0, 0.0, 0.0)[0]
+                rd = np.linalg.solve(J1, w)
+                v[iv], v[iv + 1], v[iv + 2] = rd[0], rd[1], rd[2]
+        elif jt == EULER:
+            motion_subspace_into(tree, i, q, S, 0)
+            d = (S[0, 0] * (S[1, 1] * S[2, 2] - S[1, 2] * S[2, 1]) - S[0, 1] * (S[1, 0] * S[2, 2] - S[1, 2] * S[2, 0])
+                 + S[0, 2] * (S[1, 0] * S[2, 1] - S[1, 1] * S[2, 0]))
+            if abs(d) < GIMBAL_LOCK_TOLERANCE:
+                return -i
+    return 0

@@ -34,7 +34,8 @@ from ..errors import InputError
 from .joints import N_COL
 
 # The handle table (int64): slots 0-2 hold nb, nq, nv; then the address of each array of _LAYOUT, in
-# its order; then the owner's thread id. _LAYOUT is the one description of the workspace: Data
+# its order; then the owner's thread id and the model table's width (N_COL, more for a model with
+# product-of-exponentials joints: joints.C_EXTRA). _LAYOUT is the one description of the workspace: Data
 # allocates and publishes its arrays from it, the slot constants, the Workspace tuple and
 # Data.arrays derive from it. handle_workspace (compiled) must give the shapes as compile-time
 # expressions, so it writes them once more, by slot constant: a name missing there does not compile
@@ -42,7 +43,7 @@ from .joints import N_COL
 # Shapes in nb (bodies), nv (coordinates) and N_COL (table columns); every array is C-contiguous,
 # float64 unless said.
 _LAYOUT = (
-    ("tree", lambda nb, nv: (nb, N_COL)),         # the model table (Model._tree), not Data's
+    ("tree", lambda nb, nv: (nb, N_COL)),         # the model table (Model._tree), not Data's; width: slot NCOL
     ("lam", lambda nb, nv: (nv,)),                # int64: parent coordinate of each coordinate (Model.dof_parent)
     ("poses", lambda nb, nv: (2, nb, 4, 4)),      # oMi, liMi
     ("spatial", lambda nb, nv: (4, nb, 6)),       # per body v, a, f and a scratch row (angular first)
@@ -64,7 +65,8 @@ SLOT_TREE, SLOT_LAM, SLOT_POSES, SLOT_SPATIAL = _SLOT["tree"], _SLOT["lam"], _SL
 SLOT_JAC, SLOT_DOFS, SLOT_M, SLOT_L = _SLOT["jac"], _SLOT["dofs"], _SLOT["M"], _SLOT["L"]
 SLOT_INERTIA6, SLOT_U, SLOT_DINV, SLOT_MINV = _SLOT["inertia6"], _SLOT["U"], _SLOT["Dinv"], _SLOT["Minv"]
 OWNER = 3 + len(_ARRAYS)          # thread id of the owner; 0: none yet; -1: never checked
-N_SLOTS = OWNER + 1
+NCOL = OWNER + 1                  # columns of the model table
+N_SLOTS = NCOL + 1
 
 
 class _Lazy:
@@ -108,6 +110,7 @@ class Data:
         self._slots = np.zeros(N_SLOTS, dtype=np.int64)
         self._slots[:3] = nb, model.nq, nv
         self._slots[OWNER] = 0 if thread_checked else -1
+        self._slots[NCOL] = model._tree.shape[1]
         self._publish("tree", model._tree)
         self._publish("lam", model.dof_parent)
         for name in _ARRAYS:  # Data's own arrays (_LAYOUT), zeros
@@ -251,7 +254,7 @@ def handle_workspace(handle):
     nb, nq, nv = t[0], t[1], t[2]
     # the shapes of _LAYOUT again: carray takes its shape (and so its rank) as compiled code
     return Workspace(nb, nq, nv,
-                     carray(f64_pointer(t[SLOT_TREE]), (nb, N_COL)),
+                     carray(f64_pointer(t[SLOT_TREE]), (nb, t[NCOL])),
                      carray(i64_pointer(t[SLOT_LAM]), (nv,)),
                      carray(f64_pointer(t[SLOT_POSES]), (2, nb, 4, 4)),
                      carray(f64_pointer(t[SLOT_SPATIAL]), (4, nb, 6)),

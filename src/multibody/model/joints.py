@@ -32,11 +32,23 @@ free           7     6   q = (p, quaternion); v = (ω, v) in the child
                          frame (DESIGN.md)
 translational  3     3   q = p; v = ṗ (child axes = parent axes)
 universal      2     2   R_J = exp(axis q₁) exp(axis2 q₂) (Sueda §2.4.6)
+exp_spherical  3     3   R_J = exp([r]) (Sueda §2.4.8); v = ṙ
+free3d         6     6   (R(r), R(r) t) (Sueda §2.4.11); v = (ṙ, ṫ)
+euler          3     3   R_J = exp(axis q₁) exp(axis2 q₂) exp(axis3 q₃),
+                         XZX by default (Sueda §2.4.5)
+free2d         3     3   translation (x, y) then rotation θ about z
+                         (Sueda §2.4.10); v = (ẋ, ẏ, θ̇)
+spline         1     1   cubic B-spline curve of control frames
+                         (Sueda §2.4.12)
+spline_surface 2     2   bicubic surface (Sueda §2.4.13)
+composite      n     n   product of 1-DoF parts (Sueda §2.4.9)
 =============  ====  ==  ==============================================
 
-New joints (Sueda's REDMAX: Euler / exponential-coordinate spherical,
-composite, spline) are added as new type codes handled in the functions
-below; the kernels that call them do not change.
+The joints from ``exp_spherical`` on are Sueda's library (notes F): their
+``v = q̇`` and ``S(q)`` varies in child coordinates; their transforms, S and
+Ṡ come from :mod:`multibody.model.sueda_joints` through :func:`_sueda`,
+an out-of-line call (the kernels inline the dispatch of this module, and
+inlining those recursions into every kernel would multiply compile time).
 
 Data layout: a model is one float64 table ``tree`` (nbodies x N_COL), one row
 per body, whose columns are named below (integers are stored exactly as
@@ -51,6 +63,7 @@ from ..spatial import quaternion as quat
 from ..spatial import so3
 from ..spatial.quaternion import rotation_entries
 from ..spatial.so3 import axis_angle_entries
+from .sueda_joints import exponential_joint, product_of_exponentials
 
 # joint type codes
 FIXED = 0
@@ -63,16 +76,27 @@ SPHERICAL = 6
 FREE = 7
 TRANSLATIONAL = 8
 UNIVERSAL = 9
+EXP_SPHERICAL = 10
+FREE3D = 11
+EULER = 12
+FREE2D = 13
+SPLINE = 14
+SPLINE_SURFACE = 15
+COMPOSITE = 16
+# joint codes from here on have a motion subspace that varies in child coordinates (c_J = Ṡ v ≠ 0)
+VARYING_SUBSPACE = UNIVERSAL
 
 JOINT_TYPES = {
     "fixed": FIXED, "revolute": REVOLUTE, "prismatic": PRISMATIC, "helical": HELICAL,
     "cylindrical": CYLINDRICAL, "planar": PLANAR, "spherical": SPHERICAL, "free": FREE,
-    "translational": TRANSLATIONAL, "universal": UNIVERSAL,
+    "translational": TRANSLATIONAL, "universal": UNIVERSAL, "exp_spherical": EXP_SPHERICAL, "free3d": FREE3D,
+    "euler": EULER, "free2d": FREE2D, "spline": SPLINE, "spline_surface": SPLINE_SURFACE, "composite": COMPOSITE,
 }
 JOINT_TYPE_NAMES = {v: k for k, v in JOINT_TYPES.items()}
-#                  fixed rev pri hel cyl pla sph fre tra uni
-NQ = np.array([0, 1, 1, 1, 2, 3, 4, 7, 3, 2], dtype=np.int64)
-NV = np.array([0, 1, 1, 1, 2, 3, 3, 6, 3, 2], dtype=np.int64)
+#                  fixed rev pri hel cyl pla sph fre tra uni exs f3d eul f2d spl sur composite (-1: per joint)
+NQ = np.array([0, 1, 1, 1, 2, 3, 4, 7, 3, 2, 3, 6, 3, 3, 1, 2, -1], dtype=np.int64)
+NV = NQ.copy()
+NV[SPHERICAL], NV[FREE] = 3, 6
 
 # columns of the model table ``tree`` (one row per body)
 C_TYPE = 0     # joint type code
@@ -97,6 +121,44 @@ N_COL = 65
 # Row 0 (the world) has no joint; it holds model-wide data:
 C_GRAVITY = C_AX1  # 3: gravity acceleration (world frame), in row 0
 C_QUATERNIONS = C_PITCH  # number of quaternion joints (spherical, free), in row 0
+# Models with product-of-exponentials joints (euler, free2d, spline, spline_surface, composite) have
+# more columns: from C_EXTRA on, the joint's factors (layout in sueda_joints)
+C_EXTRA = N_COL
+
+
+@njit(cache=True, nogil=True)
+def _sueda(tree, i, q, v, rate):
+    """``(R_J, p_J, S, Ṡ)`` of body i's joint from Sueda's library (Ṡ zero
+    unless ``rate``; ``v`` is read only then)."""
+    jt = int(tree[i, C_TYPE])
+    iq = int(tree[i, C_Q])
+    iv = int(tree[i, C_V])
+    if jt == EXP_SPHERICAL or jt == FREE3D:
+        return exponential_joint(jt == FREE3D, q, iq, v, iv, rate)
+    return product_of_exponentials(tree, i, C_EXTRA, q, iq, v, iv, int(tree[i, C_NQ]), rate)
+
+
+@njit(cache=True, nogil=True)
+def _sueda_transform(tree, i, q):
+    R, p, _, _ = _sueda(tree, i, q, q, False)
+    return (R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2], p[0], p[1], p[2])
+
+
+@njit(cache=True, nogil=True)
+def _sueda_column(tree, i, q, k):
+    S = _sueda(tree, i, q, q, False)[2]
+    return S[0, k], S[1, k], S[2, k], S[3, k], S[4, k], S[5, k]
+
+
+@njit(cache=True, nogil=True)
+def _sueda_bias(tree, i, q, v):
+    Sd = _sueda(tree, i, q, v, True)[3]
+    iv = int(tree[i, C_V])
+    c = np.zeros(6)
+    for k in range(Sd.shape[1]):
+        for r in range(6):
+            c[r] += Sd[r, k] * v[iv + k]
+    return c[0], c[1], c[2], c[3], c[4], c[5]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -151,6 +213,8 @@ def joint_transform(jt, tree, i, q, iq):
                 a10 * b02 + a11 * b12 + a12 * b22,
                 a20 * b00 + a21 * b10 + a22 * b20, a20 * b01 + a21 * b11 + a22 * b21,
                 a20 * b02 + a21 * b12 + a22 * b22, 0.0, 0.0, 0.0)
+    if jt >= EXP_SPHERICAL:
+        return _sueda_transform(tree, i, q)
     return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
 
@@ -273,6 +337,11 @@ def motion_subspace_into(tree, i, q, S, iv):
             S[3 + r, iv] = 0.0
             S[r, iv + 1] = tree[i, C_AX2 + r]
             S[3 + r, iv + 1] = 0.0
+    elif jt >= EXP_SPHERICAL:
+        Sj = _sueda(tree, i, q, q, False)[2]
+        for c in range(Sj.shape[1]):
+            for r in range(6):
+                S[r, iv + c] = Sj[r, c]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -312,6 +381,8 @@ def subspace_column(tree, i, q, k):
             s0, s1, s2 = _universal_axis1(tree, i, q[int(tree[i, C_Q]) + 1])
             return (s0, s1, s2, 0.0, 0.0, 0.0)
         return (tree[i, C_AX2], tree[i, C_AX2 + 1], tree[i, C_AX2 + 2], 0.0, 0.0, 0.0)
+    if jt >= EXP_SPHERICAL:
+        return _sueda_column(tree, i, q, k)
     return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -332,6 +403,11 @@ def subspace_rate_into(tree, i, q, v, Sd, iv):
         a0, a1, a2 = _axis(tree, i, C_AX2)
         k = -v[int(tree[i, C_V]) + 1]
         Sd[0, iv], Sd[1, iv], Sd[2, iv] = k * (a1 * s2 - a2 * s1), k * (a2 * s0 - a0 * s2), k * (a0 * s1 - a1 * s0)
+    elif jt >= EXP_SPHERICAL:
+        Sj = _sueda(tree, i, q, v, True)[3]
+        for c in range(Sj.shape[1]):
+            for r in range(6):
+                Sd[r, iv + c] = Sj[r, c]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -339,8 +415,12 @@ def joint_bias(tree, i, q, v):
     """Velocity-product term ``c_J = Ṡ v`` of body ``i``'s joint (Featherstone
     Eq. 3.41, c_J = S̊ q̇) as 6 scalars. Zero for every joint whose S is
     constant in child coordinates; for the universal joint
-    ``c_J = [-v₁ v₂ axis2 × (exp(axis2 q₂)ᵀ axis1); 0]``."""
-    if int(tree[i, C_TYPE]) == UNIVERSAL:
+    ``c_J = [-v₁ v₂ axis2 × (exp(axis2 q₂)ᵀ axis1); 0]``; Sueda's joints
+    form Ṡ v from :func:`_sueda`."""
+    jt = int(tree[i, C_TYPE])
+    if jt > UNIVERSAL:
+        return _sueda_bias(tree, i, q, v)
+    if jt == UNIVERSAL:
         iq = int(tree[i, C_Q])
         iv = int(tree[i, C_V])
         s0, s1, s2 = _universal_axis1(tree, i, q[iq + 1])
@@ -378,12 +458,13 @@ def _copy_into(x, out, k):
 
 
 @njit(cache=True, nogil=True)
-def qdot_joint(jt, q, iq, v, iv, out):
+def qdot_joint(jt, q, iq, v, iv, out, n):
     """``out[iq:iq+nq] = q̇``, the time derivative of the joint's coordinates
     when it moves with velocity ``v`` (Featherstone's qdfn, §4.4): the
     quaternion rate ``½ q ⊗ (0, ω)`` (ArtiSynth §0.2, ω in the child frame),
     ``ṗ = R v`` for the free joint, the rotated in-plane velocity for the
-    planar joint (notes P9), ``q̇ = v`` otherwise."""
+    planar joint (notes P9), ``q̇ = v`` otherwise (the joint's ``n``
+    coordinates)."""
     if jt == SPHERICAL or jt == FREE:
         k = iq + (3 if jt == FREE else 0)
         w0, w1, w2 = v[iv], v[iv + 1], v[iv + 2]
@@ -403,15 +484,16 @@ def qdot_joint(jt, q, iq, v, iv, out):
         out[iq + 1] = s * v[iv + 1] + c * v[iv + 2]
         out[iq + 2] = v[iv]
     else:
-        for r in range(NQ[jt]):
+        for r in range(n):
             out[iq + r] = v[iv + r]
 
 
 @njit(cache=True, nogil=True)
-def integrate_joint(jt, q, iq, v, iv, dt, out):
+def integrate_joint(jt, q, iq, v, iv, dt, out, n):
     """``out[iq:iq+nq] = q ⊕ v·dt`` on the joint's configuration manifold:
     vector addition, except SE(2) for planar, ``q ⊗ exp(ω dt)`` for
-    quaternions and the SE(3) exponential for the free joint (as Pinocchio)."""
+    quaternions and the SE(3) exponential for the free joint (as Pinocchio);
+    ``n`` is the joint's number of coordinates."""
     if jt == SPHERICAL:
         w = np.empty(3)
         for r in range(3):
@@ -434,13 +516,12 @@ def integrate_joint(jt, q, iq, v, iv, dt, out):
     elif jt == PLANAR:
         _planar_exp(q[iq], q[iq + 1], q[iq + 2], v[iv] * dt, v[iv + 1] * dt, v[iv + 2] * dt, out, iq)
     else:
-        n = NQ[jt]
         for r in range(n):
             out[iq + r] = q[iq + r] + v[iv + r] * dt
 
 
 @njit(cache=True, nogil=True)
-def difference_joint(jt, q0, q1, iq, iv, out):
+def difference_joint(jt, q0, q1, iq, iv, out, n):
     """``out[iv:iv+nv] = q1 ⊖ q0``: the velocity that :func:`integrate_joint`
     maps from ``q0`` to ``q1`` in unit time (SE(3)/SE(2) logarithms)."""
     if jt == SPHERICAL:
@@ -470,7 +551,6 @@ def difference_joint(jt, q0, q1, iq, iv, out):
         out[iv + 1] = (a * lx + b * ly) / det
         out[iv + 2] = (-b * lx + a * ly) / det
     else:
-        n = NQ[jt]
         for r in range(n):
             out[iv + r] = q1[iq + r] - q0[iq + r]
 
