@@ -25,12 +25,22 @@ N_k would be taken up by the reaction). With the constraint rows G the
 accelerations solve the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] = [f; η]``
 (sparse: M block diagonal, G with two blocks per joint).
 
-Every joint type of the catalog is taken. For the universal joint, whose
-second axis turns the first (S depends on q₂), the rows are formed at the
-angles recovered from the relative pose (:meth:`MaximalSystem._varying`)
-and η gains ``Nᵀ Ṡ q̇``. Rotor inertia (armature, a reduced-coordinate
-quantity) is refused. Loop joints (``loops=True``) are rows of the same
-form between their two frames.
+Every joint type of the catalog is taken. The joints whose S varies in
+child coordinates — the universal joint (its second axis turns the first)
+and Sueda's library (§2.4: exp_spherical, free3d, euler, free2d,
+composite, spline, spline_surface) — take one code path
+(:meth:`MaximalSystem._varying`): their coordinates are recovered from the
+child's pose in the joint frame (:func:`joint_coordinates`: closed forms,
+or Gauss–Newton on the SE(3) log error for composite and spline joints),
+S at them gives the rows (:func:`_varying_rows`, 6 − n of them, kept near a
+reference basis) and η gains ``Nᵀ Ṡ q̇`` with ``q̇ = S⁺(V_k − A_kp V_p)``
+(the model's own Ṡ). Where the pose leaves the coordinates' branch open
+(a rotation vector beyond π, the two Euler solutions), the joint forces τ
+depend on it: ``near`` names it. A singular configuration (an Euler
+joint's gimbal lock) is refused. Rotor inertia (armature, a
+reduced-coordinate quantity) is refused. Loop joints (``loops=True``) are
+rows of the same form between their two frames (the constant-subspace
+types).
 
 :meth:`MaximalSystem.step` is Sueda's velocity-level step (§1.8, eq.
 1.71–1.74) with Baumgarte (§1.12) and Cline–Pai post-stabilization, and
@@ -39,6 +49,7 @@ the force elements of :mod:`.maximal_forces` (§1.9) linearly implicit;
 docs/maximal.md, docs/lie_groups.md.
 """
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,8 +61,9 @@ from ..dynamics.closed_loop_kernels import PSD_RTOL, psd_apply, psd_factor
 from ..errors import InputError, NonFiniteError, SimulationError
 from ..kinematics import body_motion, forward_kinematics
 from ..model import LoopJoint
-from ..model.joints import (C_AX1, C_AX2, C_AX3, C_H, C_I, C_MASS, C_P, C_PITCH, C_R, NV, joint_bias,
-                            motion_subspace_into)
+from ..model.joints import (C_AX1, C_AX2, C_AX3, C_EXTRA, C_H, C_I, C_MASS, C_P, C_PITCH, C_R, JOINT_TYPES,
+                            joint_bias, joint_transform, motion_subspace_into)
+from ..model import sueda_joints as sj
 from ..spatial import quaternion as quat
 from ..spatial import se3, so3
 
@@ -60,6 +72,17 @@ DENSE_KKT_SIZE = 120
 # joint types whose motion subspace is constant in child coordinates
 _CONSTANT_SUBSPACE = ("fixed", "revolute", "prismatic", "helical", "cylindrical", "planar", "spherical",
                       "translational", "free")
+# Sueda's joint library (§2.4): S(q) varies in child coordinates, v = q̇; with the universal joint, the
+# "varying" joints, whose rows are formed at the coordinates recovered from the relative pose
+_SUEDA = ("exp_spherical", "free3d", "euler", "free2d", "spline", "spline_surface", "composite")
+# a pose farther than this from a joint's manifold (the norm of the SE(3) log of the residual, rad and m
+# mixed) is refused by the iterative coordinate recovery: a post-stabilized step stays at round-off, an
+# unstabilized one drifts by O(h²) a step
+MANIFOLD_TOLERANCE = 1e-3
+# Gauss–Newton iterations of the coordinate recovery (quadratic on the manifold, linear just off it)
+_GN_ITERATIONS = 60
+# S with σ_min ≤ this · max(1, σ_max) is singular: the joint's rows are not defined there
+_SINGULAR_RTOL = 1e-9
 
 
 def _annihilator(S):
@@ -145,6 +168,8 @@ def joint_pose(desc, q):
     """The joint transform J(q) (4 × 4: the child's pose in the joint frame)
     of the joint :func:`_descriptor` ``desc`` at its coordinates q (the
     catalog of :mod:`multibody.model.joints`)."""
+    if isinstance(desc, SuedaJoint):
+        return _sueda_pose(desc, q)
     kind, a, e1, e2, pitch, a2 = desc
     T = np.eye(4)
     if kind in ("revolute", "helical", "cylindrical"):
@@ -167,7 +192,7 @@ def joint_pose(desc, q):
     return T
 
 
-def joint_coordinates(desc, T, near=None):
+def joint_coordinates(desc, T, near=None, start=None):
     """The coordinates q (nq) of the joint ``desc`` whose child sits at the
     pose T (4 × 4) in the joint frame: the inverse of :func:`joint_pose` on
     the joint's manifold, and off it the coordinates of the joint
@@ -175,7 +200,11 @@ def joint_coordinates(desc, T, near=None):
     from the rotation about each axis, displacements from the translation
     along each axis). Angles are in (−π, π] or, given ``near`` (nq), the
     branch nearest to it; a helical angle takes its branch from the
-    translation (pitch ≠ 0); quaternions have w ≥ 0 or the sign of ``near``."""
+    translation (pitch ≠ 0); quaternions have w ≥ 0 or the sign of ``near``.
+    Sueda's joints: :func:`sueda_coordinates` (``start``: a warm start of
+    its iterative solves, which picks no branch)."""
+    if isinstance(desc, SuedaJoint):
+        return sueda_coordinates(desc, T, near, start)
     kind, a, e1, e2, pitch, a2 = desc
     R, p = T[:3, :3], T[:3, 3]
     n0 = None if near is None else near[0]
@@ -213,18 +242,268 @@ def _angle_of_vector(x, a, u):
     return float(np.arctan2(np.cross(a, u) @ x, u @ x))
 
 
-def _universal_rows(s1, a2):
-    """The universal joint's rows (6 × 4, child coordinates): the wrench
-    about ``n = s1 × a2 / |s1 × a2|`` (the direction neither axis turns
-    about; s1 = exp(â2 q2)ᵀ a1 the first axis in the child) and the three
-    forces. Built explicitly (not by an SVD) so that it turns smoothly with
-    q2."""
-    n = np.cross(s1, a2)
-    n /= np.linalg.norm(n)
-    N = np.zeros((6, 4))
-    N[:3, 0] = n
-    N[3:, 1:] = np.eye(3)
-    return N
+# ------------------------------------------------------------------ Sueda's joints (§2.4)
+class SuedaJoint(NamedTuple):
+    """The geometry of a joint from Sueda's library (§2.4) for
+    :func:`joint_pose` and :func:`joint_coordinates`: its kind (the type
+    name), its name (for errors), the model table and the child body's row
+    (its transform, S and Ṡ come from :mod:`multibody.model.joints`), the
+    type code, the joint's first coordinate, its coordinate count, the
+    model's nq, which coordinates are angles of a pure rotation factor
+    (``q ≡ q + 2π``), the twists of its linear factors (euler, free2d,
+    composite; (m, 6)) and the coarse scan of its parameter range (spline,
+    spline surface: the starting points of the Gauss–Newton solve)."""
+    kind: str
+    name: str
+    tree: np.ndarray
+    child: int
+    code: int
+    iq: int
+    nq: int
+    nq_model: int
+    periodic: np.ndarray
+    twists: np.ndarray
+    scan: np.ndarray
+
+
+def _sueda_descriptor(model, j):
+    """The :class:`SuedaJoint` of the model's joint j (a Sueda type)."""
+    tree = model._tree
+    i = j.child
+    n = j.nq
+    twists, periodic, scan = np.zeros((0, 6)), np.zeros(n, dtype=bool), np.zeros((0, n))
+    if j.type in ("euler", "free2d", "composite"):
+        m = int(tree[i, C_EXTRA])
+        twists = np.array([tree[i, C_EXTRA + 1 + sj.FACTOR_WIDTH * k + sj.F_TWIST:
+                                C_EXTRA + 1 + sj.FACTOR_WIDTH * k + sj.F_TWIST + 6] for k in range(m)])
+        # one coordinate per factor, in order (sueda_joints.linear_factors): a pure rotation's is an angle
+        periodic = np.array([np.linalg.norm(x[3:]) == 0.0 for x in twists])
+    elif j.type == "spline":
+        # 8 samples per segment of [0, n − 3] (the parameter range; the ends extrapolate)
+        hi = float(tree[i, C_EXTRA + 1 + sj.F_SEGMENTS])
+        scan = np.linspace(0.0, hi, int(8 * hi) + 1)[:, None]
+    elif j.type == "spline_surface":
+        g = np.linspace(0.0, 1.0, 9)
+        scan = np.array([(a, b) for a in g for b in g])
+    return SuedaJoint(j.type, j.name, tree, i, JOINT_TYPES[j.type], j.q_slice.start, n, model.nq, periodic, twists,
+                      scan)
+
+
+def _model_q(d, q):
+    """The model's configuration vector with the joint's coordinates q (the
+    joint kernels read a joint's coordinates at its own offset)."""
+    qf = np.zeros(d.nq_model)
+    qf[d.iq:d.iq + d.nq] = q
+    return qf
+
+
+def _sueda_pose(d, q):
+    """The joint transform Q(q) (4 × 4, the child in the joint frame) of the
+    :class:`SuedaJoint` d (:func:`~multibody.model.joints.joint_transform`)."""
+    J = joint_transform(d.code, d.tree, d.child, _model_q(d, q), d.iq)
+    T = np.eye(4)
+    T[:3, :3] = np.reshape(J[:9], (3, 3))
+    T[:3, 3] = J[9:]
+    return T
+
+
+def _sueda_subspace(d, q):
+    """S(q) (6 × n, child coordinates, angular first) of the :class:`SuedaJoint` d."""
+    S = np.zeros((6, d.nq))
+    motion_subspace_into(d.tree, d.child, _model_q(d, q), S, 0)
+    return S
+
+
+def _rotation_vector(R, near=None):
+    """The rotation vector r of R (``exp([r]) = R``): ``log(R)``, |r| ≤ π, or,
+    given ``near`` (3,), the one of the same rotation closest to it —
+    ``(θ + 2πk) u`` for r = θu, k the integer that brings ``θ + 2πk``
+    nearest to ``near · u`` (k = −1 is Sueda's chart change
+    ``r(1 − 2π/|r|)``, §2.4.8)."""
+    r = np.asarray(so3.log(np.ascontiguousarray(R)), dtype=float)
+    if near is None:
+        return r
+    near = np.asarray(near, dtype=float)
+    th = np.linalg.norm(r)
+    if th < 1e-12:  # the identity: r = 2πk u for every axis u; near's axis
+        nn = np.linalg.norm(near)
+        return r if nn < np.pi else r + 2.0 * np.pi * np.round(nn / (2.0 * np.pi)) * near / nn
+    u = r / th
+    return (th + 2.0 * np.pi * np.round((near @ u - th) / (2.0 * np.pi))) * u
+
+
+def _angle_between(x, y, a):
+    """The angle about the unit axis a that turns x's part ⟂ a to y's."""
+    return float(np.arctan2(a @ np.cross(x, y), x @ y - (a @ x) * (a @ y)))
+
+
+def _wrap(d, q, near):
+    """The periodic coordinates (angles of pure rotation factors) of q in
+    (−π, π], or on the branch nearest to ``near``."""
+    q = q.copy()
+    for k in np.flatnonzero(d.periodic):
+        th = float(np.arctan2(np.sin(q[k]), np.cos(q[k])))
+        q[k] = _nearest_branch(th, None if near is None else near[k])
+    return q
+
+
+def _euler_candidates(d, R):
+    """The two solutions (3,) of ``R = exp(â₁q₁) exp(â₂q₂) exp(â₃q₃)`` for
+    unit axes a₁, a₂, a₃ in general position (Davenport's angles; Shuster &
+    Markley 2003): ``a₁ᵀRa₃ = a₁ᵀexp(â₂q₂)a₃ = α cos q₂ + β sin q₂ + γ``
+    (the outer factors leave a₁ and a₃ in place) gives ``q₂ = φ ± acos((a₁ᵀRa₃
+    − γ)/ρ)``, ``ρe^{iφ} = α + iβ``; then q₁ turns ``exp(â₂q₂)a₃`` to ``Ra₃``
+    about a₁ and q₃ is the angle of ``(exp(â₁q₁)exp(â₂q₂))ᵀR`` about a₃. The
+    "+" solution first (q₂ − φ ∈ [0, π]: for XZX q₂ ∈ [0, π]). At a gimbal
+    lock (exp(â₂q₂)a₃ ∥ a₁) q₁ = 0 and q₃ takes the whole turn. Raises
+    InputError when no solution exists (axes that do not reach R)."""
+    a1, a2, a3 = (x[:3] / np.linalg.norm(x[:3]) for x in d.twists)
+    alpha = a1 @ a3 - (a1 @ a2) * (a2 @ a3)
+    beta = a1 @ np.cross(a2, a3)
+    gamma = (a1 @ a2) * (a2 @ a3)
+    rho = np.hypot(alpha, beta)
+    x = (a1 @ R @ a3 - gamma) / rho if rho > 1e-12 else np.inf
+    if not abs(x) <= 1.0 + 1e-9:
+        raise InputError(f"the rotation of joint '{d.name}' (euler) is not one its axes reach (the pose is not on "
+                         f"the joint's manifold)")
+    phi, c = np.arctan2(beta, alpha), np.arccos(np.clip(x, -1.0, 1.0))
+    f1, f2 = perpendiculars(a3)
+    out = []
+    for q2 in (phi + c, phi - c):
+        E2 = so3.exp(a2 * q2)
+        w = E2 @ a3
+        q1 = 0.0 if np.linalg.norm(np.cross(w, a1)) < 1e-12 else _angle_between(w, R @ a3, a1)
+        q3 = _angle((so3.exp(a1 * q1) @ E2).T @ R, a3, f1, f2)
+        out.append(np.array([q1, q2, q3]))
+    return out
+
+
+def _gauss_newton(d, T, q):
+    """Gauss–Newton on the SE(3) log error from q: ``e = log(Q(q)⁻¹T)`` (the
+    twist, in the moving frame, from the joint configuration to the pose;
+    ``Q(q + δ) ≈ Q(q) exp(S δ)``), ``q ← q + S⁺e``, halving a step that
+    does not reduce |e|. Returns (q, |e|, converged): converged when the step
+    falls to round-off (the pose's nearest point on the manifold in the
+    joint's own metric; off the manifold the iteration is linear, at a rate
+    ∝ |e|)."""
+    e = se3.log(se3.inverse(_sueda_pose(d, q)) @ T)
+    r = np.linalg.norm(e)
+    for _ in range(_GN_ITERATIONS):
+        dq = np.linalg.lstsq(_sueda_subspace(d, q), e, rcond=None)[0]
+        if not np.all(np.isfinite(dq)):
+            return q, r, False
+        step = 1.0
+        for _ in range(30):
+            q1 = q + step * dq
+            e1 = se3.log(se3.inverse(_sueda_pose(d, q1)) @ T)
+            r1 = np.linalg.norm(e1)
+            if r1 <= r * (1.0 + 1e-12) + 1e-15:
+                break
+            step *= 0.5
+        else:
+            return q, r, np.linalg.norm(dq) <= 1e-11 * (1.0 + np.linalg.norm(q))
+        q, e, r = q1, e1, r1
+        if step * np.linalg.norm(dq) <= 1e-13 * (1.0 + np.linalg.norm(q)):
+            return q, r, True
+    return q, r, False
+
+
+def _grid_starts(d):
+    """Starting points of the composite joint's solve: zero, then the first
+    three periodic coordinates at the quarter turns 0, ±π/2, π (at most 4³
+    combinations; the other coordinates start at zero)."""
+    k = np.flatnonzero(d.periodic)[:3]
+    out = []
+    for combo in np.ndindex(*(4,) * len(k)):
+        q = np.zeros(d.nq)
+        q[k] = np.array([0.0, 0.5 * np.pi, -0.5 * np.pi, np.pi])[list(combo)]
+        out.append(q)
+    return out
+
+
+def _starts(d, T, near, start):
+    """The starting points of the iterative recovery, lazily (the scan is
+    formed only when near and the warm start fail): ``near``, ``start``,
+    then the composite joint's quarter turns or the three best points of
+    the spline's coarse scan (where the pose is closest), best first."""
+    for x in (near, start):
+        if x is not None:
+            yield x
+    if d.kind == "composite":
+        yield from _grid_starts(d)
+        return
+    err = [np.linalg.norm(se3.log(se3.inverse(_sueda_pose(d, x)) @ T)) for x in d.scan]
+    for k in np.argsort(err)[:3]:
+        yield d.scan[k]
+
+
+def sueda_coordinates(d, T, near=None, start=None):
+    """The coordinates q (n) of the :class:`SuedaJoint` d whose child sits at
+    the pose T (4 × 4) in the joint frame (Sueda §2.4, read backwards):
+
+    * exp_spherical: the rotation vector ``log(R)`` (|r| ≤ π, or the
+      equivalent one nearest ``near``, :func:`_rotation_vector`); free3d
+      also ``t = Rᵀp`` (Q = (R, R t));
+    * free2d: ``(p_x, p_y, θ)``, θ the angle of R about z (the joint's
+      own terms, as the planar joint);
+    * euler: the closed form :func:`_euler_candidates` (the "+" solution,
+      angles in (−π, π], or the candidate and branches nearest ``near``),
+      polished by Gauss–Newton on R near a gimbal lock;
+    * composite, spline, spline_surface: Gauss–Newton on the SE(3) log
+      error (:func:`_gauss_newton`) from ``near``, else from ``start`` (a
+      warm start: the last recovered q), else from zero and the quarter
+      turns of the angles (composite) or from the best points of a coarse
+      scan of the parameter range (splines).
+
+    The iterative solves refuse a pose they cannot bring within
+    MANIFOLD_TOLERANCE of the joint's manifold (InputError naming the
+    joint). Angles of pure rotation factors come in (−π, π] or on ``near``'s
+    branch."""
+    R, p = T[:3, :3], T[:3, 3]
+    if d.kind in ("exp_spherical", "free3d"):
+        r = _rotation_vector(R, None if near is None else near[:3])
+        return r if d.kind == "exp_spherical" else np.concatenate([r, R.T @ p])
+    if d.kind == "free2d":
+        return np.array([p[0], p[1], _nearest_branch(float(np.arctan2(R[1, 0], R[0, 0])),
+                                                     None if near is None else near[2])])
+    if d.kind == "euler":
+        cands = [_wrap(d, c, near) for c in _euler_candidates(d, R)]
+        q = cands[0] if near is None else min(cands, key=lambda c: np.linalg.norm(c - near))
+        Tr = np.eye(4)
+        Tr[:3, :3] = R
+        if np.linalg.norm(so3.log(np.ascontiguousarray(_sueda_pose(d, q)[:3, :3].T @ R))) > 1e-13:
+            q = _gauss_newton(d, Tr, q)[0]  # acos lost digits near the gimbal lock
+        return q
+    best = None
+    for x in _starts(d, T, near, start):
+        q, r, ok = _gauss_newton(d, T, np.array(x, dtype=float))
+        if ok and r <= MANIFOLD_TOLERANCE:
+            return _wrap(d, q, near)
+        best = r if best is None else min(best, r)
+    raise InputError(f"the coordinates of joint '{d.name}' ({d.kind}) were not found: the pose is not on the "
+                     f"joint's manifold (the Gauss–Newton solve ends {best:.3g} from it, more than "
+                     f"MANIFOLD_TOLERANCE = {MANIFOLD_TOLERANCE:g})")
+
+
+def _varying_rows(S, N_ref, what):
+    """The rows (6 × (6 − n), child coordinates) of a joint whose motion
+    subspace S (6 × n) turns with its coordinates: an orthonormal basis of
+    the wrenches that do no work on S (the left singular vectors beyond
+    its n columns), rotated within that subspace to the one nearest the
+    reference rows ``N_ref`` (orthogonal Procrustes: ``N ← N W Zᵀ`` with
+    ``NᵀN_ref = W Σ Zᵀ``) so that the rows, and their multipliers, turn
+    smoothly with q instead of with the SVD's arbitrary basis. Any basis
+    gives the same constraint; this one is only steadier. InputError (naming
+    ``what``) when S has lost rank (a gimbal lock), where the joint's
+    coordinates, and so its rows, are not defined."""
+    n = S.shape[1]
+    U, sv, _ = np.linalg.svd(S, full_matrices=True)
+    if sv[-1] <= _SINGULAR_RTOL * max(1.0, sv[0]):
+        raise InputError(f"{what} is at a singular configuration of its coordinates (its motion subspace loses "
+                         f"rank, σ_min = {sv[-1]:.3g}): its maximal rows are not defined there")
+    N = U[:, n:]
+    W, _, Zt = np.linalg.svd(N.T @ N_ref)
+    return N @ (W @ Zt)
 
 
 def _adT_matrix(y):
@@ -359,37 +638,40 @@ class MaximalSystem:
         self._Ad_B = np.array([se3.Ad(B) for B in self.offset])
         self._Ad_B_inv = np.array([se3.Ad(se3.inverse(B)) for B in self.offset])
         S_of, N_of, offsets = [], [], [0]
-        q0 = model.neutral()  # S is the same at every q for the joints taken, but the universal one
-        self.descriptors, self.placements, universal = [], [], []
+        q0 = model.neutral()  # S is the same at every q for the constant joints
+        self.descriptors, self.placements, varying = [], [], []
         for k, j in enumerate(model.joints[1:]):
-            if j.type not in _CONSTANT_SUBSPACE and j.type != "universal":
-                raise InputError(f"the maximal formulation does not take the {j.type} joint '{j.name}' (its motion "
-                                 f"subspace turns with its coordinates)")
             if np.any(model.armature[j.v_slice] != 0.0):
                 raise InputError(f"joint '{j.name}' has rotor inertia (armature), which maximal coordinates do not "
                                  f"represent")
             row = model.tree[j.child]
-            nvj = int(NV[int(row[0])])
-            S = np.zeros((6, max(nvj, 1)))
-            if nvj:
-                motion_subspace_into(model._tree, j.child, q0, S, 0)
-            S = S[:, :nvj]
-            S_of.append(S)
-            if j.type == "universal":  # rows from the current angle q2 (_varying); these at q = 0
-                universal.append(k)
-                N_of.append(_universal_rows(S[:3, 0], row[C_AX2:C_AX2 + 3]))
-            else:
+            nvj = j.nv
+            if j.type in _CONSTANT_SUBSPACE:
+                S = np.zeros((6, max(nvj, 1)))
+                if nvj:
+                    motion_subspace_into(model._tree, j.child, q0, S, 0)
+                S = S[:, :nvj]
                 N_of.append(_annihilator(S))
+            else:  # rows from the coordinates recovered from the pose (_varying); these the reference
+                varying.append(k)
+                S = self._reference_subspace(model, j, q0)
+                N_of.append(np.linalg.svd(S, full_matrices=True)[0][:, nvj:])
+            S_of.append(S)
             offsets.append(offsets[-1] + N_of[-1].shape[1])
-            self.descriptors.append(_descriptor(j.type, row[C_AX1:C_AX1 + 3],
-                                                row[C_AX2:C_AX2 + 3] if j.type in ("planar", "universal") else None,
-                                                row[C_AX3:C_AX3 + 3], row[C_PITCH]))
+            if j.type in _SUEDA:
+                self.descriptors.append(_sueda_descriptor(model, j))
+            else:
+                self.descriptors.append(_descriptor(j.type, row[C_AX1:C_AX1 + 3],
+                                                    row[C_AX2:C_AX2 + 3] if j.type in ("planar", "universal") else None,
+                                                    row[C_AX3:C_AX3 + 3], row[C_PITCH]))
             P = np.eye(4)  # the joint frame in the parent's frame (R_T, p_T)
             P[:3, :3] = row[C_R:C_R + 9].reshape(3, 3)
             P[:3, 3] = row[C_P:C_P + 3]
             self.placements.append(P)
         self.S, self.N = tuple(S_of), tuple(N_of)
-        self.universal = tuple(universal)  # the tree joints whose rows turn with their coordinates
+        # the tree joints whose rows turn with their coordinates (the universal joint and Sueda's)
+        self.varying = tuple(varying)
+        self._warm = {}  # their last recovered coordinates: warm starts of the iterative recoveries
         self.parent = np.array([j.parent for j in model.joints[1:]]) - 1  # −1: the world
         # the rows' links (child, parent, N in the child's body coordinates; −1: the world): the
         # tree joints, then the loop joints — frame B of a loop joint its child, frame A its parent
@@ -410,12 +692,31 @@ class MaximalSystem:
         self.inertia = np.array([spatial_inertia(model, i) for i in range(1, model.nbodies)])
         self._inertia_inv = np.linalg.inv(self.inertia)
         self._S_pinv = tuple(np.linalg.pinv(S) if S.shape[1] else np.zeros((0, 6)) for S in self.S)
-        # the tree rows padded for tree_kkt_solve (a universal joint's N is replaced per step)
+        # the tree rows padded for tree_kkt_solve (a varying joint's N is replaced per step)
         self._m = np.array([N.shape[1] for N in self.N], dtype=np.int64)
         self._Npad = np.zeros((self.n, 6, 6))
         for k, N in enumerate(self.N):
             self._Npad[k, :, :N.shape[1]] = N
         self._parent64 = self.parent.astype(np.int64)
+
+    @staticmethod
+    def _reference_subspace(model, j, q0):
+        """S (6 × nv) of the varying joint j at a regular reference
+        configuration — the neutral one, else (an Euler joint's neutral
+        configuration is a gimbal lock) the first of a few fixed offsets from
+        it, within the joint's limits, where S has full rank: the rows there
+        are the reference the rows of :func:`_varying_rows` are kept near."""
+        lo, hi = model.lower_limit[j.q_slice], model.upper_limit[j.q_slice]
+        S = np.zeros((6, j.nv))
+        for offset in (0.0, 0.3, 0.7, 1.1):
+            q = q0.copy()
+            q[j.q_slice] = np.clip(q0[j.q_slice] + offset * (1.0 + 0.5 * np.arange(j.nq)), lo, hi)
+            S[:] = 0.0
+            motion_subspace_into(model._tree, j.child, q, S, 0)
+            sv = np.linalg.svd(S, compute_uv=False)
+            if sv[-1] > 1e-6 * max(1.0, sv[0]):
+                break
+        return S
 
     # ------------------------------------------------------------------ states
     def state(self, q, v):
@@ -496,24 +797,34 @@ class MaximalSystem:
         Fb = Pb if b < 0 else C[b] @ Pb
         return se3.inverse(Fa) @ Fb
 
-    def _varying(self, C):
-        """Per universal joint k (a dict): ``(N, S, S⁺, q)`` at the body
-        frames' poses C — its rows (6 × 4) and motion subspace (6 × 2) at its
-        angles recovered from the relative pose (:func:`joint_coordinates`),
-        and q the model's configuration vector holding them (the rest 0)."""
+    def _varying(self, C, near=None):
+        """Per varying joint k (a dict; the universal joint and Sueda's,
+        §2.4): ``(N, S, S⁺, q)`` at the body frames' poses C — its motion
+        subspace S (6 × n, child coordinates) at its coordinates recovered
+        from the relative pose (:func:`joint_coordinates`, the iterative
+        ones warm-started at the last recovery), its rows N (6 × (6 − n),
+        :func:`_varying_rows`), S⁺, and q the model's configuration vector
+        holding those coordinates (the rest 0). ``near`` (nq, or None): the
+        configuration whose branches the coordinates take (:meth:`_near`)."""
         out = {}
-        for k in self.universal:
-            j = self.model.joints[k + 1]
-            q = np.zeros(self.model.nq)
-            q[j.q_slice] = joint_coordinates(self.descriptors[k], self._link_pose(C, k))
-            S = np.zeros((6, 2))
-            motion_subspace_into(self.model._tree, j.child, q, S, 0)
-            out[k] = (_universal_rows(S[:3, 0], self.descriptors[k][5]), S, np.linalg.pinv(S), q)
+        model = self.model
+        for k in self.varying:
+            j = model.joints[k + 1]
+            q = np.zeros(model.nq)
+            qj = joint_coordinates(self.descriptors[k], self._link_pose(C, k),
+                                   None if near is None else near[j.q_slice], self._warm.get(k))
+            self._warm[k] = qj
+            q[j.q_slice] = qj
+            S = np.zeros((6, j.nv))
+            motion_subspace_into(model._tree, j.child, q, S, 0)
+            N = _varying_rows(S, self.N[k], f"joint '{j.name}' ({j.type})")
+            out[k] = (N, S, np.linalg.pinv(S), q)
         return out
 
-    def _universal_bias(self, k, var, V, A):
-        """Ṡ q̇ (6) of universal joint k at the relative twist of its bodies
-        (:func:`~multibody.model.joints.joint_bias`, the model's own term)."""
+    def _varying_bias(self, k, var, V, A):
+        """Ṡ q̇ (6) of varying joint k at the relative twist of its bodies,
+        q̇ = S⁺(V_c − A V_p) (:func:`~multibody.model.joints.joint_bias`, the
+        model's own term; Sueda §2.4's Ṡ for his joints)."""
         child, parent, _ = self.links[k]
         rel = V[child] - (A @ V[parent] if A is not None else 0.0)
         j = self.model.joints[k + 1]
@@ -527,11 +838,17 @@ class MaximalSystem:
         :meth:`state` on the joint manifold (Sueda §1.10 read backwards).
         Each joint's q from its child's pose in its joint frame
         (:func:`joint_coordinates`: angles about the axes, displacements
-        along them, quaternions, the free pose, the planar (x, y, θ)); its v
-        the least-squares solution ``S⁺ (V_c − Ad(C_c⁻¹C_p) V_p)`` of its
-        relative twist on S (child axes). Angles come in (−π, π] and
+        along them, quaternions, the free pose, the planar (x, y, θ);
+        Sueda's joints by :func:`sueda_coordinates`: rotation vectors, Euler
+        angles, the free2d (x, y, θ), Gauss–Newton for composite and spline
+        joints); its v the least-squares solution ``S⁺ (V_c − Ad(C_c⁻¹C_p)
+        V_p)`` of its relative twist on S (child axes, S at the recovered
+        q). Angles come in (−π, π], rotation vectors with |r| ≤ π, Euler
+        angles as the first solution of :func:`_euler_candidates` and
         quaternions with w ≥ 0 unless ``near`` (nq), a configuration whose
-        branches and signs to take, is given."""
+        branches and signs to take (and where the iterative solves start),
+        is given. InputError naming the joint for a pose off a composite or
+        spline joint's manifold (farther than MANIFOLD_TOLERANCE)."""
         C, V = self._check_state(C, V)
         if self.frames != "body":
             C, V = self._body_frames(C, V)
@@ -547,10 +864,10 @@ class MaximalSystem:
                 continue
             p = self.parent[k]
             rel = V[k] - (se3.Ad(se3.inverse(C[k]) @ C[p]) @ V[p] if p >= 0 else 0.0)
-            if k in self.universal:
+            if k in self.varying:
                 qf = np.zeros(model.nq)
                 qf[j.q_slice] = qj
-                S = np.zeros((6, 2))
+                S = np.zeros((6, j.nv))
                 motion_subspace_into(model._tree, j.child, qf, S, 0)
                 v[j.v_slice] = np.linalg.lstsq(S, rel, rcond=None)[0]
             else:
@@ -578,7 +895,11 @@ class MaximalSystem:
                 continue
             T = self._link_pose(Cb, i)
             desc = self.descriptors[i]
-            E = se3.inverse(joint_pose(desc, joint_coordinates(desc, T))) @ T
+            if i in varying:  # the coordinates _varying recovered (an iterative solve is not repeated)
+                qj = varying[i][3][self.model.joints[i + 1].q_slice]
+            else:
+                qj = joint_coordinates(desc, T)
+            E = se3.inverse(joint_pose(desc, qj)) @ T
             Nj = varying[i][0] if i in varying else (N if i < self.n else self._loop_N[i - self.n])
             lo = self.row_offsets[i]
             g[lo:lo + Nj.shape[1]] = Nj.T @ se3.log(E)
@@ -605,11 +926,12 @@ class MaximalSystem:
         acceleration rows ``G V̇ = η`` (else None); ``relatives``: those of
         :meth:`relatives` at C, if already at hand. A row block
         ``Nᵀ(V_c − A V_p)``, A = Ad(C_c⁻¹C_p), has ``η = −Nᵀ ad(V_c) A V_p``
-        (0 when an end is the world). A universal joint's N turns with its
-        second angle q₂ (recovered from the relative pose, :meth:`_varying`;
-        ``varying``: its result at C, if at hand), which adds ``+Nᵀ Ṡ q̇`` to
-        η (``Ṅᵀ S = −Nᵀ Ṡ`` from NᵀS = 0; Ṡ q̇ the joint's velocity-product
-        term, :func:`~multibody.model.joints.joint_bias`, q̇ = S⁺(V_c − A V_p))."""
+        (0 when an end is the world). A varying joint's N (the universal
+        joint's, Sueda's) turns with its coordinates (recovered from the
+        relative pose, :meth:`_varying`; ``varying``: its result at C, if at
+        hand), which adds ``+Nᵀ Ṡ q̇`` to η (``Ṅᵀ S = −Nᵀ Ṡ`` from NᵀS = 0; Ṡ q̇
+        the joint's velocity-product term,
+        :func:`~multibody.model.joints.joint_bias`, q̇ = S⁺(V_c − A V_p))."""
         blocks, r, c = [], [], []
         eta = np.zeros(self.rows) if V is not None else None
         relatives = self.relatives(C) if relatives is None else relatives
@@ -621,7 +943,7 @@ class MaximalSystem:
             if i in varying:
                 N = varying[i][0]
                 if V is not None:
-                    eta[lo:lo + N.shape[1]] += N.T @ self._universal_bias(i, varying[i], V, A)
+                    eta[lo:lo + N.shape[1]] += N.T @ self._varying_bias(i, varying[i], V, A)
             if child >= 0:
                 blocks.append(N.T)
                 r.append(lo)
@@ -644,11 +966,14 @@ class MaximalSystem:
                           shape=(self.rows, 6 * self.n))
         return G.tocsr(), eta
 
-    def forces(self, C, V, tau, relatives=None, varying=None):
+    def forces(self, C, V, tau, relatives=None, varying=None, near=None):
         """f (n, 6) at the body frames' (C, V): per body, ``ad(V)ᵀ M V`` +
         gravity (the weight at the centre of mass, as a wrench about the
         origin in body axes) + the wrenches of the joint forces ``tau`` (nv,
-        reduced order); ``relatives`` as for :meth:`constraints`."""
+        reduced order: generalized forces of the coordinates, so a varying
+        joint's depend on the branch of its coordinates, ``near``, see
+        :meth:`acceleration`); ``relatives`` and ``varying`` as for
+        :meth:`constraints`."""
         model = self.model
         f = np.einsum("kji,kj->ki", np.array([se3.ad(x) for x in V]),
                       np.einsum("kij,kj->ki", self.inertia, V))
@@ -663,7 +988,7 @@ class MaximalSystem:
         if np.any(tau) and relatives is None:
             relatives = self.relatives(C)
         if np.any(tau) and varying is None:
-            varying = self._varying(C)
+            varying = self._varying(C, self._near(near))
         for k, j in enumerate(model.joints[1:]):
             t = tau[j.v_slice]
             if t.size == 0 or not np.any(t):
@@ -675,19 +1000,29 @@ class MaximalSystem:
                 f[self.parent[k]] -= A.T @ w
         return f
 
-    def acceleration(self, C, V, tau):
+    def acceleration(self, C, V, tau, near=None):
         """``(V̇, λ)``: the state frames' twist derivatives (n, 6) and the
         rows' multipliers from the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] =
         [f; η]`` (in the body frames; by its Schur complement up to DENSE_KKT_SIZE
         unknowns or when rows are dependent, else SuperLU), at the state frames' poses C
-        (n, 4, 4) and twists V (n, 6) and joint forces tau (nv)."""
+        (n, 4, 4) and twists V (n, 6) and joint forces tau (nv).
+
+        ``near`` (nq, or None): a configuration whose branches the varying
+        joints' coordinates take where the pose leaves them open — the
+        rotation vector of exp_spherical and free3d (r or r(1 − 2π/|r|)),
+        the two solutions of an euler joint, a composite joint's inverse
+        kinematics. The rows and η do not depend on it (the same span
+        and the same geometric acceleration), but the joint forces do: τ
+        is a generalized force of the coordinates, and ``w = S⁺ᵀτ`` changes
+        with the chart S. None: the branches of :meth:`coordinates` without
+        ``near`` (rotation vectors with |r| ≤ π, the first euler solution)."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.model.nv,):
             raise InputError(f"tau must have shape ({self.model.nv},), got {tau.shape}")
         if self.frames != "body":
             C, V = self._body_frames(C, V)
         relatives = self.relatives(C)
-        varying = self._varying(C)
+        varying = self._varying(C, self._near(near))
         G, eta = self.constraints(C, V, relatives, varying)
         f = self.forces(C, V, tau, relatives, varying)
         m = 6 * self.n
@@ -707,7 +1042,7 @@ class MaximalSystem:
 
     # ------------------------------------------------------------------ the velocity-level step
     def step(self, C, V, tau, h, forces=(), stabilization="post", baumgarte=0.2, project_velocities=False,
-             tol=1e-12, max_iterations=10, t=0.0, solver="auto"):
+             tol=1e-12, max_iterations=10, t=0.0, solver="auto", near=None):
         """One velocity-level step of h (s) from the state frames' poses C
         (n, 4, 4) and body twists V (n, 6) under the joint forces ``tau``
         (nv, reduced order, acting as in :meth:`forces`) and the force
@@ -749,7 +1084,8 @@ class MaximalSystem:
         sparse KKT matrix, dense least squares when it is singular:
         dependent loop rows) or "auto" (tree when it applies). The step's
         impulses λ, the iterations and the final max|g| are left in
-        :attr:`last_step`."""
+        :attr:`last_step`. ``near``: the branch of the varying joints'
+        coordinates for the joint forces τ (:meth:`acceleration`)."""
         if isinstance(h, bool) or not isinstance(h, numbers.Real) or not (np.isfinite(h) and h > 0):
             raise InputError(f"the time step h must be a finite number > 0 (s), got {h!r}")
         if stabilization not in ("none", "baumgarte", "post", "baumgarte+post"):
@@ -764,7 +1100,7 @@ class MaximalSystem:
         tau = self._check_tau(tau)
         Cb, Vb = self._body_frames(C, V) if self.frames != "body" else (C, V)
         relatives = self.relatives(Cb)
-        varying = self._varying(Cb)
+        varying = self._varying(Cb, self._near(near))
         f = self.forces(Cb, Vb, tau, relatives, varying)
         b = np.einsum("kij,kj->ki", self.inertia, Vb) + h * f
         Mt = self.inertia.copy()
@@ -803,6 +1139,10 @@ class MaximalSystem:
         if self.frames != "body":
             return C1 @ self.offset, np.einsum("kij,kj->ki", self._Ad_B_inv, Vn)
         return C1, Vn
+
+    def _near(self, near):
+        """``near`` as a checked configuration (nq), or None."""
+        return None if near is None else self.model.check_configuration(near)
 
     def _check_tau(self, tau):
         tau = np.asarray(tau, dtype=float)
@@ -844,7 +1184,7 @@ class MaximalSystem:
             if varying:
                 N = N.copy()
                 for k, var in varying.items():
-                    N[k, :, :4] = var[0]
+                    N[k, :, :var[0].shape[1]] = var[0]
             cp = np.zeros((self.n, 6))
             for k in range(self.n):
                 lo = self.row_offsets[k]
