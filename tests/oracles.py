@@ -205,6 +205,25 @@ def random_pose(rng):
 
 ALL_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "planar", "spherical", "translational",
               "universal")
+# Sueda's joint library (docs/joints.md): not in Pinocchio (pin_compatible trees leave them out)
+SUEDA_JOINTS = ("exp_spherical", "free3d", "euler", "free2d", "composite", "spline", "spline_surface")
+
+
+def sueda_kwargs(jt, rng):
+    """Random parameters of one of Sueda's joints: Euler axes, composite
+    parts, spline control frames (5: two segments) or surface controls."""
+    unit = lambda: (lambda a: a / np.linalg.norm(a))(rng.normal(size=3))  # noqa: E731
+    if jt == "euler":
+        a1, a3 = unit(), unit()
+        a2 = np.cross(a1, unit())
+        return dict(axis=a1, axis2=a2 / np.linalg.norm(a2), axis3=a3)
+    if jt == "composite":
+        return dict(parts=[("revolute", unit()), [("prismatic", unit()), ("helical", unit(), rng.uniform(-0.2, 0.2))]])
+    if jt == "spline":
+        return dict(control=[mb.spatial.se3.exp(rng.normal(size=6) * 0.4) for _ in range(5)])
+    if jt == "spline_surface":
+        return dict(control=rng.normal(size=(6, 4, 4)) * 0.3)
+    return {}
 
 
 def branch_pattern(lam):
@@ -247,6 +266,8 @@ def random_tree(seed, n=12, floating=True, joints=ALL_JOINTS, pin_compatible=Tru
             kw["axis2"] = a2 / np.linalg.norm(a2)
         if jt == "helical":
             kw["pitch"] = rng.uniform(-0.2, 0.2)
+        if jt in SUEDA_JOINTS:
+            kw.update(sueda_kwargs(jt, rng))
         if jt == "planar" and pin_compatible:
             kw.update(axis=(0, 0, 1), axis2=(1, 0, 0))
         elif jt == "planar":

@@ -11,11 +11,10 @@ import pinocchio as pin
 import pytest
 
 import multibody as mb
-from multibody.errors import InputError, ModelError, NonFiniteError, SimulationError
-from multibody.formulations import redmax as rm
+from multibody.errors import InputError, NonFiniteError, SimulationError
 from multibody.formulations.maximal import MaximalSystem
 from multibody.formulations.redmax import HyperReducedSystem, RedmaxSystem
-from oracles import ALL_JOINTS, ROBOTS, random_tree, robot_path
+from oracles import ALL_JOINTS, ROBOTS, SUEDA_JOINTS, random_tree, robot_path
 from dynamics.helpers import robot, sym_upper
 
 TREES = ["tree_fixed", "tree_floating", "tree_fixed_armature", "tree_floating_armature", "tree_floating_gravity"]
@@ -66,10 +65,13 @@ def test_mass_matrix_and_accelerations_against_pinocchio(name):
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("floating", [True, False])
-def test_random_trees_with_every_joint_type(seed, floating):
+@pytest.mark.parametrize("joints", [ALL_JOINTS, ALL_JOINTS + SUEDA_JOINTS], ids=["catalog", "with_sueda"])
+def test_random_trees_with_every_joint_type(seed, floating, joints):
     """Random trees with every joint of ALL_JOINTS (universal's Ṡ ≠ 0
-    included), kept fixed bodies, floating and fixed base."""
-    b = random_tree(seed + 40, n=2 * len(ALL_JOINTS), floating=floating, fixed=2)
+    included) and of Sueda's library (docs/joints.md: their S and Ṡ from
+    the product-of-exponentials recursion), kept fixed bodies, floating
+    and fixed base."""
+    b = random_tree(seed + 40, n=2 * len(joints), floating=floating, fixed=2, joints=joints)
     model = b.build(merge_fixed=False)
     assert any(j.nv == 0 for j in model.joints[1:])  # the fixed bodies kept
     system = plain(model)
@@ -398,25 +400,6 @@ def test_singular_systems_name_the_joint():
         system.inverse_inertia_times(z, z)
     with pytest.raises(SimulationError, match="joint 'slide'"):
         system.recursive_hybrid_dynamics(z, z, z)
-
-
-def test_joint_without_sdot_is_refused(monkeypatch):
-    """A joint type outside the tested list is probed: its Ṡ must match the
-    rate of S. With the universal joint unlisted, its real Ṡ passes; with
-    a Ṡ that is zero (a joint whose Ṡ was never written) it is refused,
-    named."""
-    b = mb.ModelBuilder()
-    b.add_body("a", joint="universal", axis=(1, 0, 0), axis2=(0, 1, 0), joint_name="wrist", mass=1.0,
-               inertia=np.eye(3))
-    model = b.build()
-    monkeypatch.setattr(rm, "SDOT_TYPES", tuple(t for t in rm.SDOT_TYPES if t != rm.JOINT_TYPES["universal"]))
-    RedmaxSystem(model)
-
-    def no_rate(tree, i, q, v, Sd, iv):
-        Sd[:, iv:] = 0.0
-    monkeypatch.setattr(rm, "subspace_rate_into", no_rate)
-    with pytest.raises(ModelError, match="joint 'wrist' \\(type 'universal'\\) has no Ṡ support"):
-        RedmaxSystem(model)
 
 
 def test_couplings_refused_as_maximal_rows():

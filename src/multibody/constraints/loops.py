@@ -172,6 +172,7 @@ class Constraints:
             else:
                 raise InputError(f"not a constraint: {c!r} (give LoopJoint or Coupling records)")
         self.size = row
+        self.items = tuple(items)             # the LoopJoint and Coupling records, in row order
         n = len(rows)
         self._kind = np.array([r[8] for r in rows], dtype=np.int64)
         self._pitch = np.array([r[7] for r in rows], dtype=np.float64)

@@ -2,5 +2,5 @@
 an integrator: reduced (joint) coordinates (Featherstone) and, for now as
 equations without an integrator, maximal coordinates (Sueda §1)."""
 from .maximal import MaximalSystem
-from .redmax import HyperReducedSystem, RedmaxSystem
+from .redmax import HyperReducedSystem, RedmaxFormulation, RedmaxSystem
 from .reduced import ReducedSystem

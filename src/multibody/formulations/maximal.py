@@ -85,7 +85,7 @@ _GN_ITERATIONS = 60
 _SINGULAR_RTOL = 1e-9
 
 
-def _annihilator(S):
+def annihilator(S):
     """An orthonormal basis (6 × (6 − rank S)) of the wrenches that do no
     work on the motion subspace S (6 × n): the left singular vectors beyond
     S's rank."""
@@ -651,7 +651,7 @@ class MaximalSystem:
                 if nvj:
                     motion_subspace_into(model._tree, j.child, q0, S, 0)
                 S = S[:, :nvj]
-                N_of.append(_annihilator(S))
+                N_of.append(annihilator(S))
             else:  # rows from the coordinates recovered from the pose (_varying); these the reference
                 varying.append(k)
                 S = self._reference_subspace(model, j, q0)
@@ -680,7 +680,7 @@ class MaximalSystem:
         for lj in closing:
             a, Pa = loop_end(model, lj.body_a, lj.placement_a, f"loop joint '{lj.name}'")
             b, Pb = loop_end(model, lj.body_b, lj.placement_b, f"loop joint '{lj.name}'")
-            N = _annihilator(loop_subspace(lj))
+            N = annihilator(loop_subspace(lj))
             links.append((b - 1, a - 1, se3.Ad(se3.inverse(Pb)).T @ N))
             offsets.append(offsets[-1] + N.shape[1])
             self.loop_ends.append((a - 1, Pa, b - 1, Pb))

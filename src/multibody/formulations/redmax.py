@@ -43,56 +43,16 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve
 
 from ..constraints.loops import from_equality, loop_end
 from ..dynamics.closed_loop import independent_rows
-from ..errors import InputError, ModelError, NonFiniteError, SimulationError
+from ..errors import InputError, NonFiniteError, SimulationError
 from ..forces import generalized_forces
 from ..forces.joint import joint_spring_elements
 from ..kinematics import forward_kinematics
 from ..model import LoopJoint
 from ..model.checks import as_vector
-from ..model.joints import C_H, JOINT_TYPES, motion_subspace_into, subspace_rate_into
+from ..model.joints import C_H, motion_subspace_into, subspace_rate_into
 from ..spatial import se3
-from .maximal import loop_subspace, spatial_inertia
-
-# joint types whose Ṡ from subspace_rate_into is tested here (tests/formulations/test_redmax.py: zero
-# for the constant-S joints, the turning first axis of the universal joint). A joint of any other type
-# is probed once when a system is built (_check_sdot): its Ṡ must match the central difference of S,
-# so a type whose Ṡ was never written (subspace_rate_into's zero fill) is refused, not taken silently.
-SDOT_TYPES = tuple(JOINT_TYPES[name] for name in ("fixed", "revolute", "prismatic", "helical", "cylindrical",
-                                                   "planar", "spherical", "free", "translational", "universal"))
-SDOT_PROBE_RTOL = 1e-5
-
-
-def _check_sdot(model, j, seed=0):
-    """ModelError unless body ``j.child``'s Ṡ(q, v) equals the central
-    difference of S along ``model.integrate`` at a random (q, v) of that
-    joint (relative 1e-5; ε = 1e-6)."""
-    rng = np.random.default_rng(seed)
-    tree, i = model._tree, j.child
-    dv = np.zeros(model.nv)
-    dv[j.v_slice] = 0.3 * rng.normal(size=j.nv)
-    q = model.integrate(model.neutral(), dv)
-    v = np.zeros(model.nv)
-    v[j.v_slice] = rng.normal(size=j.nv)
-    S = [np.zeros((6, j.nv)) for _ in range(2)]
-    eps = 1e-6
-    for out, sign in zip(S, (1.0, -1.0)):
-        motion_subspace_into(tree, i, np.ascontiguousarray(model.integrate(q, v, sign * eps)), out, 0)
-    Sd = np.zeros((6, j.nv))
-    subspace_rate_into(tree, i, q, v, Sd, 0)
-    fd = (S[0] - S[1]) / (2 * eps)
-    if np.abs(Sd - fd).max() > SDOT_PROBE_RTOL * max(1.0, np.abs(fd).max()):
-        raise ModelError(f"REDMAX needs each joint's Ṡ (Sueda §2.4); joint '{j.name}' (type '{j.type}') has no "
-                         f"Ṡ support in subspace_rate_into (its Ṡ differs from the rate of S by "
-                         f"{np.abs(Sd - fd).max():.2g})")
-
-
-def _annihilator(S):
-    """Orthonormal basis (6 × (6 − rank S)) of the wrenches doing no work on S."""
-    if S.shape[1] == 0:
-        return np.eye(6)
-    U, sv, _ = np.linalg.svd(S, full_matrices=True)
-    return U[:, int(np.sum(sv > 1e-12)):]
-
+from .maximal import annihilator, loop_subspace, spatial_inertia
+from .reduced import ReducedSystem
 
 class Kinematics:
     """What REDMAX needs of one state, per body k = 0..n−1 (body k+1 of the
@@ -128,9 +88,6 @@ class RedmaxSystem:
         self.gravity = bool(gravity)
         self.n = model.nbodies - 1
         self.nv = model.nv
-        for j in model.joints[1:]:
-            if j.nv and int(model.tree[j.child, 0]) not in SDOT_TYPES:
-                _check_sdot(model, j)
         self.joints = tuple(model.joints[1:])
         self.parent = np.array([j.parent - 1 for j in self.joints], dtype=np.int64)  # −1: the world
         self.children = tuple([k for k in range(self.n) if self.parent[k] == c] for c in range(self.n))
@@ -150,7 +107,7 @@ class RedmaxSystem:
                                      f"'{c.joint}'); pass them as reduced rows (constraints=)")
                 a, Pa = loop_end(model, c.body_a, c.placement_a, f"loop joint '{c.name}'")
                 b, Pb = loop_end(model, c.body_b, c.placement_b, f"loop joint '{c.name}'")
-                N = se3.Ad(se3.inverse(np.asarray(Pb, dtype=float))).T @ _annihilator(loop_subspace(c))
+                N = se3.Ad(se3.inverse(np.asarray(Pb, dtype=float))).T @ annihilator(loop_subspace(c))
                 self._loops.append((a - 1, b - 1, N, c.name))
         self.maximal_rows = int(sum(N.shape[1] for _, _, N, _ in self._loops))
 
@@ -703,3 +660,78 @@ class HyperReducedSystem:
         b = MR @ vR + h * (T.T @ (s.passive_forces(q, np.zeros(s.nv)) + f) + tauR)
         v1 = np.linalg.solve(A, b)
         return s.model.integrate(q, T @ v1, h), v1
+
+
+class RedmaxFormulation(ReducedSystem):
+    """The simulator's ``formulation="redmax"``: a
+    :class:`~multibody.formulations.ReducedSystem` (force elements, joint
+    damping, loops, soft constraints — everything the integrators ask of a
+    system) whose dynamics come from REDMAX instead of ABA/CRBA/RNEA:
+    ``M_r = JᵀM_mJ`` and ``f_r = Jᵀ(f_m − M_mJ̇v)`` (Sueda eq. 2.18,
+    :class:`RedmaxSystem`), dense, O(n³).
+
+    * ``acceleration``: ``M_r⁻¹(f_r + τ + f)``; with hard constraints the
+      acceleration-level KKT system ``[M_r −Gᵀ; G 0]`` with the Baumgarte
+      terms of :class:`ReducedSystem` (``k − 2ωGv − ω²φ``).
+    * ``linearization``: ``(M_r, τ + f + f_r, K, D)`` with K, D the force
+      elements' and the joint damping's, gravity explicit in f_r — so the
+      ``implicit_euler`` integrator is Sueda's linearly implicit Euler
+      ``(M_r + hD_r + h²K_r) v⁺ = M_r v + h(τ_K + f_r + τ)`` (§2.5, eq. 2.77
+      with the stiffness sign of erratum S9) for the joint springs and
+      dampers, and its extension to every force element.
+    * ``constrained_semi_implicit_euler``: the velocity-level KKT system
+      ``[M_r −Gᵀ; G 0][v⁺; λ] = [M_r v + h(f_r + τ + f); 0]`` (Sueda §2.8).
+
+    Not offered: the momentum form (``symplectic_euler``), which needs
+    ∂T/∂q (the simulator refuses it for this formulation)."""
+
+    def __init__(self, model, *args, **kwargs):
+        super().__init__(model, *args, **kwargs)
+        self.redmax = RedmaxSystem(model, gravity=self.gravity, joint_damping=False, joint_stiffness=False)
+
+    def _dynamics(self, q, v):
+        """(M_r, f_r) at (q, v)."""
+        _, M, f = self.redmax._dense(self.redmax.kinematics(q, v))
+        return M, f
+
+    def acceleration(self, t, q, v, tau):
+        f, _, _ = self.element_forces(t, q, v)
+        if self.soft:
+            f = f + self.constraint_force(q, v)
+        M, fr = self._dynamics(q, v)
+        b = fr + tau + f
+        if self.constraints is not None and not self.soft:
+            phi, G, k = self.constraints.evaluate(q, v)
+            w = self.baumgarte
+            return self.redmax._kkt(M, G, b, k - 2.0 * w * (G @ v) - w * w * phi)[0]
+        return cho_solve(self.redmax._cholesky(M), b)
+
+    def constrained_semi_implicit_euler(self, t, q, v, tau, dt):
+        f, _, _ = self.element_forces(t, q, v)
+        M, fr = self._dynamics(q, v)
+        G = self.constraints.evaluate(q)[1]
+        v1 = self.redmax._kkt(M, G, M @ v + dt * (fr + tau + f), np.zeros(len(G)))[0]
+        return self.model._integrate(q, v1, dt), v1
+
+    def net_force(self, t, q, v, tau):
+        f, _, _ = self.element_forces(t, q, v)
+        M, fr = self._dynamics(q, v)
+        return M, tau + f + fr
+
+    def linearization(self, t, q, v, tau):
+        f, K, D = self.element_forces(t, q, v, jacobians=True)
+        M, fr = self._dynamics(q, v)
+        return M, tau + f + fr, K, D
+
+    def mass_matrix(self, q):
+        return self.redmax.mass_matrix(q)
+
+    def inverse_mass_matrix(self, q):
+        M = self.redmax.mass_matrix(q)
+        return cho_solve(self.redmax._cholesky(M), np.eye(len(M)))
+
+    def applied_forces(self, t, q, v, tau):
+        raise InputError("the REDMAX formulation does not offer the momentum form (symplectic_euler: it needs "
+                         "∂T/∂q); use semi_implicit_euler or implicit_euler")
+
+    kinetic_gradient = applied_forces

@@ -14,3 +14,12 @@ class Integrator:
 
     def step(self, system, t, q, v, tau, dt):
         raise NotImplementedError
+
+    def internal_state(self):
+        """What the integrator carries from one step to the next beyond
+        (t, q, v) (a tuple; none for the one-step methods): the simulator
+        keeps it in its checkpoints."""
+        return ()
+
+    def set_internal_state(self, state):
+        """Return to an :meth:`internal_state` (``()``: start afresh)."""

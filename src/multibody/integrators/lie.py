@@ -153,9 +153,12 @@ class RKMK(Integrator):
         return np.array([g == "se3" for g in self.lie_group])
 
     # ------------------------------------------------------------------ maximal coordinates
-    def step_maximal(self, system, C, V, tau, h):
+    def step_maximal(self, system, C, V, tau, h, near=None):
         """One step of h (s) of a :class:`~multibody.formulations.MaximalSystem`
-        from the poses C and body twists V; returns the new (C, V)."""
+        from the poses C and body twists V; returns the new (C, V). ``near``:
+        the configuration whose coordinate branches the joint forces τ
+        refer to (joints with several charts of a pose; see
+        :meth:`MaximalSystem.acceleration`)."""
         if not (np.isfinite(h) and h > 0):
             raise InputError(f"the time step must be a finite number > 0 (s), got {h}")
         n = C.shape[0]
@@ -169,7 +172,7 @@ class RKMK(Integrator):
             W = W0 + (h * np.tensordot(a[j, :j], kv[:j], axes=1) if j else 0.0)
             Cj = moved(C, psi, se3_body)
             Vj = body_twists(Cj, W, ~se3_body)
-            Vd, _ = system.acceleration(Cj, Vj, tau)
+            Vd, _ = system.acceleration(Cj, Vj, tau, near=near)
             for k in range(n):
                 if se3_body[k]:
                     kc[j, k] = se3.dexp_inv_body(psi[k]) @ Vj[k]

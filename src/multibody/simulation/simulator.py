@@ -9,7 +9,7 @@ import numpy as np
 from numba import types
 
 from .._compiled import JIT, B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
-from .._status import (CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, CONTACTS_DROPPED, EFFORT_CLAMPED,
+from .._status import (GIMBAL_LOCK, CONTACT_FAILED, CONTACT_NOT_CONVERGED, CONTACT_SOLVE_FAILED, CONTACTS_DROPPED, EFFORT_CLAMPED,
                        MASS_NOT_POSITIVE_DEFINITE, NON_FINITE, TAU_NOT_FINITE, VELOCITY_CLAMPED, describe)
 from ..constraints import Constraints, JointLimits, project, project_positions
 from ..constraints.contact import Compliance, ContactTable
@@ -18,14 +18,16 @@ from ..errors import ContactSolveError, InputError, ModelWarning, MultibodyError
 from ..forces import total_potential_energy
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
-from ..formulations import ReducedSystem
+from ..formulations import RedmaxFormulation, ReducedSystem
 from ..integrators import INTEGRATORS, RKMK, Integrator
+from ..integrators.maximal import MaximalStepper
 from ..integrators.fused import NO_CONTROL, fused_table
 from ..integrators._kernels import contact_after, contact_after_kernel, contact_apply, contact_apply_kernel, \
     contact_problem, contact_problem_kernel
 from ..constraints import _contact as _CF
 from ..kinematics import kinetic_energy, potential_energy
 from ..model import Model
+from ..model.configuration import GIMBAL_LOCK_TOLERANCE
 from ..model.checks import as_float_array, as_vector, real_number
 from ..solvers import solve_spd_lcp
 from ._kernels import check_tau_kernel, end_of_step_kernel
@@ -40,6 +42,8 @@ _TAU = None
 CONTACT_SOLVERS = ("pgs", "lemke", "newton", "pivoting", "drumwright")
 REFERENCE_SOLVERS = ("anitescu", "anitescu_hart", "staggered")
 _F64 = np.dtype(np.float64)
+#: the formulations a Simulator offers (docs/formulations.md)
+FORMULATIONS = ("reduced", "redmax", "maximal")
 
 
 def _tau_entry():
@@ -129,7 +133,8 @@ class Options:
     (``clamp_effort``, ``clamp_velocity``), the limits' ``restitution`` and
     its ``restitution_threshold`` (m/s or rad/s), and the bilateral
     constraints' ``compliance`` (α), ``constraint_damping`` (β, s),
-    ``baumgarte`` (rad/s), ``project`` and ``loop_method``."""
+    ``baumgarte`` (rad/s), ``project`` and ``loop_method``; the contact
+    options and the ``formulation``."""
     dt: float
     integrator: str
     gravity: bool = True
@@ -153,6 +158,7 @@ class Options:
     contact_model: object = "rigid"  # "rigid", "soft" or a Compliance (contact_solver="drumwright")
     contact_iterations: int = None
     contact_failure: str = "warn"
+    formulation: str = "reduced"
 
 
 @dataclass(frozen=True)
@@ -160,8 +166,10 @@ class Checkpoint:
     """Everything that evolves in a :class:`Simulator`: time (s), q, v,
     the number of steps taken since the last reset, the kinds of
     clamping already reported in this run, and the contact solver's warm
-    start (the last step's contact keys and impulses: a run continued from
-    a checkpoint is bitwise the run that was not interrupted). :meth:`Simulator.checkpoint`
+    start (the last step's contact keys and impulses) and what the
+    integrator carries between steps (the maximal formulation's body
+    poses and twists): a run continued from a checkpoint is bitwise the
+    run that was not interrupted. :meth:`Simulator.checkpoint`
     takes one (copies), :meth:`Simulator.restore` returns to it; it pickles."""
     t: float
     q: np.ndarray
@@ -169,6 +177,7 @@ class Checkpoint:
     steps: int
     clamps_reported: frozenset = frozenset()
     warm_start: tuple = ()
+    integrator_state: tuple = ()
 
 
 class Simulator:
@@ -262,6 +271,19 @@ class Simulator:
     ray or their cap) always raise. ``sim.contact.residual()`` measures the
     last step's solution (docs/contact.md).
 
+    ``formulation`` (docs/formulations.md): how the equations of motion are
+    posed — "reduced" (default: joint coordinates by Featherstone's
+    recursive algorithms, every integrator as one fused compiled step),
+    "redmax" (joint coordinates through the maximal ones, Sueda §2:
+    ``M_r = JᵀM_mJ``, dense, Python steps; every integrator but
+    symplectic_euler, and ``implicit_euler`` is Sueda's linearly implicit
+    Euler of §2.5) or "maximal" (every body a free SE(3) body and the joints
+    constraint rows, Sueda §1; ``semi_implicit_euler`` is Sueda's
+    velocity-level step with post-stabilization, ``rkmk4`` Munthe-Kaas
+    RK4; the model's own loop joints as rows; (q, v) are read off the
+    bodies after every step). Limits and contact act on (q, v) at the end
+    of the step in every formulation.
+
     The state starts at ``q0`` (default: neutral) and ``v0`` (default:
     zero). Deterministic: the same inputs give bit-identical
     trajectories."""
@@ -271,7 +293,8 @@ class Simulator:
                  restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
                  friction=None, max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
-                 contact_model=None, contact_iterations=None, contact_failure="warn", lie_group=None):
+                 contact_model=None, contact_iterations=None, contact_failure="warn", lie_group=None,
+                 formulation="reduced"):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -284,7 +307,7 @@ class Simulator:
                                ground=ground, friction=friction, max_contacts=max_contacts,
                                contact_distance=contact_distance, contact_tolerance=contact_tolerance,
                                contact_model=contact_model, contact_iterations=contact_iterations,
-                               contact_failure=contact_failure, lie_group=lie_group)
+                               contact_failure=contact_failure, lie_group=lie_group, formulation=formulation)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -302,6 +325,19 @@ class Simulator:
         forces = validate_elements(forces, model)
         if joint_springs:
             forces += validate_elements(joint_spring_elements(model), model)
+        if formulation not in FORMULATIONS:
+            raise InputError(f"formulation must be one of {', '.join(map(repr, FORMULATIONS))}, got {formulation!r}")
+        if formulation == "maximal":
+            if not isinstance(integrator, str):
+                raise InputError("the maximal formulation steps with integrator='semi_implicit_euler' or 'rkmk4' "
+                                 "(a name), not an Integrator instance")
+            if not (constraints is True or constraints is False or constraints is None):
+                raise InputError("the maximal formulation closes the model's own loop joints (constraints=True) "
+                                 "or none (False); extra constraints are not taken")
+            integrator = MaximalStepper(integrator, lie_group)
+        elif formulation == "redmax" and integrator == "symplectic_euler":
+            raise InputError("the REDMAX formulation does not offer symplectic_euler (the momentum form needs "
+                             "∂T/∂q); use semi_implicit_euler or implicit_euler")
         if isinstance(integrator, str):
             if integrator not in INTEGRATORS:
                 raise InputError(f"unknown integrator '{integrator}' (known: {', '.join(sorted(INTEGRATORS))})")
@@ -319,7 +355,9 @@ class Simulator:
         self.dt = float(dt)
         self.integrator = integrator
         # the library's integrators return float64 (nq,), (nv,) arrays; a user's is checked each step
-        self._foreign_integrator = type(integrator) not in INTEGRATORS.values()
+        self._foreign_integrator = type(integrator) not in INTEGRATORS.values() and \
+            not isinstance(integrator, MaximalStepper)
+        self.formulation = formulation
         if constraints is True:
             constraints = Constraints(model)
         elif constraints is False or constraints is None:
@@ -340,8 +378,9 @@ class Simulator:
             if np.isfinite(c.loop_stiffness):
                 compliance, constraint_damping = 1.0 / c.loop_stiffness, c.loop_damping / c.loop_stiffness
                 law, gdot = "drumwright", c.gdot
-        self.system = ReducedSystem(model, forces, gravity, joint_damping, constraints, compliance,
-                                    constraint_damping, baumgarte, loop_method, law, gdot)
+        system_class = RedmaxFormulation if formulation == "redmax" else ReducedSystem
+        self.system = system_class(model, forces, gravity, joint_damping, constraints, compliance,
+                                   constraint_damping, baumgarte, loop_method, law, gdot)
         self.constraints = self.system.constraints
         self.project = bool(project) and self.constraints is not None and not self.system.soft
         integrator.check(self.system)
@@ -392,7 +431,7 @@ class Simulator:
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
         # else None: the integrator's Python step
         reference = self.contact is not None and self.contact.reference is not None
-        self.fused = None if self._foreign_integrator or reference else fused_table(
+        self.fused = None if self._foreign_integrator or reference or formulation != "reduced" else fused_table(
             self.system, integrator.name, self.dt, self._rigid_limits, self.restitution, self.restitution_threshold,
             self._effort, self._vmax, self.project, self.contact)
         self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
@@ -403,7 +442,8 @@ class Simulator:
                                self.system.baumgarte, bool(project), loop_method,
                                None if self.contact is None else contact_solver, friction, bool(ground),
                                float(contact_distance), float(contact_tolerance), contact_model,
-                               None if self.contact is None else self.contact.max_iterations, contact_failure)
+                               None if self.contact is None else self.contact.max_iterations, contact_failure,
+                               formulation)
         self.reset(q0, v0)
         self._steps = 0
         if self.contact is not None:
@@ -452,6 +492,7 @@ class Simulator:
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
         self.state = State(t, q.copy(), v.copy())
         self._steps = 0
+        self.integrator.set_internal_state(())
         self._set_reported(set())
         if self.contact is not None:
             self.contact.reset()
@@ -476,7 +517,8 @@ class Simulator:
         """A :class:`Checkpoint` of everything that evolves (copies)."""
         s = self.state
         warm = () if self.contact is None else self.contact.warm_start()
-        return Checkpoint(s.t, s.q.copy(), s.v.copy(), self._steps, frozenset(self._clamps_reported), warm)
+        return Checkpoint(s.t, s.q.copy(), s.v.copy(), self._steps, frozenset(self._clamps_reported), warm,
+                          self.integrator.internal_state())
 
     def restore(self, checkpoint):
         """Return to a :class:`Checkpoint` (of this simulator or of one with
@@ -494,6 +536,7 @@ class Simulator:
         self._set_reported(set(checkpoint.clamps_reported))
         if self.contact is not None:
             self.contact.reset(checkpoint.warm_start)
+        self.integrator.set_internal_state(checkpoint.integrator_state)
 
     def __reduce__(self):
         """Pickle (multiprocessing, Dask) as the arguments the simulator was
@@ -853,7 +896,14 @@ class Simulator:
         """The checked NumPy end of step after the compiled one reported
         ``st``: locate a non-finite value (and its source, if a force
         element gives a non-finite force), or a singular mass matrix, or
-        solve the limits' LCPs by NNLS."""
+        solve the limits' LCPs by NNLS, or name the Euler joint at gimbal
+        lock."""
+        if GIMBAL_LOCK - (1 << 40) < st <= GIMBAL_LOCK:
+            j = self.model.joints[GIMBAL_LOCK - st]
+            raise SimulationError(f"joint '{j.name}' ({j.type}) reached gimbal lock at {self._where(k, s.t)}: "
+                                  f"q = {np.round(q1[j.q_slice], 6).tolist()} makes its motion subspace singular "
+                                  f"(|det S| < {GIMBAL_LOCK_TOLERANCE:g}), where its rates are unbounded; use "
+                                  f"other Euler axes, or an exp_spherical or spherical joint")
         if st == NON_FINITE:
             self._diagnose_non_finite(k, s)
             self._check_finite(q1, v1, k, s.t, f"after the {self.integrator.name} update (from a finite state: "
