@@ -1,18 +1,27 @@
-"""Cost of the formulations (issue 14): the accelerations of a state by
-the reduced articulated-body algorithm (``mb.aba``, with and without a
-workspace) and by the maximal coordinates' index-1 KKT system
-(``MaximalSystem.acceleration``), and one RKMK4 step on SE(3) of the
-maximal state, one velocity-level maximal step (``MaximalSystem.step``,
-post-stabilized; Sueda §1.8) and its KKT solve alone by the O(n) tree
-elimination and by SuperLU, on revolute chains of 10, 50 and 100 links and on Talos,
-against Pinocchio's ABA and MuJoCo's ``mj_step`` (Euler) in the same
-process; and how each grows with n (the exponent between 50 and 100 links).
+"""Cost of the formulations (issue 14), in the same process as Pinocchio
+and MuJoCo, on revolute chains of 10, 50 and 100 links and on Talos:
+
+1. one state's accelerations by the reduced articulated-body algorithm
+   (``mb.aba``, with and without a workspace), by the maximal coordinates'
+   index-1 KKT system (``MaximalSystem.acceleration``), one RKMK4 step on
+   SE(3) of the maximal state, one velocity-level maximal step
+   (``MaximalSystem.step``, post-stabilized; Sueda §1.8) and its KKT solve
+   alone by the O(n) tree elimination and by SuperLU, against Pinocchio's
+   ABA and MuJoCo's ``mj_step`` (Euler);
+2. REDMAX (Sueda §2): ``acceleration`` (dense M_r = JᵀM_mJ and Cholesky),
+   Kim's recursive hybrid dynamics (Alg. 9) and the O(n) linearly implicit
+   step (Alg. 5, 6, 10), and the dense acceleration on chains up to 800
+   links, where its O(n³) shows;
+3. what a user runs: ``Simulator(model, dt, formulation=...).step()`` for
+   each formulation and its integrators.
+
+Growth exponents are between 50 and 100 links (log₂ of the ratio).
 
     python benchmarks/formulations.py
 
-REDMAX (Sueda §2) is not built yet. The maximal formulation is NumPy and
-SciPy (the per-row blocks assembled in Python): its cost today is that
-overhead, not the KKT solve.
+The maximal and REDMAX formulations are NumPy and SciPy with per-body
+Python loops: below a few hundred bodies their cost is that overhead, not
+their linear algebra.
 """
 import os
 import tempfile
@@ -86,11 +95,6 @@ def main():
     print("growth exponent from 50 to 100 links: " + ", ".join(f"{l} {g:.2f}" for l, g in zip(labels, growth)))
 
 
-if __name__ == "__main__":
-    main()
-
-
-# ---------------------------------------------------------------------- REDMAX (appended; run after main)
 def redmax_rows():
     """REDMAX (Sueda §2, formulations/redmax.py) on the same models and
     states: ``acceleration`` (dense M_r = JᵀM_mJ and Cholesky, O(n³)),
@@ -119,5 +123,54 @@ def redmax_rows():
         f"{l} {g:.2f}" for l, g in zip(("aba", "redmax", "kim", "step O(n)"), growth)))
 
 
+def redmax_growth(sizes=(100, 200, 400, 800)):
+    """REDMAX's dense acceleration on long chains: the O(n³) of forming
+    M_r = JᵀM_mJ (J is 6n × n) and factoring it overtakes the per-body
+    Python loops; the exponent between successive sizes."""
+    from multibody.formulations import RedmaxSystem
+    print(f"{'links':>6} | {'redmax':>10} {'aba':>8}   (us per call; exponent vs the previous size)")
+    last = None
+    for n in sizes:
+        model = models(f"chain{n}")[0]
+        rng = np.random.default_rng(0)
+        q = 0.3 * rng.normal(size=model.nv)
+        v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        system = RedmaxSystem(model, joint_damping=False, joint_stiffness=False)
+        t_rm = timeit(lambda: system.acceleration(q, v, tau), blocks=3)
+        t_aba = timeit(lambda: mb.aba(model, q, v, tau))
+        exponent = "" if last is None else f"  exponent {np.log(t_rm / last[1]) / np.log(n / last[0]):.2f}"
+        print(f"{n:6d} | {t_rm * 1e6:10.0f} {t_aba * 1e6:8.1f}{exponent}")
+        last = (n, t_rm)
+
+
+RUNS = (("reduced", "semi_implicit_euler"), ("reduced", "rk4"), ("redmax", "semi_implicit_euler"),
+        ("redmax", "rk4"), ("redmax", "implicit_euler"), ("maximal", "semi_implicit_euler"), ("maximal", "rkmk4"))
+
+
+def simulator_rows():
+    """``Simulator.step`` as a newcomer writes it, per formulation and
+    integrator (dt = 1 ms; contact and limits off in both, as the MuJoCo model), against MuJoCo's
+    ``mj_step`` (Euler)."""
+    import mujoco
+    short = {"semi_implicit_euler": "sie", "implicit_euler": "implicit"}
+    print(f"{'model':>9} | " + " ".join(f"{f + ' ' + short.get(i, i):>16}" for f, i in RUNS)
+          + f" {'mj_step':>9}   (us per step)")
+    for name in ("chain10", "chain50", "talos"):
+        model, _, m = models(name)
+        times = []
+        for formulation, integrator in RUNS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sim = mb.Simulator(model, 1e-3, integrator=integrator, formulation=formulation, limits=False,
+                                   contact_solver=None)  # as the MuJoCo model: no contact, no limits
+            times.append(timeit(sim.step, blocks=5))
+        d = mujoco.MjData(m)
+        t_mj = timeit(lambda: mujoco.mj_step(m, d))
+        print(f"{name:>9} | " + " ".join(f"{t * 1e6:16.1f}" for t in times) + f" {t_mj * 1e6:9.1f}")
+
+
 if __name__ == "__main__":
+    main()
     redmax_rows()
+    redmax_growth()
+    simulator_rows()
