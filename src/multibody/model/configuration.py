@@ -117,7 +117,9 @@ def chart_kernel(tree, q, v):
             n = np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
             if n > np.pi:
                 J0 = right_jacobian_and_rate(r0, r1, r2, 0.0, 0.0, 0.0)[0]
-                w = J0 @ v[iv:iv + 3]
+                w = np.empty(3)  # J_r ṙ, written out: v may be a non-contiguous view
+                for r in range(3):
+                    w[r] = J0[r, 0] * v[iv] + J0[r, 1] * v[iv + 1] + J0[r, 2] * v[iv + 2]
                 c = 1.0 - 2.0 * np.pi / n
                 q[iq], q[iq + 1], q[iq + 2] = c * r0, c * r1, c * r2
                 J1 = right_jacobian_and_rate(c * r0, c * r1, c * r2, 0.0, 0.0, 0.0)[0]

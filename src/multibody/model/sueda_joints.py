@@ -35,6 +35,8 @@ coefficients (``FACTOR_WIDTH`` columns).
 import numpy as np
 from numba import njit
 
+from ..spatial import se3, so3
+
 # factor kinds
 LINEAR = 0    # f = q[index]
 BSPLINE = 1   # f = cumulative uniform cubic B-spline basis B̃_index(q[0]) over `segments` segments
@@ -62,34 +64,23 @@ BASIS = np.array([[1.0, -3.0, 3.0, -1.0], [4.0, 0.0, -6.0, 3.0], [1.0, 3.0, 3.0,
 
 @njit(cache=True, nogil=True)
 def _right_jacobian_coefficients(t2):
-    """``(b, c, b′, c′)`` with ``b = (1 − cos θ)/θ²``, ``c = (θ − sin θ)/θ³``
-    and their derivatives with respect to ``t2 = θ²``; Taylor series below
-    θ = 0.5 (the closed forms ``b′ = (sinθ/θ − 2b)/(2θ²)``,
-    ``c′ = (b − 3c)/(2θ²)`` cancel near 0)."""
+    """``(b, c, b′, c′)``: ``b = (1 − cos θ)/θ²`` and ``c = (θ − sin θ)/θ³``
+    (:func:`so3._exp_coeffs`) and their derivatives with respect to
+    ``t2 = θ²``, ``b′ = (sinθ/θ − 2b)/(2θ²)``, ``c′ = (b − 3c)/(2θ²)``, by
+    their Taylor series below θ = 0.5, where those closed forms cancel."""
+    a, b, c = so3._exp_coeffs(t2)
     if t2 < 0.25:
-        b = 0.5 + t2 * (-1.0 / 24.0 + t2 * (1.0 / 720.0 + t2 * (-1.0 / 40320.0 + t2 * (
-            1.0 / 3628800.0 + t2 * (-1.0 / 479001600.0 + t2 / 87178291200.0)))))
-        c = 1.0 / 6.0 + t2 * (-1.0 / 120.0 + t2 * (1.0 / 5040.0 + t2 * (-1.0 / 362880.0 + t2 * (
-            1.0 / 39916800.0 + t2 * (-1.0 / 6227020800.0 + t2 / 1307674368000.0)))))
         db = -1.0 / 24.0 + t2 * (2.0 / 720.0 + t2 * (-3.0 / 40320.0 + t2 * (4.0 / 3628800.0 + t2 * (
             -5.0 / 479001600.0 + t2 * (6.0 / 87178291200.0 - t2 * 7.0 / 20922789888000.0)))))
         dc = -1.0 / 120.0 + t2 * (2.0 / 5040.0 + t2 * (-3.0 / 362880.0 + t2 * (4.0 / 39916800.0 + t2 * (
             -5.0 / 6227020800.0 + t2 * (6.0 / 1307674368000.0 - t2 * 7.0 / 355687428096000.0)))))
         return b, c, db, dc
-    t = np.sqrt(t2)
-    s = np.sin(t)
-    h = np.sin(0.5 * t) / (0.5 * t)
-    b = 0.5 * h * h
-    c = (t - s) / (t2 * t)
-    return b, c, (s / t - 2.0 * b) / (2.0 * t2), (b - 3.0 * c) / (2.0 * t2)
+    return b, c, (a - 2.0 * b) / (2.0 * t2), (b - 3.0 * c) / (2.0 * t2)
 
 
 @njit(cache=True, nogil=True)
 def _hat(x0, x1, x2):
-    K = np.zeros((3, 3))
-    K[0, 1], K[0, 2], K[1, 2] = -x2, x1, -x0
-    K[1, 0], K[2, 0], K[2, 1] = x2, -x1, x0
-    return K
+    return so3.hat(np.array([x0, x1, x2]))
 
 
 @njit(cache=True, nogil=True)
@@ -109,22 +100,6 @@ def right_jacobian_and_rate(r0, r1, r2, d0, d1, d2):
     s = 2.0 * (r0 * d0 + r1 * d1 + r2 * d2)
     Jd = -db * s * K - b * Kd + dc * s * K2 + c * (Kd @ K + K @ Kd)
     return J, Jd
-
-
-@njit(cache=True, nogil=True)
-def _rotation(r0, r1, r2):
-    """``exp([r])`` (Rodrigues, with the coefficients of
-    :func:`_right_jacobian_coefficients`)."""
-    t2 = r0 * r0 + r1 * r1 + r2 * r2
-    if t2 < 0.25:
-        a = 1.0 + t2 * (-1.0 / 6.0 + t2 * (1.0 / 120.0 + t2 * (-1.0 / 5040.0 + t2 * (
-            1.0 / 362880.0 + t2 * (-1.0 / 39916800.0 + t2 / 6227020800.0)))))
-    else:
-        t = np.sqrt(t2)
-        a = np.sin(t) / t
-    b = _right_jacobian_coefficients(t2)[0]
-    K = _hat(r0, r1, r2)
-    return np.eye(3) + a * K + b * (K @ K)
 
 
 # ----------------------------------------------------------- products of exponentials
@@ -208,19 +183,6 @@ def _factor_value(tree, b, q, iq, qd, iqd, n, rate):
 
 
 @njit(cache=True, nogil=True)
-def _twist_exp(w0, w1, w2, u0, u1, u2):
-    """(R, p) of exp of the twist (ω; v) (Sueda §1.3; p = V(ω) v)."""
-    R = _rotation(w0, w1, w2)
-    t2 = w0 * w0 + w1 * w1 + w2 * w2
-    b, c, _, _ = _right_jacobian_coefficients(t2)
-    # V = 1 + b[ω] + c[ω]² (the left Jacobian)
-    x0, x1, x2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
-    y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0
-    p = np.array([u0 + b * x0 + c * y0, u1 + b * x1 + c * y1, u2 + b * x2 + c * y2])
-    return R, p
-
-
-@njit(cache=True, nogil=True)
 def _to_child(R, p, x):
     """``Ad(Q_k⁻¹) x`` for Q_k = (R, p): ``(Rᵀω; Rᵀ(v − p × ω))``."""
     w0, w1, w2, v0, v1, v2 = x[0], x[1], x[2], x[3], x[4], x[5]
@@ -232,19 +194,6 @@ def _to_child(R, p, x):
         y[r] = R[0, r] * w0 + R[1, r] * w1 + R[2, r] * w2
         y[3 + r] = R[0, r] * a0 + R[1, r] * a1 + R[2, r] * a2
     return y
-
-
-@njit(cache=True, nogil=True)
-def _bracket(x, y):
-    """``ad(x) y`` = (ω_x × ω_y; v_x × ω_y + ω_x × v_y)."""
-    z = np.empty(6)
-    z[0] = x[1] * y[2] - x[2] * y[1]
-    z[1] = x[2] * y[0] - x[0] * y[2]
-    z[2] = x[0] * y[1] - x[1] * y[0]
-    z[3] = x[4] * y[2] - x[5] * y[1] + x[1] * y[5] - x[2] * y[4]
-    z[4] = x[5] * y[0] - x[3] * y[2] + x[2] * y[3] - x[0] * y[5]
-    z[5] = x[3] * y[1] - x[4] * y[0] + x[0] * y[4] - x[1] * y[3]
-    return z
 
 
 @njit(cache=True, nogil=True)
@@ -264,10 +213,10 @@ def product_of_exponentials(tree, i, base, q, iq, qd, iqd, n, rate):
         for r in range(6):
             xi[r] = tree[i, b + F_TWIST + r]
         f, g, gd, fd = _factor_value(tree[i], b, q, iq, qd, iqd, n, rate)
-        Rk, pk = _twist_exp(xi[0] * f, xi[1] * f, xi[2] * f, xi[3] * f, xi[4] * f, xi[5] * f)
+        Rk, pk = se3.exp_rp(xi * f)
         for c in range(n):
             if rate:
-                y = Sd[:, c] + _bracket(S[:, c], xi) * fd
+                y = Sd[:, c] + se3.bracket(S[:, c].copy(), xi) * fd
                 y = _to_child(Rk, pk, y)
                 for r in range(6):
                     Sd[r, c] = y[r] + xi[r] * gd[c]
@@ -291,7 +240,7 @@ def exponential_joint(free, q, iq, qd, iqd, rate):
     if rate:
         d0, d1, d2 = qd[iqd], qd[iqd + 1], qd[iqd + 2]
     J, Jd = right_jacobian_and_rate(r0, r1, r2, d0, d1, d2)
-    R = _rotation(r0, r1, r2)
+    R = so3.exp(np.array([r0, r1, r2]))
     n = 6 if free else 3
     S = np.zeros((6, n))
     Sd = np.zeros((6, n))
@@ -319,7 +268,6 @@ def spline_factors(frames):
     joint through the control frames ``C_1 .. C_n`` (4x4 poses, n ≥ 4):
     ``ΔC_k = log(C_{k−1}⁻¹ C_k)`` for k = 2..n (Sueda §2.4.12, Alg. 3). The
     caller folds C_1 into the joint's placement."""
-    from ..spatial import se3
     rows = []
     for k in range(1, len(frames)):
         d = se3.log(se3.inverse(frames[k - 1]) @ frames[k])
