@@ -29,6 +29,15 @@ def chain(n=4, joint="revolute"):
     return b.build()
 
 
+def every_joint_tree(seed):
+    """A floating random tree with every joint of the catalog, Sueda's
+    library included, and a state in its joints' ranges."""
+    joints = ALL_JOINTS + SUEDA_JOINTS
+    model = random_tree(seed, n=len(joints), joints=joints, floating=True).build()
+    q0 = model.random_configuration(seed=seed, unbounded_range=0.3)
+    return model, q0, np.random.default_rng(seed).normal(size=model.nv) * 0.3
+
+
 def run(model, dt, duration, q0, v0=None, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mb.SimulationWarning)
@@ -79,11 +88,7 @@ def test_first_order_steps_converge_to_each_other(formulation):
     against the reduced RK4 at 1e-4 s: first order (error ~halves per
     halving of dt), on a floating tree with every joint of Featherstone's
     catalog and Sueda's library."""
-    joints = ALL_JOINTS + SUEDA_JOINTS
-    model = random_tree(2, n=len(joints), joints=joints, floating=True).build()
-    rng = np.random.default_rng(2)
-    q0 = model.random_configuration(seed=2, unbounded_range=0.3)
-    v0 = rng.normal(size=model.nv) * 0.3
+    model, q0, v0 = every_joint_tree(2)
     ref = run(model, 1e-4, 0.1, q0, v0, integrator="rk4", limits=False)
     errs = []
     for dt in (2e-3, 1e-3, 5e-4):
@@ -95,11 +100,7 @@ def test_first_order_steps_converge_to_each_other(formulation):
 def test_redmax_rk4_with_every_joint_type_is_the_reduced_trajectory():
     """The same ODE (REDMAX's accelerations equal ABA's) through RK4: a
     floating tree with every joint, Sueda's included, agrees to 1e-9."""
-    joints = ALL_JOINTS + SUEDA_JOINTS
-    model = random_tree(5, n=len(joints), joints=joints, floating=True).build()
-    rng = np.random.default_rng(5)
-    q0 = model.random_configuration(seed=5, unbounded_range=0.3)
-    v0 = rng.normal(size=model.nv) * 0.3
+    model, q0, v0 = every_joint_tree(5)
     a = run(model, 1e-3, 0.2, q0, v0, integrator="rk4", limits=False)
     b = run(model, 1e-3, 0.2, q0, v0, integrator="rk4", limits=False, formulation="redmax")
     assert np.abs(a.q - b.q).max() < 1e-9
@@ -153,3 +154,24 @@ def test_bad_input_names_what_a_formulation_does_not_take():
     tr = run(model, 1e-3, 0.2, np.array([0.3, 0.1]), formulation="maximal", forces=[spring])
     ref = run(model, 1e-3, 0.2, np.array([0.3, 0.1]), forces=[spring])
     assert np.abs(tr.q[-1] - ref.q[-1]).max() < 5e-3
+
+
+def test_contact_in_every_formulation():
+    """A ball dropped on the ground (rigid contact, PGS): the contact
+    impulses act on (q, v) at the end of every formulation's step: the
+    ball lands and rolls on the ground (its centre at its radius within
+    the contact solver's tolerance) in all three, on the reduced
+    trajectory to round-off (REDMAX's semi-implicit Euler is the same step
+    with M_r = H; the maximal body's SE(3) step is the free joint's)."""
+    b = mb.ModelBuilder()
+    b.add_body("ball", joint="free", mass=1.0, inertia=np.eye(3) * 0.004)
+    b.add_geometry("ball", "sphere", (0.1,))
+    model = b.build()
+    q0 = model.neutral()
+    q0[2] = 0.3
+    v0 = np.array([0.0, 0.0, 2.0, 0.5, 0.0, 0.0])  # spinning, sliding
+    ref = run(model, 1e-3, 1.0, q0, v0, ground=True)
+    for formulation in ("redmax", "maximal"):
+        tr = run(model, 1e-3, 1.0, q0, v0, ground=True, formulation=formulation)
+        assert abs(tr.q[-1, 2] - 0.1) < 1e-5
+        assert np.abs(tr.q - ref.q).max() < 1e-9 and np.abs(tr.v - ref.v).max() < 1e-9, formulation
