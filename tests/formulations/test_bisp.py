@@ -304,3 +304,17 @@ def test_bad_input_names_the_joint():
     massless.add_body("b", "a", "revolute", axis=(1, 0, 0), mass=1.0, inertia=np.eye(3) * 0.1)
     with pytest.raises(InputError, match="'a'.*positive definite"):
         BispSystem(RedmaxSystem(massless.build()), {"a": JointFriction(0.1, 0.1, 0.1)})
+
+
+def test_rounds_cap_warns_and_uses_the_last_iterate():
+    """The staggered rounds capped below what the mixed chain needs: a
+    SimulationWarning says so (the contact solvers' default policy), the
+    step is taken and reports converged = False."""
+    model, spec = chain(MIXED)
+    system = RedmaxSystem(model)
+    bisp = BispSystem(system, spec, max_iterations=1)
+    rng = np.random.default_rng(7)
+    q = model.integrate(model.neutral(), 0.5 * rng.normal(size=model.nv))
+    with pytest.warns(mb.SimulationWarning, match="did not converge in 1 rounds"):
+        bisp.step(q, rng.normal(size=model.nv), 0.5 * rng.normal(size=model.nv), 2e-3)
+    assert not bisp.last.converged

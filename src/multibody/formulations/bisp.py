@@ -81,6 +81,7 @@ Not implemented: the external-constraint variant (§2.11.1, eq.
 2.119–2.120): a system with constraint rows is refused.
 """
 import math
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -88,7 +89,7 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_solve
 
-from ..errors import InputError, NonFiniteError
+from ..errors import InputError, NonFiniteError, SimulationWarning
 from ..solvers import qp
 from .redmax import RedmaxSystem
 
@@ -488,6 +489,11 @@ class BispSystem:
             else:
                 b = Tr @ (v_con + AinvTr @ beta)
             beta = self._friction_qp(W, b, R)
+        if not converged:  # the last iterate is used, as the contact solvers do (contact_failure="warn")
+            change = self._mnorm(f_alpha - f_alpha0) / max(self._mnorm(f_alpha), 1e-300)
+            warnings.warn(f"BISP: the staggered projections did not converge in {self.max_iterations} rounds "
+                          f"(relative change of f_α {change:.2g} > tol {self.tol:g}); the last iterate was used",
+                          SimulationWarning, stacklevel=2)
         self._beta = beta.copy()
         # Alg. 8 line 26 with typo 18: Jᵀf_m without the QVV (Jᵀf_α = −JᵀM_mJ̇v holds it already)
         v1 = v + Ainv(h * (JT(f_m) + tau + tau_K + JT(f_alpha + f_beta)) - Dh * v)
