@@ -121,12 +121,14 @@ def test_closed_loops_agree_with_the_reduced_closed_loop_dynamics(robot, frames)
     assert system.joint_errors(C)[system.n:].max() < 1e-10  # the loops closed
 
 
-def test_loop_couplings_are_refused():
+def test_couplings_are_rows_with_loops():
+    """A coupling is one more row with loops=True (none without);
+    tests/formulations/test_maximal_couplings.py holds them to the reduced
+    closed-loop dynamics."""
     b = mb.ModelBuilder()
     b.add_body("a", joint="revolute", joint_name="j1", mass=1.0, inertia=np.eye(3))
     b.add_body("b", parent="a", joint="revolute", joint_name="j2", mass=1.0, inertia=np.eye(3))
     b.add_coupling("j2", "j1")
     model = b.build()
-    MaximalSystem(model)  # the tree alone
-    with pytest.raises(InputError, match="couplings yet \\(joint 'j2'\\)"):
-        MaximalSystem(model, loops=True)
+    assert MaximalSystem(model).rows == 10  # the tree alone
+    assert MaximalSystem(model, loops=True).rows == 11

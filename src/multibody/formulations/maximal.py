@@ -40,7 +40,12 @@ depend on it: ``near`` names it. A singular configuration (an Euler
 joint's gimbal lock) is refused. Rotor inertia (armature, a
 reduced-coordinate quantity) is refused. Loop joints (``loops=True``) are
 rows of the same form between their two frames (the constant-subspace
-types).
+types). Joint couplings (``loops=True``: gears, URDF mimic, MJCF joint
+equalities, ``q_j = r q_i + o`` between 1-DoF joints) are one row each on
+the joints' rates read from the bodies, ``s_j⁺(V_j − A_jp V_p) −
+r s_i⁺(V_i − A_iq V_q) = 0`` (Sueda §1.10–1.11; blocks on up to four
+bodies), with η from ``d/dt A`` as above and the position error ``q_j −
+r q_i − o`` (§1.12) on the coordinates recovered from the poses.
 
 :meth:`MaximalSystem.step` is Sueda's velocity-level step (§1.8, eq.
 1.71–1.74) with Baumgarte (§1.12) and Cline–Pai post-stabilization, and
@@ -58,7 +63,7 @@ from scipy.sparse.linalg import splu
 
 from ..constraints.loops import from_equality, loop_end, perpendiculars
 from ..dynamics.closed_loop_kernels import PSD_RTOL, psd_apply, psd_factor
-from ..errors import InputError, NonFiniteError, SimulationError
+from ..errors import InputError, ModelError, NonFiniteError, SimulationError
 from ..kinematics import body_motion, forward_kinematics
 from ..model import LoopJoint
 from ..model.joints import (C_AX1, C_AX2, C_AX3, C_EXTRA, C_H, C_I, C_MASS, C_P, C_PITCH, C_R, JOINT_TYPES,
@@ -506,6 +511,16 @@ def _varying_rows(S, N_ref, what):
     return N @ (W @ Zt)
 
 
+class _CouplingRow(NamedTuple):
+    """One coupling row of a :class:`MaximalSystem`: ``Σ w q_k − offset = 0``
+    over its ends (k the body of a 1-DoF joint, w its weight: 1 for the
+    coupled joint, −multiplier for the mimicked one; a held joint has one
+    end); ``name`` for messages."""
+    name: str
+    ends: tuple
+    offset: float
+
+
 def _adT_matrix(y):
     """L(y) (6 × 6) with ``ad(x)ᵀ y = L(y) x`` for all twists x: ``[[ŷ₁, ŷ₂],
     [ŷ₂, 0]]`` (angular first)."""
@@ -613,19 +628,25 @@ class MaximalSystem:
 
     ``loops``: also the model's loop joints and the MJCF equalities that
     are loop joints, as rows ``Nᵀ Ad(P_B⁻¹)(V_b − Ad(C_b⁻¹C_a) V_a) = 0``
-    between their frames A (on body a, placement P_A) and B; joint
-    couplings are refused."""
+    between their frames A (on body a, placement P_A) and B, and its joint
+    couplings (``model.couplings``: gears, URDF mimic; MJCF joint
+    equalities) as one row each, ``q̇_j − r q̇_i = 0`` with a 1-DoF joint's
+    rate ``q̇ = s⁺(V_c − Ad(C_c⁻¹C_p) V_p)`` (Sueda §1.10–1.12; position
+    error ``q_j − r q_i − o``; a held joint, ``mimicked`` None, ``q̇_j = 0``
+    and ``q_j − o``): the rows of the tree joints, then of the loop joints,
+    then of the couplings (:attr:`couplings`). A coupling of a joint that
+    is not 1-DoF is refused (ModelError naming it)."""
 
     def __init__(self, model, gravity=True, frames="body", loops=False):
         if frames not in ("body", "com"):
             raise InputError(f"frames must be 'body' or 'com', got {frames!r}")
-        closing = []
-        if loops:  # loop joints, and the MJCF equalities that are loop joints (connect, weld)
-            closing = list(model.loop_joints) + [from_equality(model, e) for e in model.equalities]
-            coupled = [c for c in closing if not isinstance(c, LoopJoint)] + list(model.couplings)
-            if coupled:
-                raise InputError(f"the maximal formulation does not take joint couplings yet (joint "
-                                 f"'{coupled[0].joint}')")
+        closing, couplings = [], []
+        if loops:  # loop joints, couplings, and the MJCF equalities (connect, weld: loop joints; joint: couplings)
+            closing = list(model.loop_joints)
+            couplings = list(model.couplings)
+            for e in model.equalities:
+                c = from_equality(model, e)
+                (closing if isinstance(c, LoopJoint) else couplings).append(c)
         self.model = model
         self.gravity = bool(gravity)
         self.frames = frames
@@ -688,7 +709,16 @@ class MaximalSystem:
             self.descriptors.append(_descriptor(lj.joint, lj.axis, pitch=lj.pitch))
         self.links = tuple(links)
         self.row_offsets = np.array(offsets)
-        self.rows = int(offsets[-1])
+        # the coupling rows follow the links' rows, one each (Sueda §1.10: a scalar row on the bodies' twists)
+        self.couplings = tuple(self._coupling_record(model, c) for c in couplings)
+        self._coupling_offset = int(offsets[-1])
+        self.rows = self._coupling_offset + len(self.couplings)
+        # the branch of each coupled angle (body index k → its last coordinates): a coupling's position error
+        # q_j − r q_i − o needs the angles themselves, not modulo 2π (set by state, near= and every evaluation)
+        self._coupling_branch = {}
+        # the O(n) tree elimination takes only the tree joints' rows (per body, on a body and its parent)
+        self._tree_rows = not self.loop_ends and not self.couplings
+        self._coupled_varying = any(k in self.varying for cr in self.couplings for k, _ in cr.ends)
         self.inertia = np.array([spatial_inertia(model, i) for i in range(1, model.nbodies)])
         self._inertia_inv = np.linalg.inv(self.inertia)
         self._S_pinv = tuple(np.linalg.pinv(S) if S.shape[1] else np.zeros((0, 6)) for S in self.S)
@@ -698,6 +728,28 @@ class MaximalSystem:
         for k, N in enumerate(self.N):
             self._Npad[k, :, :N.shape[1]] = N
         self._parent64 = self.parent.astype(np.int64)
+
+    def _coupling_record(self, model, c):
+        """The :class:`_CouplingRow` of a :class:`~multibody.model.Coupling`
+        ``q[joint] = multiplier · q[mimicked] + offset`` (``mimicked`` None: the
+        joint held at ``offset``). ModelError naming the joint for an unknown
+        one or one that is not 1-DoF (a rate ``s⁺(V_c − A V_p)`` is a scalar
+        only for one column s; the reduced :class:`~multibody.constraints.
+        Constraints` refuses the same)."""
+        what = f"coupling of joint '{c.joint}'"
+        ends = []
+        for name, weight in ((c.joint, 1.0), (c.mimicked, -float(c.multiplier))):
+            if name is None:  # a joint held at a value
+                continue
+            if name not in model.joint_names[1:]:
+                raise ModelError(f"{what} references unknown joint '{name}'")
+            k = model.joint_names.index(name) - 1
+            j = model.joints[k + 1]
+            if j.nv != 1 or j.nq != 1:
+                raise ModelError(f"{what}: joint '{name}' is {j.type} with {j.nv} DoF; gears and mimic couple "
+                                 f"1-DoF joints")
+            ends.append((k, weight))
+        return _CouplingRow(what, tuple(ends), float(c.offset))
 
     @staticmethod
     def _reference_subspace(model, j, q0):
@@ -724,7 +776,15 @@ class MaximalSystem:
         poses (n, 4, 4) and body twists (n, 6)."""
         C = forward_kinematics(self.model, q)[1:] @ self.offset
         V = np.einsum("kij,kj->ki", self._Ad_B_inv, body_motion(self.model, q, v)[0][1:])
+        self._seed_branch(np.asarray(q, dtype=float))
         return C, V
+
+    def _seed_branch(self, q):
+        """Take the coupled joints' coordinates in the configuration q (nq) as
+        the branch of their angles (:meth:`_coupled_coordinate`)."""
+        for cr in self.couplings:
+            for k, _ in cr.ends:
+                self._coupling_branch[k] = np.array(q[self.model.joints[k + 1].q_slice], dtype=float)
 
     def body_accelerations(self, q, v, a):
         """The state frames' twist derivatives V̇ (n, 6) of the reduced motion
@@ -737,15 +797,20 @@ class MaximalSystem:
         """(C, V) of the state frames → of the body frames."""
         return C @ self._offset_inv, np.einsum("kij,kj->ki", self._Ad_B, V)
 
-    def joint_errors(self, C):
+    def joint_errors(self, C, near=None):
         """Per joint (n, then one per loop joint), the distance (m) between
         the joint's point on the parent (the joint frame's origin) and on the
         child (its body frame's origin; a loop joint's frames A and B) at the
         state frames' poses C: the position error of a joint that holds the
         two together (revolute, spherical, fixed; the translating joints move
-        them apart by their coordinates)."""
+        them apart by their coordinates). Then one per coupling, ``|q_j −
+        r q_i − o|`` (rad or m; the coordinates recovered from the poses,
+        angles on the branch of ``near`` (nq) or else of the last evaluation,
+        :meth:`_coupled_coordinate`)."""
         Cb = C @ self._offset_inv
-        out = np.empty(self.n + len(self.loop_ends))
+        if near is not None:
+            self._seed_branch(self._near(near))
+        out = np.empty(self.n + len(self.loop_ends) + len(self.couplings))
         for k, j in enumerate(self.model.joints[1:]):
             row = self.model.tree[j.child]
             point = row[C_P:C_P + 3]  # the joint frame's origin in the parent's frame
@@ -756,6 +821,9 @@ class MaximalSystem:
             fa = Pa if a < 0 else Cb[a] @ Pa
             fb = Pb if b < 0 else Cb[b] @ Pb
             out[self.n + i] = np.linalg.norm(fa[:3, 3] - fb[:3, 3])
+        if self.couplings:
+            varying = self._varying(Cb) if self._coupled_varying else {}
+            out[self.n + len(self.loop_ends):] = np.abs(self._coupling_errors(Cb, varying))
         return out
 
     def energy(self, C, V):
@@ -874,7 +942,7 @@ class MaximalSystem:
                 v[j.v_slice] = self._S_pinv[k] @ rel
         return q, v
 
-    def position_errors(self, C):
+    def position_errors(self, C, near=None):
         """g(C) (rows): per row block, ``Nᵀ log(J(q*)⁻¹ T)`` with T the
         link's relative pose (:meth:`_link_pose`), q* the joint coordinates
         recovered from it and J(q*) their joint transform — the twist (in
@@ -882,8 +950,14 @@ class MaximalSystem:
         the actual pose, on the rows' directions. Zero on the joint
         manifold; its derivative there is the velocity rows G (so Baumgarte's
         ``G V = −(γ/h) g`` and Cline–Pai's projection use it), at the state
-        frames' poses C (n, 4, 4)."""
+        frames' poses C (n, 4, 4). A coupling's row (they come last) is
+        ``q_j − r q_i − o`` (Sueda §1.12's g of a scalar row), its q recovered
+        from the relative poses as :meth:`coordinates` does, an angle on the
+        branch of ``near`` (nq) or else nearest the last evaluation (or the
+        last :meth:`state`): :meth:`_coupled_coordinate`."""
         C = np.asarray(C, dtype=float)
+        if near is not None:
+            self._seed_branch(self._near(near))
         if self.frames != "body":
             C = C @ self._offset_inv
         return self._position_errors(C, self._varying(C))
@@ -903,7 +977,41 @@ class MaximalSystem:
             Nj = varying[i][0] if i in varying else (N if i < self.n else self._loop_N[i - self.n])
             lo = self.row_offsets[i]
             g[lo:lo + Nj.shape[1]] = Nj.T @ se3.log(E)
+        if self.couplings:
+            g[self._coupling_offset:] = self._coupling_errors(Cb, varying)
         return g
+
+    def _coupled_coordinate(self, Cb, k, varying):
+        """The coordinate q_k (a float) of the coupled 1-DoF joint of body k at
+        the body frames' poses Cb: from its child's pose in its joint frame
+        (:func:`joint_coordinates`; a varying joint's from ``varying``), an
+        angle on the branch nearest the last one recorded for it (the seed of
+        :meth:`state` or ``near``, then each evaluation's own result, so that a
+        gear whose angles pass ±π keeps its error ``q_j − r q_i − o`` instead of
+        jumping by 2π·r), which it then records."""
+        j = self.model.joints[k + 1]
+        ref = self._coupling_branch.get(k)
+        d = self.descriptors[k]
+        if k in varying:  # one of Sueda's 1-DoF joints (a spline, a one-factor composite)
+            qj = _wrap(d, varying[k][3][j.q_slice], ref)
+        else:
+            qj = joint_coordinates(d, self._link_pose(Cb, k), ref)
+        self._coupling_branch[k] = qj.copy()
+        return float(qj[0])
+
+    def _coupling_errors(self, Cb, varying):
+        """Per coupling row, ``Σ w q_k − offset`` (:class:`_CouplingRow`) at the
+        body frames' poses Cb."""
+        out = np.empty(len(self.couplings))
+        q = {}
+        for r, cr in enumerate(self.couplings):
+            e = -cr.offset
+            for k, w in cr.ends:
+                if k not in q:
+                    q[k] = self._coupled_coordinate(Cb, k, varying)
+                e += w * q[k]
+            out[r] = e
+        return out
 
     def _check_state(self, C, V):
         """C (n, 4, 4) and V (n, 6) as finite float arrays, else InputError
@@ -926,7 +1034,10 @@ class MaximalSystem:
         acceleration rows ``G V̇ = η`` (else None); ``relatives``: those of
         :meth:`relatives` at C, if already at hand. A row block
         ``Nᵀ(V_c − A V_p)``, A = Ad(C_c⁻¹C_p), has ``η = −Nᵀ ad(V_c) A V_p``
-        (0 when an end is the world). A varying joint's N (the universal
+        (0 when an end is the world). A coupling's row (after the links'
+        rows) is ``Σ w s_k⁺(V_k − A_k V_p)``, w = 1 for the coupled joint and
+        −r for the mimicked one, with ``η = −Σ w s_k⁺ ad(V_k) A_k V_p`` (the
+        ``d/dt A`` term; a spline's varying s adds ``+Σ w s⁺Ṡq̇``). A varying joint's N (the universal
         joint's, Sueda's) turns with its coordinates (recovered from the
         relative pose, :meth:`_varying`; ``varying``: its result at C, if at
         hand), which adds ``+Nᵀ Ṡ q̇`` to η (``Ṅᵀ S = −Nᵀ Ṡ`` from NᵀS = 0; Ṡ q̇
@@ -954,6 +1065,27 @@ class MaximalSystem:
                 c.append(6 * parent)
                 if V is not None and child >= 0:
                     eta[lo:lo + N.shape[1]] -= N.T @ (se3.ad(V[child]) @ (A @ V[parent]))
+        for r_c, cr in enumerate(self.couplings):
+            # Σ w q̇_k = 0 with q̇_k = s⁺(V_k − A V_p) (Sueda §1.10–1.11: a scalar row on up to four bodies); its
+            # derivative q̈_k = s⁺(V̇_k − A V̇_p) + s⁺ ad(V_k) A V_p − s⁺ Ṡ q̇ (d/dt A = A ad(V_p) − ad(V_k) A,
+            # ad(V_p) V_p = 0; Ṡ⁺ S q̇ = −S⁺ Ṡ q̇ from S⁺S = 1). For revolute, prismatic and helical joints s is
+            # constant in child coordinates and the Ṡ term vanishes; only a 1-DoF Sueda joint (a spline) has it.
+            lo = self._coupling_offset + r_c
+            for k, w in cr.ends:
+                s_pinv = varying[k][2] if k in varying else self._S_pinv[k]  # (1, 6)
+                A, p = relatives[k], int(self.parent[k])
+                blocks.append(w * s_pinv)
+                r.append(lo)
+                c.append(6 * k)
+                if A is not None:
+                    blocks.append(-w * (s_pinv @ A))
+                    r.append(lo)
+                    c.append(6 * p)
+                if V is not None:
+                    if A is not None:
+                        eta[lo] -= w * float(s_pinv[0] @ (se3.ad(V[k]) @ (A @ V[p])))
+                    if k in varying:
+                        eta[lo] += w * float(s_pinv[0] @ self._varying_bias(k, varying[k], V, A))
         rows, cols, vals = [], [], []
         for B, i, j in zip(blocks, r, c):
             ii, jj = np.indices(B.shape)
@@ -1057,7 +1189,8 @@ class MaximalSystem:
         with ``M̃ = M − hD − h²K`` (the elements' ``K = ∂f/∂C`` for body-twist
         increments and ``D = ∂f/∂V``: the linearly implicit Euler of eq.
         1.30 with errata S1–S4 — Sueda's ``M + hD − h²K`` has D = −∂f/∂φ; the
-        ``−hDV`` term is the one S4 adds), G the rows at C (loop rows too),
+        ``−hDV`` term is the one S4 adds), G the rows at C (loop and coupling
+        rows too),
         then ``C⁺_k = C_k exp(h V⁺_k)`` (eq. 1.28: the new velocity, so the
         step is semi-implicit, symplectic Euler-like). Gravity (``gravity``)
         and the velocity products ``ad(V)ᵀMV`` stay explicit.
@@ -1080,12 +1213,14 @@ class MaximalSystem:
         ``project_velocities``: also project V⁺ onto ``G(C⁺) V = 0`` in the
         M-norm after the post-stabilization. ``solver``: "tree" (the O(n)
         block elimination :func:`tree_kkt_solve`; trees without loops whose
-        force Jacobians couple no two bodies), "sparse" (SuperLU on the
-        sparse KKT matrix, dense least squares when it is singular:
-        dependent loop rows) or "auto" (tree when it applies). The step's
-        impulses λ, the iterations and the final max|g| are left in
+        force Jacobians couple no two bodies, and no coupling rows), "sparse"
+        (SuperLU on the sparse KKT matrix, dense least squares when it is
+        singular: dependent loop rows) or "auto" (tree when it applies). The
+        step's impulses λ, the iterations and the final max|g| are left in
         :attr:`last_step`. ``near``: the branch of the varying joints'
-        coordinates for the joint forces τ (:meth:`acceleration`)."""
+        coordinates for the joint forces τ (:meth:`acceleration`) and of the
+        coupled angles in the coupling rows' position errors
+        (:meth:`position_errors`)."""
         if isinstance(h, bool) or not isinstance(h, numbers.Real) or not (np.isfinite(h) and h > 0):
             raise InputError(f"the time step h must be a finite number > 0 (s), got {h!r}")
         if stabilization not in ("none", "baumgarte", "post", "baumgarte+post"):
@@ -1098,6 +1233,8 @@ class MaximalSystem:
         h = float(h)
         C, V = self._check_state(C, V)
         tau = self._check_tau(tau)
+        if near is not None:  # the coupled angles' branch (position errors of the coupling rows)
+            self._seed_branch(self._near(near))
         Cb, Vb = self._body_frames(C, V) if self.frames != "body" else (C, V)
         relatives = self.relatives(Cb)
         varying = self._varying(Cb, self._near(near))
@@ -1119,20 +1256,21 @@ class MaximalSystem:
         c = np.zeros(self.rows)
         if stabilization in ("baumgarte", "baumgarte+post"):
             c = -(baumgarte / h) * self._position_errors(Cb, varying)
-        use_tree = solver == "tree" or (solver == "auto" and not coupled and not self.loop_ends)
-        if use_tree and (coupled or self.loop_ends):
-            raise InputError("solver='tree' takes trees without loop rows whose force Jacobians couple no two "
-                             "bodies; use solver='sparse'")
+        # the tree elimination takes the tree joints' rows only: loop and coupling rows go to SuperLU
+        use_tree = solver == "tree" or (solver == "auto" and not coupled and self._tree_rows)
+        if use_tree and (coupled or not self._tree_rows):
+            raise InputError("solver='tree' takes trees without loop or coupling rows whose force Jacobians "
+                             "couple no two bodies; use solver='sparse'")
         Vn, lam = self._velocity_solve(Mt, coupled, relatives, varying, b, c, use_tree)
         C1 = np.array([Cb[k] @ se3.exp(h * Vn[k]) for k in range(self.n)])
         iterations, residual = 0, None
         if stabilization in ("post", "baumgarte+post") and self.rows:
-            C1, iterations, residual = self._post_stabilize(C1, tol, max_iterations, use_tree or not self.loop_ends)
+            C1, iterations, residual = self._post_stabilize(C1, tol, max_iterations, use_tree or self._tree_rows)
         if project_velocities and self.rows:
             rel1, var1 = self.relatives(C1), self._varying(C1)
             Vn, _ = self._velocity_solve(self.inertia, {}, rel1, var1,
                                          np.einsum("kij,kj->ki", self.inertia, Vn), np.zeros(self.rows),
-                                         not self.loop_ends)
+                                         self._tree_rows)
         self.last_step = {"lambda": lam, "iterations": iterations, "residual": residual}
         if not (np.all(np.isfinite(C1)) and np.all(np.isfinite(Vn))):
             raise SimulationError("the maximal step diverged (a non-finite pose or twist); reduce h")
