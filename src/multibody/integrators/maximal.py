@@ -27,9 +27,13 @@ METHODS = ("semi_implicit_euler", "rkmk4")
 class MaximalStepper(Integrator):
     """The simulator's step in maximal coordinates (module docstring).
     ``method``: "semi_implicit_euler" (Sueda's step; ``stabilization`` as
-    :meth:`MaximalSystem.step`) or "rkmk4" (``lie_group`` "se3" or
-    "so3xr3"). The model's joint damping enters as joint forces ``−b v``
-    from the velocities at the start of the step (explicit)."""
+    :meth:`MaximalSystem.step`, with the velocities projected onto the rows
+    after the post-stabilization, so the bodies' twists are always those
+    of joint velocities and reading (q, v) off the bodies — or rebuilding
+    the bodies from (q, v) after the simulator's projection — loses
+    nothing) or "rkmk4" (``lie_group`` "se3" or "so3xr3"). The model's
+    joint damping enters as joint forces ``−b v`` from the velocities at
+    the start of the step (explicit)."""
     order = 1
 
     def __init__(self, method="semi_implicit_euler", lie_group=None, stabilization="post"):
@@ -85,7 +89,8 @@ class MaximalStepper(Integrator):
         if self.rkmk is not None:
             C1, V1 = self.rkmk.step_maximal(ms, C, V, tau, dt, near=q)
         else:
-            C1, V1 = ms.step(C, V, tau, dt, forces=system.forces, stabilization=self.stabilization, t=t, near=q)
+            C1, V1 = ms.step(C, V, tau, dt, forces=system.forces, stabilization=self.stabilization, t=t, near=q,
+                             project_velocities=True)
         q1, v1 = ms.coordinates(C1, V1, near=q)
         self._kept = (q1.copy(), v1.copy(), C1, V1)
         return q1, v1
