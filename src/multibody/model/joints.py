@@ -48,7 +48,9 @@ The joints from ``exp_spherical`` on are Sueda's library (notes F): their
 ``v = q̇`` and ``S(q)`` varies in child coordinates; their transforms, S and
 Ṡ come from :mod:`multibody.model.sueda_joints` through :func:`_sueda`,
 an out-of-line call (the kernels inline the dispatch of this module, and
-inlining those recursions into every kernel would multiply compile time).
+inlining those recursions into every kernel would multiply compile time),
+with q and v passed through ``any_layout``: one compiled specialization
+for every caller, contiguous or not.
 
 Data layout: a model is one float64 table ``tree`` (nbodies x N_COL), one row
 per body, whose columns are named below (integers are stored exactly as
@@ -63,6 +65,7 @@ from ..spatial import quaternion as quat
 from ..spatial import so3
 from ..spatial.quaternion import rotation_entries
 from ..spatial.so3 import axis_angle_entries
+from .._compiled import any_layout
 from .sueda_joints import exponential_joint, product_of_exponentials
 
 # joint type codes
@@ -145,6 +148,11 @@ def _sueda_transform(tree, i, q):
 
 
 @njit(cache=True, nogil=True)
+def _sueda_subspace(tree, i, q):
+    return _sueda(tree, i, q, q, False)[2]
+
+
+@njit(cache=True, nogil=True)
 def _sueda_column(tree, i, q, k):
     S = _sueda(tree, i, q, q, False)[2]
     return S[0, k], S[1, k], S[2, k], S[3, k], S[4, k], S[5, k]
@@ -214,7 +222,7 @@ def joint_transform(jt, tree, i, q, iq):
                 a20 * b00 + a21 * b10 + a22 * b20, a20 * b01 + a21 * b11 + a22 * b21,
                 a20 * b02 + a21 * b12 + a22 * b22, 0.0, 0.0, 0.0)
     if jt >= EXP_SPHERICAL:
-        return _sueda_transform(tree, i, q)
+        return _sueda_transform(tree, i, any_layout(q))
     return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
 
@@ -338,7 +346,7 @@ def motion_subspace_into(tree, i, q, S, iv):
             S[r, iv + 1] = tree[i, C_AX2 + r]
             S[3 + r, iv + 1] = 0.0
     elif jt >= EXP_SPHERICAL:
-        Sj = _sueda(tree, i, q, q, False)[2]
+        Sj = _sueda_subspace(tree, i, any_layout(q))
         for c in range(Sj.shape[1]):
             for r in range(6):
                 S[r, iv + c] = Sj[r, c]
@@ -382,7 +390,7 @@ def subspace_column(tree, i, q, k):
             return (s0, s1, s2, 0.0, 0.0, 0.0)
         return (tree[i, C_AX2], tree[i, C_AX2 + 1], tree[i, C_AX2 + 2], 0.0, 0.0, 0.0)
     if jt >= EXP_SPHERICAL:
-        return _sueda_column(tree, i, q, k)
+        return _sueda_column(tree, i, any_layout(q), k)
     return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -404,7 +412,7 @@ def subspace_rate_into(tree, i, q, v, Sd, iv):
         k = -v[int(tree[i, C_V]) + 1]
         Sd[0, iv], Sd[1, iv], Sd[2, iv] = k * (a1 * s2 - a2 * s1), k * (a2 * s0 - a0 * s2), k * (a0 * s1 - a1 * s0)
     elif jt >= EXP_SPHERICAL:
-        Sj = _sueda(tree, i, q, v, True)[3]
+        Sj = _sueda(tree, i, any_layout(q), any_layout(v), True)[3]
         for c in range(Sj.shape[1]):
             for r in range(6):
                 Sd[r, iv + c] = Sj[r, c]
@@ -419,7 +427,7 @@ def joint_bias(tree, i, q, v):
     form Ṡ v from :func:`_sueda`."""
     jt = int(tree[i, C_TYPE])
     if jt > UNIVERSAL:
-        return _sueda_bias(tree, i, q, v)
+        return _sueda_bias(tree, i, any_layout(q), any_layout(v))
     if jt == UNIVERSAL:
         iq = int(tree[i, C_Q])
         iv = int(tree[i, C_V])
