@@ -150,7 +150,10 @@ def test_joint_forces_follow_the_branch_of_near(seed):
     """On other branches (rotation vectors beyond π, the second Euler
     solution) the joint forces, generalized forces of those coordinates,
     act through that chart's S when ``near`` names it: V̇ equals ``mb.aba``
-    at that q. (Without forces the branch does not matter.)"""
+    at that q. (Without forces the branch does not matter: V̇ equals the
+    reduced accelerations in either chart, within the round-off by which
+    ABA's two charts of the same motion differ from each other — with
+    cond(M) ~1e6 this tree is at ~3e-10 relative, above a fixed 1e-10.)"""
     model = sueda_tree(seed, floating=True)
     assert _agree(model, seed, near=True) < 1e-10
     system = MaximalSystem(model)
@@ -159,7 +162,11 @@ def test_joint_forces_follow_the_branch_of_near(seed):
     C, V = system.state(q, v)
     Vd, _ = system.acceleration(C, V, np.zeros(model.nv))
     ref = system.body_accelerations(q, v, mb.aba(model, q, v, np.zeros(model.nv)))
-    assert np.abs(Vd - ref).max() < 1e-10 * max(1.0, np.abs(ref).max())
+    qd, vd = system.coordinates(C, V)  # the default chart, the one the rows use without near
+    ref_default = system.body_accelerations(qd, vd, mb.aba(model, qd, vd, np.zeros(model.nv)))
+    spread = np.abs(ref_default - ref).max()  # ABA's own round-off across the two charts
+    tol = max(1e-10 * max(1.0, np.abs(ref).max()), 2.0 * spread)
+    assert np.abs(Vd - ref).max() < tol and np.abs(Vd - ref_default).max() < tol
 
 
 @pytest.mark.parametrize("seed", range(3))

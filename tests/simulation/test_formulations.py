@@ -4,7 +4,9 @@ coordinates by Featherstone's algorithms, by REDMAX (M_r = JᵀM_mJ, Sueda
 §2) and in maximal coordinates (Sueda §1) — trajectories that agree where
 the integrators are the same ODE solver on the same equations, converge to
 each other at the integrators' order elsewhere, and refusals naming what a
-formulation does not take."""
+formulation does not take. The long runs (convergence studies, loops,
+every-joint trees) are ``slow``: the compiled pass runs them, the
+interpreted one does not."""
 import warnings
 
 import numpy as np
@@ -67,6 +69,7 @@ def test_redmax_rk4_is_the_reduced_rk4_trajectory():
     assert np.abs(red.q - ref.q).max() < 1e-10
 
 
+@pytest.mark.slow
 def test_maximal_rkmk4_agrees_with_the_reduced_rk4_on_a_revolute_chain():
     """Munthe-Kaas RK4 on the bodies (SE(3)) and RK4 on the joints are
     different 4th-order discretizations of the same motion: at 1 ms over
@@ -82,6 +85,7 @@ def test_maximal_rkmk4_agrees_with_the_reduced_rk4_on_a_revolute_chain():
     assert 10 < diffs[0] / diffs[1] < 24 and 10 < diffs[1] / diffs[2] < 24, diffs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("formulation", ["redmax", "maximal"])
 def test_first_order_steps_converge_to_each_other(formulation):
     """Sueda's velocity-level maximal step and REDMAX's semi-implicit Euler
@@ -97,6 +101,7 @@ def test_first_order_steps_converge_to_each_other(formulation):
     assert 1.6 < errs[0] / errs[1] < 2.5 and 1.6 < errs[1] / errs[2] < 2.5, errs
 
 
+@pytest.mark.slow
 def test_redmax_rk4_with_every_joint_type_is_the_reduced_trajectory():
     """The same ODE (REDMAX's accelerations equal ABA's) through RK4: a
     floating tree with every joint, Sueda's included, agrees to 1e-9."""
@@ -106,6 +111,7 @@ def test_redmax_rk4_with_every_joint_type_is_the_reduced_trajectory():
     assert np.abs(a.q - b.q).max() < 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("formulation", ["redmax", "maximal"])
 def test_loops_in_every_formulation(formulation):
     """A four-bar (the model's loop joint): the loop stays closed after
