@@ -108,7 +108,6 @@ def chart_kernel(tree, q, v):
     translation and its rate are unchanged: R and ω are). Returns 0, or
     ``-i`` for the first body i whose Euler joint is at gimbal lock
     (``|det S| < GIMBAL_LOCK_TOLERANCE``), where no chart change helps."""
-    S = np.zeros((6, 3))
     for i in range(1, tree.shape[0]):
         jt = int(tree[i, C_TYPE])
         if jt == EXP_SPHERICAL or jt == FREE3D:
@@ -125,7 +124,8 @@ def chart_kernel(tree, q, v):
                 J1 = right_jacobian_and_rate(c * r0, c * r1, c * r2, 0.0, 0.0, 0.0)[0]
                 rd = np.linalg.solve(J1, w)
                 v[iv], v[iv + 1], v[iv + 2] = rd[0], rd[1], rd[2]
-        elif jt == EULER:
+        elif jt == EULER:  # (S allocated here: the end of every step of every model runs this loop)
+            S = np.empty((6, 3))
             motion_subspace_into(tree, i, q, S, 0)
             d = (S[0, 0] * (S[1, 1] * S[2, 2] - S[1, 2] * S[2, 1]) - S[0, 1] * (S[1, 0] * S[2, 2] - S[1, 2] * S[2, 0])
                  + S[0, 2] * (S[1, 0] * S[2, 1] - S[1, 1] * S[2, 0]))
