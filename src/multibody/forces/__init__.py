@@ -17,3 +17,7 @@ __all__ = ["ForceElement", "generalized_forces", "total_potential_energy", "Grav
            "JointDamper", "JointCoulombFriction", "joint_spring_elements", "ExternalWrench", "PointForce", "BodyDamping",
            "PointToPointSpring", "FrameSpring", "ForceLaw", "LinearLaw", "StrainLaw", "GreenStrainLaw",
            "CableLaw"]
+
+from .paths import Path  # noqa: E402  (spatial tendon / muscle paths, docs/biomechanics.md)
+
+__all__ += ["Path"]
