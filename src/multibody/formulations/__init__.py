@@ -5,3 +5,5 @@ from .bisp import BispSystem, JointFriction, bisp_step
 from .maximal import MaximalSystem
 from .redmax import HyperReducedSystem, RedmaxFormulation, RedmaxSystem
 from .reduced import ReducedSystem
+from .attachments import AttachmentCycleError
+from .particles import ParticleSystem, ParticleTrajectory
