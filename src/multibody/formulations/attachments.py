@@ -109,6 +109,50 @@ def compose_weights(n, weights, order):
     return sp.csr_matrix((V, (I, J)), shape=(n, n))
 
 
+def attachment_map(sizes, active, relations, order, bias=None, prescribed=None):
+    """The affine map ``u = P z + p`` (dense P) of general attachments:
+    ``sizes`` per component; ``active`` the components whose velocities are
+    z (in that order); ``relations`` dict ``k -> {j: W_kj}`` (``u_k = Σ W_kj
+    u_j + c_k``); ``order`` masters first (:func:`topological_order`);
+    ``bias`` dict ``k -> c_k``; ``prescribed`` dict ``ρ -> v_ρ``."""
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    zoff = np.concatenate([[0], np.cumsum([sizes[a] for a in active])]).astype(int)
+    N, nz = off[-1], zoff[-1]
+    P, p = np.zeros((N, nz)), np.zeros(N)
+    for a, c in enumerate(active):
+        P[off[c]:off[c + 1], zoff[a]:zoff[a + 1]] = np.eye(sizes[c])
+    for r, vr in (prescribed or {}).items():
+        p[off[r]:off[r + 1]] = vr
+    for k in order:
+        sk = slice(off[k], off[k + 1])
+        for j, Wkj in relations[k].items():
+            P[sk] += np.asarray(Wkj) @ P[off[j]:off[j + 1]]
+            p[sk] += np.asarray(Wkj) @ p[off[j]:off[j + 1]]
+        if bias is not None and k in bias:
+            p[sk] += bias[k]
+    return P, p
+
+
+def attachment_rows(sizes, relations, bias=None, prescribed=None):
+    """The attachments as constraint rows ``G u = g`` on the full velocity
+    (dense): ``u_k − Σ_j W_kj u_j = c_k`` and ``u_ρ = v_ρ``."""
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    rows, g = [], []
+    for k, rel in relations.items():
+        R = np.zeros((sizes[k], off[-1]))
+        R[:, off[k]:off[k + 1]] = np.eye(sizes[k])
+        for j, Wkj in rel.items():
+            R[:, off[j]:off[j + 1]] -= Wkj
+        rows.append(R)
+        g.append(np.zeros(sizes[k]) if bias is None or k not in bias else np.asarray(bias[k], dtype=float))
+    for r, vr in (prescribed or {}).items():
+        R = np.zeros((sizes[r], off[-1]))
+        R[:, off[r]:off[r + 1]] = np.eye(sizes[r])
+        rows.append(R)
+        g.append(np.asarray(vr, dtype=float))
+    return np.vstack(rows), np.concatenate(g)
+
+
 def reduce(A, b, P, p=None):
     """``(Pᵀ A P, Pᵀ (b − A p))``: the attachments eliminated from ``A u = b``
     (ArtiSynth eq. 0.20–0.23 with ``M`` → ``A``). Sparse or dense."""

@@ -274,7 +274,7 @@ class ParticleSystem:
     def _build(self):
         S = _Structure()
         n = self.n
-        S.order = topological_order(self._weights, self.label)
+        S.order = topological_order({k: [j for j, _ in m] for k, m in self._weights.items()}, self.label)
         C = compose_weights(n, self._weights, S.order)
         roots = [r for r in range(n) if r not in self._weights]
         S.free = np.array([r for r in roots if r not in self._body and r not in self._prescribed], dtype=np.int64)
