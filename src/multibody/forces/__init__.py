@@ -21,3 +21,8 @@ __all__ = ["ForceElement", "generalized_forces", "total_potential_energy", "Grav
 from .paths import Path  # noqa: E402  (spatial tendon / muscle paths, docs/biomechanics.md)
 
 __all__ += ["Path"]
+
+from .muscle_curves import MuJoCoCurves, MuscleCurves, SuedaCurves  # noqa: E402
+from .muscles import HillMuscle, MultiPointSpring, mujoco_acc0  # noqa: E402
+
+__all__ += ["MuscleCurves", "SuedaCurves", "MuJoCoCurves", "HillMuscle", "MultiPointSpring", "mujoco_acc0"]
