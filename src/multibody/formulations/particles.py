@@ -412,12 +412,18 @@ class ParticleSystem:
             self.t = float(t)
 
     # ------------------------------------------------------------------ forces
-    def spring_forces(self, x, xd, jacobians=True):
+    def spring_forces(self, x, xd, jacobians=True, definite=False):
         """Particle forces of the springs, gravity and particle damping at the
         world positions/velocities ``x``, ``xd`` (n, 3): ``f`` (3n) and, with
         ``jacobians``, the CSR data of ``K = ∂f/∂x`` and ``D = ∂f/∂ẋ`` on the
         structure's pattern (as arrays ``Kv``, ``Dv`` per pattern entry, before
-        summation) — see :meth:`particle_jacobians` for matrices."""
+        summation) — see :meth:`particle_jacobians` for matrices.
+        ``definite``: the stiffness of the stable step instead of the exact
+        one — without the damping's ``u Δẋᵀ U_p`` term and with the transverse
+        term ``(F/l) U_p`` only under tension (``max(F, 0)``), so that ``K`` is
+        symmetric negative semidefinite (Choi & Ko's fix of Baraff–Witkin's
+        step: a compressed spring's exact K has positive eigenvalues, and
+        ``M − h²K`` loses definiteness once ``h²|F|/l`` exceeds the masses)."""
         S = self._structure()
         n = self.n
         f = (S.mass[:, None] * self.g[None, :]).ravel() - self.particle_damping * S.m3 * xd.ravel()
@@ -449,8 +455,11 @@ class ParticleSystem:
         Un = u[:, :, None] * u[:, None, :]
         Up = np.eye(3)[None] - Un
         # ∂f1/∂x1 = −F_l U_n − (F_l̇/l) u Δẋᵀ U_p − (F/l) U_p  (ArtiSynth §0.12, C12)
-        K11 = (-Fl[:, None, None] * Un - (S.d / l)[:, None, None] * (u[:, :, None] * (dv[:, None, :] @ Up))
-               - (F / l)[:, None, None] * Up)
+        if definite:
+            K11 = -Fl[:, None, None] * Un - (np.maximum(F, 0.0) / l)[:, None, None] * Up
+        else:
+            K11 = (-Fl[:, None, None] * Un - (S.d / l)[:, None, None] * (u[:, :, None] * (dv[:, None, :] @ Up))
+                   - (F / l)[:, None, None] * Up)
         D11 = -S.d[:, None, None] * Un
         Kv = (S.sign[None, :, None, None] * K11[:, None, :, :]).ravel()
         Dv = (S.sign[None, :, None, None] * D11[:, None, :, :]).ravel()
@@ -523,7 +532,7 @@ class ParticleSystem:
         A = sp.bmat([[sp.csr_matrix(Aqq), sp.csr_matrix(Aqf)], [sp.csr_matrix(Afq), Aff]], format="csc")
         return A, B
 
-    def _assemble(self, h, implicit, q=None, v=None, xf=None, xdf=None, t=None):
+    def _assemble(self, h, implicit, q=None, v=None, xf=None, xdf=None, t=None, definite=False):
         """Everything one step needs: full matrices, right side, the map."""
         S = self._structure()
         q = self.q if q is None else q
@@ -533,7 +542,7 @@ class ParticleSystem:
         t = self.t if t is None else t
         nv = self.nv
         kin = self._kinematics(S, q, v, t, xf, xdf)
-        fp, jac = self.spring_forces(kin.x, kin.xd, jacobians=implicit)
+        fp, jac = self.spring_forces(kin.x, kin.xd, jacobians=implicit, definite=definite)
         up = kin.xd.ravel()
         if implicit:
             Kv, Dv = jac
@@ -559,7 +568,7 @@ class ParticleSystem:
         p_part = S.Cb @ (h * kin.abias) + S.Cp @ vrho.ravel()
         return S, kin, Arr, App, br, bp, p_part, vrho, xp1
 
-    def step(self, h, method="implicit", attachments="eliminate", solver="direct"):
+    def step(self, h, method="implicit", attachments="eliminate", solver="direct", stiffness="definite"):
         """Advance the state by one step of ``h`` seconds.
 
         ``method``: "implicit" (linearly implicit Euler, ``M − hD − h²K``) or
@@ -567,7 +576,11 @@ class ParticleSystem:
         (the reduced system, default) or "kkt" (the full system with the
         attachment rows; the oracle). ``solver``: "direct" (sparse LU) or
         "iterative" (BiCGSTAB with a Jacobi preconditioner, relative
-        tolerance 1e-10; eliminated systems only)."""
+        tolerance 1e-10; eliminated systems only). ``stiffness`` (implicit
+        Euler): "definite" (default: the springs' K made negative
+        semidefinite, :meth:`spring_forces`; the system is then symmetric
+        positive definite when the model's block is, and is factored with
+        diagonal pivots) or "exact" (the springs' exact K, general LU)."""
         if not (np.isscalar(h) and np.isfinite(h) and h > 0):
             raise InputError(f"the time step h must be a finite number > 0, got {h!r}")
         if method not in ("implicit", "semi_implicit"):
@@ -576,15 +589,18 @@ class ParticleSystem:
             raise InputError(f"attachments must be 'eliminate' or 'kkt', got {attachments!r}")
         if solver not in ("direct", "iterative"):
             raise InputError(f"solver must be 'direct' or 'iterative', got {solver!r}")
+        if stiffness not in ("definite", "exact"):
+            raise InputError(f"stiffness must be 'definite' or 'exact', got {stiffness!r}")
         h = float(h)
-        S, kin, Arr, App, br, bp, p_part, vrho, xp1 = self._assemble(h, method == "implicit")
+        definite = stiffness == "definite" or method == "semi_implicit"
+        S, kin, Arr, App, br, bp, p_part, vrho, xp1 = self._assemble(h, method == "implicit", definite=definite)
         nv = self.nv
         if attachments == "eliminate":
             rp = bp - App @ p_part
             A, B = self._reduced_matrix(S, kin, Arr, App)
             rf = rp[S.free_rows] if S.selection else S.Cf.T @ rp
             rhs = np.concatenate([br + B.T @ rp, rf]) if nv else rf
-            z = self._solve(A, rhs, solver)
+            z = self._solve(A, rhs, solver, definite)
             vn, xdf = z[:nv], z[nv:].reshape(-1, 3)
             B_v = B @ vn if nv else 0.0
             up = S.Cf @ z[nv:] + B_v + p_part
@@ -609,7 +625,7 @@ class ParticleSystem:
             return np.zeros((0, 3))
         return (S.Cp.T @ (App @ up - bp) / h).reshape(-1, 3)
 
-    def _solve(self, A, rhs, solver):
+    def _solve(self, A, rhs, solver, symmetric=False):
         if solver == "iterative":
             d = A.diagonal()
             Mi = sp.diags(1.0 / d)
@@ -618,7 +634,11 @@ class ParticleSystem:
                 raise SimulationError(f"BiCGSTAB did not converge (info {info}); use solver='direct'")
             return z
         try:
-            z = splu(A, permc_spec="MMD_AT_PLUS_A").solve(rhs)
+            if symmetric:   # SPD: diagonal pivots keep the symmetric ordering's fill (measured 3-10x less)
+                lu = splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+            else:
+                lu = splu(A, permc_spec="MMD_AT_PLUS_A")
+            z = lu.solve(rhs)
         except RuntimeError as exc:
             raise SimulationError(f"the reduced system of the particles is singular ({exc})") from None
         return z
@@ -781,7 +801,7 @@ class ParticleSystem:
         return V
 
     # ------------------------------------------------------------------ rollout
-    def rollout(self, duration, h, method="implicit", attachments="eliminate", solver="direct"):
+    def rollout(self, duration, h, method="implicit", attachments="eliminate", solver="direct", stiffness="definite"):
         """Step for ``duration`` seconds (``round(duration/h)`` steps) from the
         current state; returns a :class:`ParticleTrajectory` with the initial
         state first."""
@@ -803,7 +823,7 @@ class ParticleSystem:
 
         record(0)
         for k in range(steps):
-            self.step(h, method, attachments, solver)
+            self.step(h, method, attachments, solver, stiffness)
             record(k + 1)
         return ParticleTrajectory(t, Q, V, X, XD)
 

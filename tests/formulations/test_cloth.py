@@ -1,0 +1,161 @@
+"""A hanging cloth: a mass-spring grid whose top row is attached to a bar on
+a revolute joint settles under implicit Euler at h = 10 ms to the shape
+that minimizes the potential energy, computed independently (the energy
+and its analytic gradient written here, minimized by scipy)."""
+import pathlib
+import runpy
+import sys
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+import multibody as mb
+from multibody.formulations import ParticleSystem
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+G = 9.81
+
+
+SPREAD = 1.15   # the top row is attached 15 % wider than the cloth: horizontal tension, no buckling
+
+
+def top_row(n, size):
+    d = size / (n - 1)
+    return np.array([[size / 2 + SPREAD * (i * d - size / 2), 0.0, -0.05] for i in range(n)])
+
+
+def hanging_cloth(n, k=100.0, bend=5.0, mass=0.1, size=0.3, bar_mass=0.5):
+    """The cloth lies flat; its top row is attached to the bar at points spread
+    wider than its rest spacing, so that the hanging cloth is in tension across
+    (a cloth hung at its rest width compresses sideways under its weight and
+    buckles: the flat hanging shape is then a saddle of the energy, which the
+    exact-stiffness step leaves after ~1000 steps and the definite one more
+    slowly)."""
+    b = mb.ModelBuilder("bar")
+    b.add_body("bar", "world", "revolute", axis=(1, 0, 0), mass=bar_mass, com=(size / 2, 0, -0.05),
+               inertia=np.diag([1e-3, 4e-3, 4e-3]), damping=0.02)
+    ps = ParticleSystem(b.build(), particle_damping=4.0)
+    d = size / (n - 1)
+    idx = ps.add_grid(n, n, (0, 0, -0.05), (d, 0, 0), (0, d, 0), mass=mass, stiffness=k, damping=0.2,
+                      bend_stiffness=bend)
+    for i, p in enumerate(top_row(n, size)):
+        ps.attach(int(idx[i, 0]), "bar", p)
+    return ps, idx
+
+
+def grid_springs(n, size, k, bend):
+    """The springs of the grid, written independently: (i, j) in grid
+    coordinates, stiffness, rest length."""
+    d = size / (n - 1)
+    out = []
+    for i in range(n):
+        for j in range(n):
+            for di, dj, kk in ((1, 0, k), (0, 1, k), (1, 1, k), (1, -1, k), (2, 0, bend), (0, 2, bend)):
+                a, b = i + di, j + dj
+                if 0 <= a < n and 0 <= b < n and kk:
+                    out.append(((i, j), (a, b), kk, d * np.hypot(di, dj)))
+    return out
+
+
+def equilibrium(n, k, bend, mass, size, bar_mass, x_guess, theta_guess):
+    """Minimize V(θ, X) = Σ ½k(l − r)² + Σ m g z + m_bar g z_com(θ) over the bar
+    angle θ and the free particles X (rows j ≥ 1), the top row at
+    R_x(θ)(x_i, 0, −0.05)."""
+    springs = grid_springs(n, size, k, bend)
+    mp = mass / (n * n)
+    d = size / (n - 1)
+    top = top_row(n, size)
+
+    def unpack(y):
+        th = y[0]
+        c, s = np.cos(th), np.sin(th)
+        R = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+        X = np.empty((n, n, 3))
+        X[:, 0] = top @ R.T
+        X[:, 1:] = y[1:].reshape(n, n - 1, 3)
+        return th, R, X
+
+    def V_and_grad(y):
+        th, R, X = unpack(y)
+        V = mp * G * X[..., 2].sum() + bar_mass * G * (-0.05 * np.cos(th))
+        gX = np.zeros_like(X)
+        gX[..., 2] += mp * G
+        for (a, b), (c, e), kk, r in springs:
+            dx = X[c, e] - X[a, b]
+            l = np.linalg.norm(dx)
+            V += 0.5 * kk * (l - r) ** 2
+            gX[c, e] += kk * (l - r) * dx / l
+            gX[a, b] -= kk * (l - r) * dx / l
+        # θ: the top row turns about x (dX/dθ = e_x × X), the bar's centre of mass too
+        gth = bar_mass * G * 0.05 * np.sin(th) + sum(gX[i, 0] @ np.cross([1.0, 0, 0], X[i, 0]) for i in range(n))
+        return V, np.concatenate([[gth], gX[:, 1:].ravel()])
+
+    y0 = np.concatenate([[theta_guess], x_guess[:, 1:].ravel()])
+    y0[1:] += 1e-3 * np.random.default_rng(0).standard_normal(len(y0) - 1)   # off any symmetric saddle
+    res = minimize(V_and_grad, y0, jac=True, method="L-BFGS-B",
+                   options={"ftol": 0.0, "gtol": 1e-12, "maxiter": 100000, "maxcor": 50})
+    y = res.x
+    for _ in range(3):   # polish (BFGS from the L-BFGS point)
+        res = minimize(V_and_grad, y, jac=True, method="BFGS", options={"gtol": 1e-11, "maxiter": 20000})
+        y = res.x
+    # |∇V| < 1e-7 N: with the softest mode's stiffness (the cloth's pendulum, m g / L ≈ 3 N/m) the
+    # minimizer's point is within ~3e-8 m of the true minimum
+    assert np.abs(V_and_grad(y)[1]).max() < 1e-7
+    # a minimum, not a saddle: the Hessian (central differences of the gradient) is positive definite
+    e, m = 1e-6, len(y)
+    H = np.array([(V_and_grad(y + e * np.eye(m)[c])[1] - V_and_grad(y - e * np.eye(m)[c])[1]) / (2 * e)
+                  for c in range(m)])
+    assert np.linalg.eigvalsh(0.5 * (H + H.T)).min() > 1e-3
+    th, _, X = unpack(y)
+    return th, X
+
+
+def settle(ps, steps, tol=1e-11):
+    for k in range(steps):
+        ps.step(0.01)
+        if k > 100 and np.abs(ps._xdf).max() < tol and abs(ps.v[0]) < tol:
+            return k
+    return steps
+
+
+@pytest.mark.parametrize("stiffness", ["definite", "exact"])
+def test_hanging_cloth_settles_to_the_energy_minimum(stiffness):
+    n = 6
+    ps, idx = hanging_cloth(n)
+    E0 = ps.kinetic_energy() + ps.potential_energy()
+    energies = []
+    for k in range(1500):
+        ps.step(0.01, stiffness=stiffness)
+        if k % 50 == 0:
+            energies.append(ps.kinetic_energy() + ps.potential_energy())
+        if k > 200 and np.abs(ps._xdf).max() < 1e-10 and abs(ps.v[0]) < 1e-10:
+            break
+    assert np.all(np.diff(energies) < 1e-9) and energies[0] <= E0 + 1e-9      # damped: no energy gain
+    X = ps.positions()[idx]
+    th, Xmin = equilibrium(n, 100.0, 5.0, 0.1, 0.3, 0.5, X, ps.q[0])
+    assert abs(ps.q[0] - th) < 1e-6
+    assert np.abs(X - Xmin).max() < 1e-6
+    assert X[:, -1, 2].max() < -0.3                           # it hangs
+
+
+@pytest.mark.slow
+def test_hanging_cloth_30x30():
+    n = 30
+    k = 20.0 * n
+    ps, idx = hanging_cloth(n, k=k, bend=0.05 * k, mass=0.3, size=0.6, bar_mass=1.0)
+    for _ in range(3000):
+        ps.step(0.01)
+        if np.abs(ps._xdf).max() < 1e-10 and abs(ps.v[0]) < 1e-10:
+            break
+    X = ps.positions()[idx]
+    th, Xmin = equilibrium(n, k, 0.05 * k, 0.3, 0.6, 1.0, X, ps.q[0])
+    assert abs(ps.q[0] - th) < 1e-6
+    assert np.abs(X - Xmin).max() < 1e-6
+
+
+def test_example_runs_small(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["cloth.py", "--n", "5", "--duration", "0.05", "--out",
+                                      str(tmp_path / "cloth.png")])
+    runpy.run_path(str(ROOT / "examples" / "cloth.py"), run_name="__main__")
+    assert (tmp_path / "cloth.png").stat().st_size > 1000
