@@ -99,3 +99,22 @@ def test_flexor_activation_flexes_the_elbow():
     assert thetas[1] > thetas[0] > thetas[2]
     for th in np.linspace(*BRACKET, 11):
         assert closed_form(FLEXOR, th)[1] < 0 < closed_form(EXTENSOR, th)[1]
+
+
+def test_example_runs_and_plots(tmp_path):
+    """examples/muscle_arm.py, shortened: the flexor pulse flexes the elbow,
+    the records hold what the plot shows, and the PNG is written."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "muscle_arm.py")
+    spec = importlib.util.spec_from_file_location("muscle_arm", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    traj, records = example.run(duration=0.6, dt=5e-3)
+    assert traj.q[-1, 0] > traj.q[0, 0] + 0.3                      # the flexor pulse (0.2–0.5 s) flexes it
+    assert set(records) == {"flexor", "extensor"}
+    for rec in records.values():
+        assert rec["tension"].shape == traj.t.shape and np.all(rec["tension"] > 0)
+        assert np.allclose(rec["activation"][[0, -1]], [0.05, 0.6 if rec is records["flexor"] else 0.05])
+    out = example.plot(traj, records, str(tmp_path / "arm.png"))
+    assert os.path.getsize(out) > 10000
