@@ -52,6 +52,7 @@ from .._status import CONTACT_FAILED, CONTACT_NON_FINITE, CONTACT_NOT_CONVERGED,
 from ..constraints import _contact as CF
 from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_projector, loop_tuple, \
     project_step, set_views, sie_step, soft_sie_step, table_set
+from ..forces.actuators import NI, NP, activation_rates, advance_activations, linear_forces, linear_jacobians
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_posed, ltdl_kernel, ltdl_solve, \
     rnea_kernel, rnea_posed
 from ..kinematics.kernels import fk_kernel
@@ -69,11 +70,12 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # StepTable agree on is here.
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
  H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT, H_STEP, H_CONTACT_STAGE,
+ H_NU, H_NA, H_NT, H_DENSE,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
- F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_WORK,
+ F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_ACTUATORS, F_WORK,
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
- I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV,
- HEADER) = range(58)
+ I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV, I_ACTUATORS,
+ HEADER) = range(64)
 N_SCALARS = 7
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
 # rows 0-10, the step and the rollout the others
@@ -84,17 +86,44 @@ EXTERNAL_FORCE, EXTERNAL_JACOBIANS = 1, 2  # H_EXTERNAL: Python elements give f,
 PROJECTION_TOLERANCE, PROJECTION_ITERATIONS = 1e-12, 20  # the simulator's post-stabilization
 
 
-def section_sizes(nq, nv, nb, ns, nl, nr, ng):
+def section_sizes(nq, nv, nb, ns, nl, nr, ng, nu=0, na=0, nt=0):
     """The length of every section: ``{slot: length}`` for ``ns`` linear
-    joint springs, ``nl`` limit rows, ``nr`` loop-constraint rows and ``ng``
-    gear (coupling) rows."""
+    joint springs, ``nl`` limit rows, ``nr`` loop-constraint rows, ``ng``
+    gear (coupling) rows and ``nu`` actuators with ``na`` activations and
+    ``nt`` transmission entries (:func:`actuator_offsets`)."""
     m = max(nq, nv, nb)
+    fa, ia = actuator_offsets(nu, na, nt)[-2:]
     return {F_DAMPING: nv, F_STIFFNESS: ns, F_REST: ns, F_EFFORT: nv, F_VMAX: nv, F_LIM_SIGN: nl, F_LIM_BOUND: nl,
             F_FEXT: nv, F_KEXT: nv * nv, F_DEXT: nv * nv, F_TAU: nv, F_PA: 16 * nr, F_PB: 16 * nr, F_U: 3 * nr,
-            F_W: 3 * nr, F_PITCH: nr, F_RATIO: ng, F_OFFSET: ng, F_WORK: N_WORK_VECTORS * m + 3 * nv * nv,
+            F_W: 3 * nr, F_PITCH: nr, F_RATIO: ng, F_OFFSET: ng, F_ACTUATORS: fa,
+            F_WORK: N_WORK_VECTORS * m + 3 * nv * nv,
             I_SPRING_Q: ns, I_SPRING_V: ns, I_LIM_Q: nl, I_LIM_V: nl, I_MASK: nv * nv, I_COORD_BODY: nv,
             I_MASKS: 2 * nv, I_PIVOTS: nv, I_ROW: nr, I_KIND: nr, I_IA: nr, I_IB: nr, I_GEAR_ROW: ng, I_GEAR_JQ: ng,
-            I_GEAR_JV: ng, I_GEAR_IQ: ng, I_GEAR_IV: ng}
+            I_GEAR_JV: ng, I_GEAR_IQ: ng, I_GEAR_IV: ng, I_ACTUATORS: ia}
+
+
+@njit(cache=True, nogil=True, inline="always")
+def actuator_offsets(nu, na, nt):
+    """Where each array of the actuator sections starts: in the float
+    section the packed parameters (nu x NP, :mod:`multibody.forces.actuators`),
+    the transmission coefficients (nt), the controls (nu), the last forces
+    (nu), the recorded (l, l̇, ∂f/∂l, ∂f/∂l̇) (4 x nu), the activations
+    (na), the stage activations, their rates, the rates of the update and
+    RK4's four stage rates (4 x na); in the int section the packed ints
+    (nu x NI) and the entries' q and v indices (nt each). Returns those
+    offsets and the two sections' lengths."""
+    o_tc = nu * NP
+    o_ctrl = o_tc + nt
+    o_force = o_ctrl + nu
+    o_work = o_force + nu
+    o_act = o_work + 4 * nu
+    o_stage = o_act + na
+    o_dot = o_stage + na
+    o_rate = o_dot + na
+    o_k = o_rate + na
+    o_tq = nu * NI
+    o_tv = o_tq + nt
+    return o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, o_k + 4 * na, o_tv + nt
 
 
 Table = namedtuple("Table", (
@@ -103,10 +132,13 @@ Table = namedtuple("Table", (
     "clamp_velocity", "external", "project",
     "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext", "tau", "work",
     "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask", "vel_mask",
-    "pivots", "loops", "handle", "contact_stage"))
+    "pivots", "loops", "handle", "contact_stage", "nu", "na", "dense", "act_f", "act_i"))
 # the constraint rows, in the argument order of the constraint kernels (Constraints.kernel_args)
 Loops = namedtuple("Loops", ("row", "kind", "body_a", "body_b", "Pa", "Pb", "u", "w", "pitch", "gear_row",
                              "gear_jq", "gear_jv", "gear_iq", "gear_iv", "ratio", "offset"))
+# the actuator sections as arrays (actuator_view): see actuator_offsets
+Actuators = namedtuple("Actuators", ("ai", "af", "tq", "tv", "tc", "ctrl", "force", "work", "act", "stage", "dot",
+                                     "rate", "k"))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -169,7 +201,37 @@ def table_view(ints, floats):
                  _isec(ints, I_SPRING_Q, ns), _isec(ints, I_SPRING_V, ns),
                  _isec(ints, I_LIM_Q, nl), _isec(ints, I_LIM_V, nl), _iblock(ints, ints[I_MASK], (nv, nv)),
                  _isec(ints, I_COORD_BODY, nv), masks[:nv], masks[nv:], _isec(ints, I_PIVOTS, nv), loops,
-                 ints.ctypes.data, ints[H_CONTACT_STAGE])
+                 ints.ctypes.data, ints[H_CONTACT_STAGE], ints[H_NU], ints[H_NA], ints[H_DENSE] != 0,
+                 _fblock(floats, ints[F_ACTUATORS], (ints[F_WORK] - ints[F_ACTUATORS],)),
+                 _iblock(ints, ints[I_ACTUATORS], (ints[H_LEN] - ints[I_ACTUATORS],)))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def actuator_view(T):
+    """The actuator sections of the table ``T`` as :data:`Actuators`
+    (only called when ``T.nu > 0``)."""
+    nu, na = T.nu, T.na
+    fb, ib = T.act_f, T.act_i
+    nt = (ib.shape[0] - nu * NI) // 2
+    o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, _, _ = actuator_offsets(nu, na, nt)
+    return Actuators(_iblock(ib, 0, (nu, NI)), _fblock(fb, 0, (nu, NP)), _iblock(ib, o_tq, (nt,)),
+                     _iblock(ib, o_tv, (nt,)), _fblock(fb, o_tc, (nt,)), _fblock(fb, o_ctrl, (nu,)),
+                     _fblock(fb, o_force, (nu,)), _fblock(fb, o_work, (4, nu)), _fblock(fb, o_act, (na,)),
+                     _fblock(fb, o_stage, (na,)), _fblock(fb, o_dot, (na,)), _fblock(fb, o_rate, (na,)),
+                     _fblock(fb, o_k, (4, na)))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def actuators_begin(T):
+    """Before the integrator: the stage activations are the activations,
+    their rates ``ȧ(c, a)`` are computed, and the update will use them
+    (RK4 replaces them by its weighted stage rates)."""
+    A = actuator_view(T)
+    for j in range(T.na):
+        A.stage[j] = A.act[j]
+    activation_rates(A.ai, A.af, A.ctrl, A.act, A.dot)
+    for j in range(T.na):
+        A.rate[j] = A.dot[j]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -203,11 +265,13 @@ def applied(T, tau):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def joint_forces(T, q, v, tau, out):
-    """``out = τ − b⊙v − k⊙(q − q_rest) + f_ext``: the applied joint forces,
-    the joint damping, the linear joint springs of vector joints and the
-    forces of Python force elements evaluated before the step (all N or
-    N·m, v order)."""
+def joint_forces(T, q, v, tau, out, record=True):
+    """``out = τ − b⊙v − k⊙(q − q_rest) + f_ext + Σ Jᵀf``: the applied joint
+    forces, the joint damping, the linear joint springs of vector joints,
+    the forces of Python force elements evaluated before the step and the
+    actuators on joints and fixed tendons at the stage activations (all N
+    or N·m, v order). ``record``: this evaluation is the step's own (at its
+    start state): the actuators' forces and derivatives are kept."""
     for k in range(T.nv):
         out[k] = tau[k] - T.damping[k] * v[k]
     for r in range(T.spring_q.shape[0]):
@@ -215,17 +279,20 @@ def joint_forces(T, q, v, tau, out):
     if T.external != 0:
         for k in range(T.nv):
             out[k] += T.fext[k]
+    if T.nu > 0:
+        A = actuator_view(T)
+        linear_forces(A.ai, A.af, A.tq, A.tv, A.tc, A.ctrl, A.stage, A.dot, T.dt, q, v, out, A.force, A.work, record)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def acceleration(ws, T, loops, q, v, tau, force):
+def acceleration(ws, T, loops, q, v, tau, force, record=True):
     """Free acceleration ``v̇`` at (q, v) under τ + joint forces into
     ``ws.dofs[1]`` (``force``: scratch, nv): ABA (Featherstone Table 7.1),
     or with hard loop constraints the closed-loop forward dynamics with
     Baumgarte terms (§8.5 method 2, §8.3:
     :func:`~multibody.constraints._kernels.constrained_acceleration_kernel`).
-    Returns 0 when done."""
-    joint_forces(T, q, v, tau, force)
+    Returns 0 when done. ``record``: see :func:`joint_forces`."""
+    joint_forces(T, q, v, tau, force, record)
     if loops is not None:  # None for the kernels of systems without loops: this branch is not compiled
         L = loops
         return constrained_acceleration_kernel(
@@ -237,7 +304,7 @@ def acceleration(ws, T, loops, q, v, tau, force):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def net_force(ws, T, q, v, tau, f, posed=False):
+def net_force(ws, T, q, v, tau, f, posed=False, record=True):
     """``f = τ + joint forces − g(q) − c(q, v)`` (RNEA at v̇ = 0 with
     gravity, Featherstone Table 5.1); ``posed``: ``ws.poses`` already holds
     the poses at q (CRBA just ran), so the forward kinematics is skipped."""
@@ -248,7 +315,7 @@ def net_force(ws, T, q, v, tau, f, posed=False):
         rnea_posed(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
     else:
         rnea_kernel(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
-    joint_forces(T, q, v, tau, f)
+    joint_forces(T, q, v, tau, f, record)
     for k in range(T.nv):
         f[k] -= ws.dofs[3, k]
 
@@ -339,8 +406,9 @@ def linearization(ws, T, q, v, tau, f, K, D, stiffness=True):
     elements): :meth:`multibody.formulations.ReducedSystem.linearization`
     compiled. The Coriolis terms stay explicit, as there. Without Python
     elements only M's branch pattern of K and D is written (the rest is
-    never read); K not at all if not ``stiffness`` (Bridson–Marino does not
-    use it)."""
+    never read) unless actuators couple coordinates outside it
+    (``T.dense``); K not at all if not ``stiffness`` (Bridson–Marino does
+    not use it). The actuators' K and D are exact (``f_l JᵀJ``, ``f_l̇ JᵀJ``)."""
     nv = T.nv
     crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
     net_force(ws, T, q, v, tau, f, True)
@@ -349,6 +417,11 @@ def linearization(ws, T, q, v, tau, f, K, D, stiffness=True):
             for l in range(nv):
                 K[k, l] = T.Kext[k, l]
                 D[k, l] = T.Dext[k, l]
+    elif T.dense:
+        for k in range(nv):
+            for l in range(nv):
+                K[k, l] = 0.0
+                D[k, l] = 0.0
     else:
         for k in range(nv):
             l = k
@@ -357,6 +430,9 @@ def linearization(ws, T, q, v, tau, f, K, D, stiffness=True):
                 l = ws.lam[l]
     for k in range(nv):
         D[k, k] -= T.damping[k]
+    if T.nu > 0:
+        A = actuator_view(T)
+        linear_jacobians(A.ai, A.tv, A.tc, A.work, K, D)
     if not stiffness:
         return
     for r in range(T.spring_q.shape[0]):
@@ -474,11 +550,11 @@ def combine(ws, T, M, D, K, cd, ck, A, zero_first):
     M's branch pattern, where D and K also live (after zeroing A if
     ``zero_first``, for the dense solve)."""
     nv = T.nv
-    if T.external == EXTERNAL_JACOBIANS or zero_first:
+    if T.dense or zero_first:
         for r in range(nv):
             for k in range(nv):
-                A[r, k] = 0.0 if T.external != EXTERNAL_JACOBIANS else M[r, k] - cd * D[r, k] - ck * K[r, k]
-        if T.external == EXTERNAL_JACOBIANS:
+                A[r, k] = 0.0 if not T.dense else M[r, k] - cd * D[r, k] - ck * K[r, k]
+        if T.dense:
             return
     lam = ws.lam
     for r in range(nv):
@@ -494,7 +570,7 @@ def add_times(ws, T, K, c, x, out):
     """``out += c K x`` over the entries :func:`combine` uses (all with
     Python elements' Jacobians, else M's branch pattern)."""
     nv = T.nv
-    if T.external == EXTERNAL_JACOBIANS:
+    if T.dense:
         for r in range(nv):
             s = 0.0
             for k in range(nv):
@@ -589,7 +665,7 @@ def factor_combined(ws, T, M, D, K, cd, ck, A):
     pivoting. Returns 3 (block LᵀDL), 1 (tree LU), 2 (dense) or 0
     (singular)."""
     combine(ws, T, M, D, K, cd, ck, A, False)
-    if T.external != EXTERNAL_JACOBIANS:
+    if not T.dense:
         if T.block >= 0:
             if block_ldl_factor(ws.lam, A, T.block, T.pivots):
                 return 3
@@ -911,7 +987,10 @@ def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 @njit(cache=True, nogil=True, inline="always")
 def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     """Classical RK4 on ``q̇ = Q(q) v``, ``v̇ = FD(q, v)`` with the stage
-    configurations normalized (:class:`multibody.integrators.RK4`)."""
+    configurations normalized (:class:`multibody.integrators.RK4`); the
+    actuators' activations are stages of it too, as in MuJoCo's
+    mj_RungeKutta (their update is :func:`actuators_begin`'s rate replaced
+    by the weighted stage rates, applied by the end of the step)."""
     nq, nv, h, W = T.nq, T.nv, T.dt, T.work
     kq, kv = W[0:4, :nq], W[4:8, :nv]   # the four stages' q̇ and v̇
     qs, vs, force = W[8, :nq], W[9, :nv], W[10, :nv]
@@ -926,11 +1005,18 @@ def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
             normalize_kernel(ws.tree, qs)
             for i in range(nv):
                 vs[i] = v[i] + c * kv[s - 1, i]
+        if T.na > 0:
+            stage_activations(T, s)
         qdot_kernel(ws.tree, qs, vs, kq[s])
-        st = acceleration(ws, T, loops, qs, vs, tau, force)
+        st = acceleration(ws, T, loops, qs, vs, tau, force, s == 0)
         if st != 0:
             return st
         kv[s, :] = ws.dofs[1]
+    if T.na > 0:
+        A = actuator_view(T)
+        for j in range(T.na):  # MuJoCo's B = (1/6, 1/3, 1/3, 1/6), summed in its order
+            A.rate[j] = (1.0 / 6.0) * A.k[0, j] + (1.0 / 3.0) * A.k[1, j] + (1.0 / 3.0) * A.k[2, j] \
+                + (1.0 / 6.0) * A.k[3, j]
     c = h / 6.0
     for i in range(nq):
         q_out[i] = q[i] + c * (kq[0, i] + 2.0 * kq[1, i] + 2.0 * kq[2, i] + kq[3, i])
@@ -940,6 +1026,21 @@ def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     if C is not None:
         return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
     return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def stage_activations(T, s):
+    """RK4's stage ``s`` of the activations: ``a_s = a + c_s h ȧ_{s−1}``
+    (c = ½, ½, 1; stage 0: the activations) and its rate ``ȧ_s = ȧ(c, a_s)``,
+    which the forces of that stage use (``actearly``)."""
+    A = actuator_view(T)
+    if s > 0:
+        c = T.dt if s == 3 else 0.5 * T.dt
+        for j in range(T.na):
+            A.stage[j] = A.act[j] + c * A.k[s - 1, j]
+        activation_rates(A.ai, A.af, A.ctrl, A.stage, A.dot)
+    for j in range(T.na):
+        A.k[s, j] = A.dot[j]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1017,7 +1118,7 @@ def bridson_marino_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     for k in range(nv):
         v_out[k] = v[k] + dv[k]
     integrate_kernel(ws.tree, q, v_out, h, q_out)
-    net_force(ws, T, q_out, v, tau, f1)
+    net_force(ws, T, q_out, v, tau, f1, False, False)
     for k in range(nv):
         dv[k] = 0.5 * h * (f[k] + f1[k])
     solve(ws, T, A, kind, dv)
@@ -1112,10 +1213,13 @@ def symplectic_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 @njit(cache=True, nogil=True, inline="always")
 def fused_step(core, ws, T, loops, C, q, v, tau, q_out, v_out):
     """One step: check and clamp τ, the integrator's ``core``, then the
-    end of step (finiteness, position limits, velocity clamping)."""
+    end of step (finiteness, position limits, velocity clamping) and, when
+    the step succeeded, the actuators' activations (MuJoCo's mj_advance)."""
     flags = applied(T, tau)
     if flags < 0:
         return flags
+    if T.nu > 0:
+        actuators_begin(T)
     W = T.work
     q1, v1 = W[ROW_Q1, :T.nq], W[ROW_V1, :T.nv]
     st = core(ws, T, loops, C, q, v, T.tau, q1, v1)
@@ -1145,7 +1249,11 @@ def fused_step(core, ws, T, loops, C, q, v, tau, q_out, v_out):
     if T.clamp_velocity:
         for k in range(T.nv):
             if T.vel_mask[k]:
-                return flags | VELOCITY_CLAMPED
+                flags |= VELOCITY_CLAMPED
+                break
+    if T.na > 0:
+        A = actuator_view(T)
+        advance_activations(A.ai, A.af, A.act, A.rate, T.dt)
     return flags
 
 
@@ -1179,8 +1287,8 @@ def control(ws, T, kind, gains, ref, q, v, u, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau,
-                  out_flags, masks):
+def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, ctrls, start, n, every, stop, out_q, out_v,
+                  out_tau, out_flags, masks, out_ctrl, out_act, out_force):
     """Steps ``start + 1 .. start + n`` of a run from (q, v) (changed in
     place) with joint forces ``taus[k]`` at step k (one row: held) — plus,
     for ``kind`` PD or COMPUTED_TORQUE, the controller of :func:`control`
@@ -1188,13 +1296,22 @@ def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, start, n
     held) — recording after every ``every`` steps of the run, step k into
     row ``k // every`` of the outputs (row 0 is the caller's; ``masks[r]``:
     the effort and velocity clamp masks, written only where
-    ``out_flags[r]`` says something was clamped). Returns (steps done,
-    status): status < 0, the next step failed with it; status > 0, the
-    last step done clamped something in ``stop`` (its flags: the caller
-    reports the first clamp of a run and goes on); 0, all done."""
-    nq, nv = T.nq, T.nv
+    ``out_flags[r]`` says something was clamped). ``ctrls``: the actuators'
+    controls of each step (one row: held; no rows: the table's controls
+    stay), recorded with the activations after the step and the actuator
+    forces of the step into ``out_ctrl``, ``out_act``, ``out_force``.
+    Returns (steps done, status): status < 0, the next step failed with it;
+    status > 0, the last step done clamped something in ``stop`` (its
+    flags: the caller reports the first clamp of a run and goes on); 0,
+    all done."""
+    nq, nv, nu, na = T.nq, T.nv, T.nu, T.na
     qn, vn, u = T.work[ROW_QN, :nq], T.work[ROW_VN, :nv], T.work[ROW_CONTROL, :nv]
     for k in range(n):
+        if nu > 0 and ctrls.shape[0] > 0:
+            A = actuator_view(T)
+            row = 0 if ctrls.shape[0] == 1 else start + k
+            for i in range(nu):
+                A.ctrl[i] = ctrls[row, i]
         tau = taus[0] if taus.shape[0] == 1 else taus[start + k]
         if kind != 0:
             control(ws, T, kind, gains, refs[0] if refs.shape[0] == 1 else refs[start + k], q, v, tau, u)
@@ -1210,6 +1327,11 @@ def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, start, n
             out_v[r] = v
             out_tau[r] = T.tau
             out_flags[r] = st
+            if nu > 0:
+                A = actuator_view(T)
+                out_ctrl[r] = A.ctrl
+                out_force[r] = A.force
+                out_act[r] = A.act
             if st != 0:
                 for i in range(nv):
                     masks[r, 0, i] = T.eff_mask[i] != 0
@@ -1336,12 +1458,13 @@ def step_kernel(handle, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True)
-def rollout_kernel(handle, q, v, taus, kind, gains, refs, start, n, every, stop, out_q, out_v, out_tau, out_flags,
-                   masks):
+def rollout_kernel(handle, q, v, taus, kind, gains, refs, ctrls, start, n, every, stop, out_q, out_v, out_tau,
+                   out_flags, masks, out_ctrl, out_act, out_force):
     """:func:`fused_rollout` on the table behind ``handle``, each step a
     call of the integrator's C entry point; ``q`` and ``v`` contiguous
     (changed in place)."""
     ints, floats, data = table_arrays(handle)
     T = table_view(ints, floats)
     return fused_rollout((ints[H_STEP], handle), handle_workspace(data), T, None, None, q, v, taus, kind, gains,
-                         refs, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+                         refs, ctrls, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks, out_ctrl,
+                         out_act, out_force)

@@ -7,10 +7,14 @@ A :class:`StepTable` is built by the simulator for one system, one
 integrator and its options (time step, limits, clamping). It takes the
 linear joint elements into the table (the model's joint damping,
 :class:`~multibody.forces.JointDamper`, and :class:`~multibody.forces.JointSpring`
-on joints with q̇ = v); any other force element is evaluated in Python at
-the start of the step and handed to the kernel as ``f`` (and ``K``, ``D``
-for the implicit integrators), which the integrators that evaluate the
-forces once per step accept. :func:`fused_table` says when no fused step
+on joints with q̇ = v) and the actuators of an
+:class:`~multibody.forces.actuators.ActuatorSet` (their activations all,
+their forces on joints and fixed tendons; its controls, activations and
+forces then live in the table, the set's arrays are views of it); any
+other force element (and the actuators on other transmissions) is
+evaluated in Python at the start of the step and handed to the kernel as
+``f`` (and ``K``, ``D`` for the implicit integrators), which the
+integrators that evaluate the forces once per step accept. :func:`fused_table` says when no fused step
 exists (constraints, RK4 or Bridson–Marino with Python force elements, a
 user's integrator), and the simulator then runs the integrator's Python
 step.
@@ -21,6 +25,7 @@ from numba import types
 
 from .._compiled import JIT, F64_1, F64_1C, F64_2C, I64_1, INT, entry
 from ..constraints.contact import ContactTable
+from ..forces.actuators import A_COUNT, A_FLAGS, A_START, NI, NP, PYTHON_FORCE, ActuatorSet
 from ..forces.base import generalized_forces
 from ..forces.joint import JointDamper, JointSpring
 from ..forces._kin import topology
@@ -37,15 +42,22 @@ _CONSTRAINED = ("explicit_euler", "semi_implicit_euler", "rk4")
 
 NO_CONTROL = (0, np.zeros((3, 0)), np.zeros((1, 0)))  # the rollout's control argument without a controller
 _STEP_SIG = (INT, F64_1, F64_1, F64_1, F64_1, F64_1)
-_ROLLOUT_SIG = (INT, F64_1C, F64_1C, F64_2C, INT, F64_2C, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C, I64_1,
-                types.boolean[:, :, ::1])
+_ROLLOUT_SIG = (INT, F64_1C, F64_1C, F64_2C, INT, F64_2C, F64_2C, F64_2C, INT, INT, INT, INT, F64_2C, F64_2C, F64_2C,
+                I64_1, types.boolean[:, :, ::1], F64_2C, F64_2C, F64_2C)
 
 
 def _split_elements(elements, model):
-    """(spring rows (q index, v index, k, rest), damping (nv), other elements)."""
-    rows, damping, other = [], np.zeros(model.nv), []
+    """(spring rows (q index, v index, k, rest), damping (nv), other
+    elements, the actuator set or None). The part of an actuator set on
+    other transmissions than joints and fixed tendons is another element."""
+    rows, damping, other, actuators = [], np.zeros(model.nv), [], None
     for e in elements:
-        if type(e) is JointDamper:
+        if isinstance(e, ActuatorSet):
+            actuators = e
+            part = e.python_part()
+            if part is not None:
+                other.append(part)
+        elif type(e) is JointDamper:
             j, d = e.bind(model)
             damping[j.v_slice] += d
         elif type(e) is JointSpring and e.bind(model)[0].type in _VECTOR_JOINTS:
@@ -55,7 +67,7 @@ def _split_elements(elements, model):
                     rows.append((j.q_slice.start + i, j.v_slice.start + i, k[i], rest[i]))
         else:
             other.append(e)
-    return rows, damping, tuple(other)
+    return rows, damping, tuple(other), actuators
 
 
 def fused_table(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, project, contacts=None):
@@ -76,11 +88,11 @@ def fused_table(system, integrator_name, dt, limits, restitution, threshold, eff
     if system.constraints is not None and contacts is not None and (
             integrator_name != "semi_implicit_euler" or contacts.solver == "newton"):
         return None  # only semi-implicit Euler's fused step holds the loops in the contact problem
-    rows, damping, other = _split_elements(system.forces, system.model)
+    rows, damping, other, actuators = _split_elements(system.forces, system.model)
     if other and integrator_name not in _SINGLE_EVALUATION:
         return None
     return StepTable(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping, other,
-                     project, contacts)
+                     project, contacts, actuators)
 
 
 def _root_block(model):
@@ -99,6 +111,31 @@ def _root_block(model):
     return -1
 
 
+def _off_pattern(model, tv, ai):
+    """Whether an actuator's moment arm couples two coordinates neither of
+    which supports the other (a fixed tendon across branches): its K and D
+    then fall outside M's branch pattern, and the implicit steps solve
+    densely."""
+    parent = model.dof_parent
+
+    def supports(a, b):  # a is b or an ancestor of b
+        while b >= 0:
+            if b == a:
+                return True
+            b = parent[b]
+        return False
+
+    for row in ai:
+        if row[A_FLAGS] & PYTHON_FORCE:
+            continue
+        idx = tv[row[A_START]:row[A_START] + row[A_COUNT]]
+        for a in idx:
+            for b in idx:
+                if not (supports(a, b) or supports(b, a)):
+                    return True
+    return False
+
+
 class StepTable:
     """The packed step table of one simulator (see the module docstring).
 
@@ -108,7 +145,7 @@ class StepTable:
     its status (:mod:`._kernels`); ``rollout`` runs many."""
 
     def __init__(self, system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping,
-                 other, project, contacts=None):
+                 other, project, contacts=None, actuators=None):
         model = system.model
         nq, nv, nb = model.nq, model.nv, model.nbodies
         self.name = integrator_name
@@ -126,7 +163,9 @@ class StepTable:
         loops = C.kernel_args if C is not None else (np.zeros(0, np.int64),) * 4 + (np.zeros((0, 4, 4)),) * 2 + \
             (np.zeros((0, 3)),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),) * 5 + (np.zeros(0),) * 2
         nr, ng = len(loops[0]), len(loops[9])
-        sizes = K.section_sizes(nq, nv, nb, ns, nl, nr, ng)
+        A = actuators
+        nu, na, nt = (A.nu, A.na, len(A.tc)) if A is not None else (0, 0, 0)
+        sizes = K.section_sizes(nq, nv, nb, ns, nl, nr, ng, nu, na, nt)
         header = np.zeros(K.HEADER, np.int64)
         off = K.N_SCALARS
         for slot in range(K.F_DAMPING, K.F_WORK + 1):
@@ -147,6 +186,8 @@ class StepTable:
         ints[K.H_CLAMP_VELOCITY] = vmax is not None
         ints[K.H_EXTERNAL] = self.external
         ints[K.H_PROJECT] = bool(project)
+        ints[K.H_NU], ints[K.H_NA], ints[K.H_NT] = nu, na, nt
+        ints[K.H_DENSE] = self.external == K.EXTERNAL_JACOBIANS or (nu > 0 and _off_pattern(model, A.tv, A.ints))
         self.contacts = contacts  # kept alive with the handle the table holds
         ints[K.H_CONTACT] = (ContactTable.empty() if contacts is None else contacts).handle
         erp, cfm, gdot = system.loop_regularization(dt) if system.soft else (0.0, 0.0, False)
@@ -175,6 +216,20 @@ class StepTable:
         for slot, x in zip((K.I_ROW, K.I_KIND, K.I_IA, K.I_IB, K.F_PA, K.F_PB, K.F_U, K.F_W, K.F_PITCH, K.I_GEAR_ROW,
                             K.I_GEAR_JQ, K.I_GEAR_JV, K.I_GEAR_IQ, K.I_GEAR_IV, K.F_RATIO, K.F_OFFSET), loops):
             (isec(slot) if slot >= K.I_SPRING_Q else fsec(slot))[:] = np.ravel(x)
+        self.actuators = A
+        if A is not None and nu:  # the set's arrays become views of the table (values kept)
+            o_tc, o_ctrl, o_force, o_work, o_act = K.actuator_offsets(nu, na, nt)[:5]
+            o_tq, o_tv = K.actuator_offsets(nu, na, nt)[9:11]
+            fa, ia = fsec(K.F_ACTUATORS), isec(K.I_ACTUATORS)
+            fa[:nu * NP] = A.floats.ravel()
+            fa[o_tc:o_tc + nt] = A.tc
+            ia[:nu * NI] = A.ints.ravel()
+            ia[o_tq:o_tq + nt], ia[o_tv:o_tv + nt] = A.tq, A.tv
+            io = A.io
+            for name, off, n in (("ctrl", o_ctrl, nu), ("force", o_force, nu), ("act", o_act, na)):
+                view = fa[off:off + n]
+                view[:] = getattr(io, name)
+                setattr(io, name, view)
         self.tau = fsec(K.F_TAU)
         masks = isec(K.I_MASKS)
         self.eff_mask, self.vel_mask = masks[:nv], masks[nv:]
@@ -226,17 +281,29 @@ class StepTable:
         if JIT and self._rollout is None:
             self._rollout = entry(K.rollout_kernel, *_ROLLOUT_SIG)
 
-    def rollout(self, q, v, taus, control, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks):
+    def rollout(self, q, v, taus, control, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks,
+                ctrls=None, out_ctrl=None, out_act=None, out_force=None):
         """Steps ``start + 1 .. start + n`` of a run in one compiled call
         (:func:`._kernels.fused_rollout`; only without Python force
         elements) with the feed-forward ``taus`` and ``control`` = (kind,
-        gains, references) of a built-in controller (kind 0: none); (steps
-        done, status)."""
+        gains, references) of a built-in controller (kind 0: none), the
+        actuators' controls ``ctrls`` ((1 or steps, nu); None: the table's
+        stay) recorded with the activations and actuator forces into
+        ``out_ctrl``, ``out_act``, ``out_force`` ((rows, nu or na); None:
+        not recorded); (steps done, status)."""
+        nu = self.actuators.nu if self.actuators is not None else 0
+        na = self.actuators.na if self.actuators is not None else 0
+        if ctrls is None:
+            ctrls = np.zeros((0, nu))
+        rows = out_q.shape[0]
+        if out_ctrl is None:
+            out_ctrl, out_force, out_act = np.zeros((rows, nu)), np.zeros((rows, nu)), np.zeros((rows, na))
         if not JIT:
             ws, T = self._view()
             return K.fused_rollout(K.CORES[self.name], ws, T, T.loops if self.loops else None, self._contact_view(), q,
-                                   v, taus, *control,
-                                   start, n, every, stop, out_q, out_v, out_tau, out_flags, masks)
+                                   v, taus, *control, ctrls,
+                                   start, n, every, stop, out_q, out_v, out_tau, out_flags, masks, out_ctrl, out_act,
+                                   out_force)
         self.compile_rollout()
-        return self._rollout(self.handle, q, v, taus, *control, start, n, every, stop, out_q, out_v, out_tau,
-                             out_flags, masks)
+        return self._rollout(self.handle, q, v, taus, *control, ctrls, start, n, every, stop, out_q, out_v, out_tau,
+                             out_flags, masks, out_ctrl, out_act, out_force)

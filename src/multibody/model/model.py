@@ -105,6 +105,53 @@ class EqualityConstraint:
     objtype: str = "body"
 
 
+@dataclass(frozen=True)
+class TendonSpec:
+    """A tendon declared by a model file (MJCF ``<tendon>``): ``kind``
+    "fixed" (``joints``: ``((joint name, coefficient), ...)``, length
+    ``Σ c q``) or "spatial" (``points``: ``((frame name, (x, y, z)), ...)``,
+    via points in frame coordinates); its passive ``stiffness`` (N/m),
+    ``damping`` (N·s/m) and ``spring_length`` (low, high) (m; MuJoCo's
+    ``springlength``, a dead band when low < high).
+    :func:`multibody.forces.actuators.tendon_transmission` makes its
+    transmission."""
+    name: str
+    kind: str
+    joints: tuple = ()
+    points: tuple = ()
+    stiffness: float = 0.0
+    damping: float = 0.0
+    spring_length: tuple = (0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class ActuatorSpec:
+    """An actuator declared by a model file (MJCF ``<actuator>``: every
+    shortcut compiled by MuJoCo to its general actuator): the
+    ``transmission`` kind ("joint" or "tendon") and its ``target`` (a joint
+    or tendon name), ``gear``, MuJoCo's ``dyntype``, ``gaintype`` and
+    ``biastype`` names with their parameter tuples, ``ctrlrange``,
+    ``forcerange`` and ``actrange`` ((low, high), or None when not
+    limited), ``actearly`` and ``lengthrange``.
+    :func:`multibody.forces.actuators.actuators_from_model` makes the
+    :class:`~multibody.forces.actuators.Actuator` objects."""
+    name: str
+    transmission: str
+    target: str
+    gear: float = 1.0
+    dyntype: str = "none"
+    dynprm: tuple = (1.0,)
+    gaintype: str = "fixed"
+    gainprm: tuple = (1.0,)
+    biastype: str = "none"
+    biasprm: tuple = ()
+    ctrlrange: tuple = None
+    forcerange: tuple = None
+    actrange: tuple = None
+    actearly: bool = False
+    lengthrange: tuple = None
+
+
 def _readonly(a):
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
@@ -147,6 +194,10 @@ class Model:
     body each body counts as a child of for it; -1 for the world),
     ``skipped_geometries`` ((Geometry, reason) left out of collision), and
     ``reference_postures`` (name -> q, read-only; from an SRDF).
+
+    What a model file declares for the simulator (docs/actuators.md):
+    ``actuators`` (tuple of :class:`ActuatorSpec`) and ``tendons`` (tuple
+    of :class:`TendonSpec`); empty for models built in code.
     """
 
     def __init__(self, *, name, tree, body_names, joint_names, joint_axes, body_mass, body_com,
@@ -154,7 +205,7 @@ class Model:
                  frames, collision_geometries, visual_geometries, gravity, couplings=(), equalities=(),
                  loop_joints=(), stiffness=None, spring_reference=None, collision_pairs=(),
                  excluded_link_pairs=(), filter_parent=True, collision_parent=None, skipped_geometries=(),
-                 reference_postures=None):
+                 reference_postures=None, actuators=(), tendons=()):
         self.name = name
         self._workspaces = threading.local()  # per-thread Data of plain calls (model.data.workspace)
         # The table every kernel reads (layout: multibody.model.joints, C_* columns).
@@ -200,6 +251,9 @@ class Model:
         self.couplings = tuple(couplings)
         self.equalities = tuple(equalities)
         self.loop_joints = tuple(loop_joints)
+        # what a model file declared for the simulator: actuators (ActuatorSpec) and tendons (TendonSpec)
+        self.actuators = tuple(actuators)
+        self.tendons = tuple(tendons)
         self.collision_geometries = tuple(collision_geometries)
         self.visual_geometries = tuple(visual_geometries)
         # collision records (docs/collision.md): explicit pairs (MJCF <pair>), link pairs that never collide

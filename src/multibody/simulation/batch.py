@@ -25,9 +25,11 @@ class Rollouts:
     """The samples of B rollouts: ``t`` (N,) s, ``q`` (B, N, nq), ``v`` and
     ``tau`` (B, N, nv) (joint forces applied in the step ending at each
     sample, after effort clamping), ``effort_clamped`` /
-    ``velocity_clamped`` (B, N, nv) booleans, ``meta``. ``rollouts[b]`` is
-    member b as a :class:`Trajectory` (energies and powers derived on first
-    access); ``len(rollouts)`` is B."""
+    ``velocity_clamped`` (B, N, nv) booleans, ``meta``, and the actuators'
+    ``control`` and ``actuator_force`` (B, N, nu) and ``activation`` (B, N,
+    na) (docs/actuators.md). ``rollouts[b]`` is member b as a
+    :class:`Trajectory` (energies and powers derived on first access);
+    ``len(rollouts)`` is B."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -36,6 +38,9 @@ class Rollouts:
     velocity_clamped: np.ndarray
     meta: dict = field(default_factory=dict)
     _members: list = field(default=None, repr=False, compare=False)
+    control: np.ndarray = None
+    activation: np.ndarray = None
+    actuator_force: np.ndarray = None
 
     def __len__(self):
         return self.q.shape[0]
@@ -44,7 +49,8 @@ class Rollouts:
         sim = self._members[b]
         return Trajectory.recorded(self.t, self.q[b], self.v[b], self.tau[b], self.effort_clamped[b],
                                    self.velocity_clamped[b], dict(self.meta, member=int(b)),
-                                   model_fingerprint(sim.model), sim._derived_quantities())
+                                   model_fingerprint(sim.model), sim._derived_quantities(),
+                                   (sim.actuator_names, self.control[b], self.activation[b], self.actuator_force[b]))
 
 
 def _states(x, name, B, size, default):
@@ -61,7 +67,7 @@ def _states(x, name, B, size, default):
 
 
 def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
-                  threads=None):
+                  threads=None, control=None):
     """B rollouts of ``sim`` (see :meth:`Simulator.rollout_batch`)."""
     from .simulator import Simulator, _count, _rebuild, _step_count  # the simulator module imports this one
     n = _step_count(duration, steps, sim.dt)
@@ -75,9 +81,14 @@ def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None,
         sizes.append(len(params))
     if tau is not None and np.ndim(tau) == 3:
         sizes.append(np.shape(tau)[0])
+    if callable(control):
+        raise InputError("rollout_batch takes controls as tables ((nu,), (steps, nu) or (B, steps, nu)), not a "
+                         "function: run Simulator.rollout(control=...) per state")
+    if control is not None and np.ndim(control) == 3:
+        sizes.append(np.shape(control)[0])
     B = sizes[0] if sizes else 1
     if any(b != B for b in sizes):
-        raise InputError(f"the batch sizes of q0, v0, params and tau differ: {sizes}")
+        raise InputError(f"the batch sizes of q0, v0, params, tau and control differ: {sizes}")
     if B < 1:
         raise InputError("a batch needs at least one rollout")
     Q0 = _states(q0, "q0", B, model.nq, sim.state.q)
@@ -88,6 +99,12 @@ def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None,
         taus = [sim._tau_table(tau[b], n, None) for b in range(B)]
     else:
         taus = [sim._tau_table(tau, n, None)] * B
+    if control is None:
+        ctrls = [None] * B
+    elif np.ndim(control) == 3:
+        ctrls = [sim._control_table(control[b], n) for b in range(B)]
+    else:
+        ctrls = [sim._control_table(control, n)] * B
     threads = min(B, os.cpu_count() or 1 if threads is None else _count(threads, "threads", 1))
     # one simulator per member with its own parameters, else one per thread
     if params is not None:
@@ -109,14 +126,20 @@ def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None,
     flags = np.zeros((B, rows), np.int64)
     masks = np.zeros((B, rows, 2, model.nv), np.bool_)
     Q[:, 0], V[:, 0] = Q0, V0
+    nu, na = sim.nu, sim.na
+    U, F, A = np.zeros((B, rows, nu)), np.zeros((B, rows, nu)), np.zeros((B, rows, na))
+    A[:, 0] = sim.activation
     failures = {}
 
     def run(worker):
         for b in range(worker, B, threads):
             m = members[b] if params is not None else members[worker]
             q, v = Q0[b].copy(), V0[b].copy()
+            if nu:  # every member starts from the simulator's controls and activations
+                m._act_set.io.ctrl[:] = sim._act_set.io.ctrl
+                m._act_set.io.act[:] = sim._act_set.io.act
             done, st = m._fused.rollout(q, v, taus[b], NO_CONTROL, 0, n, every, 0, Q[b], V[b], TAU[b], flags[b],
-                                        masks[b])
+                                        masks[b], ctrls[b], U[b], A[b], F[b])
             if st < 0:
                 failures[b] = (done, q, v, st)
 
@@ -141,4 +164,4 @@ def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None,
     meta = dict(model=model.name, integrator=sim.integrator.name, dt=sim.dt, batch=B)
     if params is None:
         members = [members[0]] * B
-    return Rollouts(t[::every], Q, V, TAU, masks[:, :, 0], masks[:, :, 1], meta, members)
+    return Rollouts(t[::every], Q, V, TAU, masks[:, :, 0], masks[:, :, 1], meta, members, U, A, F)

@@ -16,6 +16,7 @@ from ..constraints.contact import Compliance, ContactTable
 from ..errors import ContactSolveError, InputError, ModelWarning, MultibodyError, NonFiniteError, SimulationError, \
     SimulationWarning
 from ..forces import total_potential_energy
+from ..forces.actuators import ActuatorSet, actuators_from_model, check_controls, tendon_elements
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
 from ..formulations import RedmaxFormulation, ReducedSystem
@@ -170,7 +171,9 @@ class Checkpoint:
     integrator carries between steps (the maximal formulation's body
     poses and twists): a run continued from a checkpoint is bitwise the
     run that was not interrupted. :meth:`Simulator.checkpoint`
-    takes one (copies), :meth:`Simulator.restore` returns to it; it pickles."""
+    takes one (copies), :meth:`Simulator.restore` returns to it; it pickles.
+    ``control`` (nu) and ``activation`` (na): the actuators' controls and
+    activations (None: left as they are by :meth:`Simulator.restore`)."""
     t: float
     q: np.ndarray
     v: np.ndarray
@@ -178,6 +181,8 @@ class Checkpoint:
     clamps_reported: frozenset = frozenset()
     warm_start: tuple = ()
     integrator_state: tuple = ()
+    control: np.ndarray = None
+    activation: np.ndarray = None
 
 
 class Simulator:
@@ -284,6 +289,18 @@ class Simulator:
     bodies after every step). Limits and contact act on (q, v) at the end
     of the step in every formulation.
 
+    ``actuators`` (docs/actuators.md): the
+    :class:`~multibody.forces.actuators.Actuator` list driven by the
+    control vector :attr:`control` (nu,), separate from τ — default (None)
+    the actuators the model file declared (``model.actuators``, MJCF
+    ``<actuator>``), ``()`` or False none. Their forces ``τ = Jᵀ f`` join
+    the joint forces with exact K and D; their activations
+    (:attr:`activation`, MuJoCo's ``act``) advance with each step as
+    MuJoCo's Euler and RK4 advance them. The model's tendons with a
+    stiffness or damping (MJCF ``<tendon>``) act as
+    :class:`~multibody.forces.actuators.TendonSpring` elements, with the
+    joint springs (``joint_springs``) and damping (``joint_damping``).
+
     The state starts at ``q0`` (default: neutral) and ``v0`` (default:
     zero). Deterministic: the same inputs give bit-identical
     trajectories."""
@@ -294,7 +311,7 @@ class Simulator:
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
                  friction=None, max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
                  contact_model=None, contact_iterations=None, contact_failure="warn", lie_group=None,
-                 formulation="reduced"):
+                 formulation="reduced", actuators=None):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
@@ -307,7 +324,8 @@ class Simulator:
                                ground=ground, friction=friction, max_contacts=max_contacts,
                                contact_distance=contact_distance, contact_tolerance=contact_tolerance,
                                contact_model=contact_model, contact_iterations=contact_iterations,
-                               contact_failure=contact_failure, lie_group=lie_group, formulation=formulation)
+                               contact_failure=contact_failure, lie_group=lie_group, formulation=formulation,
+                               actuators=actuators)
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -325,6 +343,7 @@ class Simulator:
         forces = validate_elements(forces, model)
         if joint_springs:
             forces += validate_elements(joint_spring_elements(model), model)
+        forces += validate_elements(tendon_elements(model, bool(joint_springs), bool(joint_damping)), model)
         if formulation not in FORMULATIONS:
             raise InputError(f"formulation must be one of {', '.join(map(repr, FORMULATIONS))}, got {formulation!r}")
         if formulation == "maximal":
@@ -353,6 +372,15 @@ class Simulator:
             model = model.with_ground()
         self.model = model
         self.dt = float(dt)
+        # the actuators (a ModelError naming the one that does not fit the model) and their force element
+        if actuators is None:
+            actuators = actuators_from_model(model)
+        elif actuators is False:
+            actuators = ()
+        self._act_set = ActuatorSet(actuators, model, self.dt) if actuators else None
+        self.actuators = () if self._act_set is None else self._act_set.actuators
+        if self._act_set is not None and formulation != "maximal":  # maximal: added to τ in the step
+            forces += (self._act_set,)
         self.integrator = integrator
         # the library's integrators return float64 (nq,), (nv,) arrays; a user's is checked each step
         self._foreign_integrator = type(integrator) not in INTEGRATORS.values() and \
@@ -475,12 +503,13 @@ class Simulator:
                           f"disable_collisions: load_urdf(..., srdf=...), MJCF <exclude>, or contact_solver=None).",
                           ModelWarning, stacklevel=3)
 
-    def reset(self, q=None, v=None, t=0.0):
+    def reset(self, q=None, v=None, t=0.0, activation=None):
         """Set the state (defaults: neutral configuration, zero velocity,
-        t = 0 s). ``q`` (nq,) and ``v`` (nv,) are one state: a batch, a wrong
+        t = 0 s, zero activations). ``q`` (nq,) and ``v`` (nv,) are one state: a batch, a wrong
         size, non-finite or complex values raise :class:`InputError`. With
         hard constraints the state is first assembled: projected onto φ = 0
-        and G v = 0 (InputError naming the constraint if that fails)."""
+        and G v = 0 (InputError naming the constraint if that fails). The
+        actuators' controls are left as they are."""
         model = self.model
         t = _real(t, "t (the start time, s)")
         if not math.isfinite(t):
@@ -490,7 +519,11 @@ class Simulator:
         if self.project:
             q = project_positions(model, self.constraints, q)[0]
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
+        act = None if self._act_set is None else \
+            (np.zeros(self.na) if activation is None else self._checked_activation(activation))
         self.state = State(t, q.copy(), v.copy())
+        if act is not None:
+            self._act_set.io.act[:] = act
         self._steps = 0
         self.integrator.set_internal_state(())
         self._set_reported(set())
@@ -518,7 +551,7 @@ class Simulator:
         s = self.state
         warm = () if self.contact is None else self.contact.warm_start()
         return Checkpoint(s.t, s.q.copy(), s.v.copy(), self._steps, frozenset(self._clamps_reported), warm,
-                          self.integrator.internal_state())
+                          self.integrator.internal_state(), self.control, self.activation)
 
     def restore(self, checkpoint):
         """Return to a :class:`Checkpoint` (of this simulator or of one with
@@ -531,7 +564,14 @@ class Simulator:
             raise InputError(f"the checkpoint's t must be finite, got {t}")
         q = m.check_configuration(state_vector(checkpoint.q, "the checkpoint's q", m.nq))
         v = state_vector(checkpoint.v, "the checkpoint's v", m.nv)
+        u = None if checkpoint.control is None else check_controls(checkpoint.control, self.nu, "the checkpoint's control")
+        a = None if checkpoint.activation is None else \
+            self._checked_activation(checkpoint.activation, "the checkpoint's activation")
         self.state = State(t, q, v)
+        if u is not None and self.nu:
+            self._act_set.io.ctrl[:] = u
+        if a is not None and self.na:
+            self._act_set.io.act[:] = a
         self._steps = _count(checkpoint.steps, "the checkpoint's steps", 0)
         self._set_reported(set(checkpoint.clamps_reported))
         if self.contact is not None:
@@ -564,10 +604,11 @@ class Simulator:
         s = self.state
         return contact_forward_dynamics(self.contact, s.q, s.v, tau, tolerance)
 
-    def step(self, tau=None):
+    def step(self, tau=None, control=None):
         """Advance one time step with joint forces ``tau`` (nv,; N or N·m;
         default zero) held constant over the step; returns the new
-        :class:`State`.
+        :class:`State`. ``control`` (nu,): set :attr:`control` first (it
+        stays set, as MuJoCo's ``ctrl``); None: the controls as they are.
 
         ``tau`` must be one vector of nv finite real numbers: anything else
         (a batch, even (1, nv); an empty array; complex, NaN or inf values; a
@@ -576,8 +617,74 @@ class Simulator:
         result, a singular mass matrix, constraints that cannot be
         restored) raises :class:`SimulationError` naming the step, the time
         and the quantity, and leaves the state at the start of the step."""
+        if control is not None:
+            self._set_control(control, f"control {self._at(self._steps + 1, self.state.t)}")
         self._advance(self._zero if tau is None else tau, "tau")
         return self.state
+
+    # ------------------------------------------------------------ actuators
+    @property
+    def nu(self):
+        """The number of actuators (controls)."""
+        return 0 if self._act_set is None else self._act_set.nu
+
+    @property
+    def na(self):
+        """The number of activations (actuators with dynamics)."""
+        return 0 if self._act_set is None else self._act_set.na
+
+    @property
+    def actuator_names(self):
+        """The actuators' names, in control order."""
+        return () if self._act_set is None else self._act_set.names
+
+    @property
+    def control(self):
+        """The actuators' controls (nu,; a copy), held until set again:
+        ``sim.control = u`` (nu finite real numbers, else InputError), or
+        ``step(control=u)``. Clamped to each actuator's ``ctrlrange`` where
+        they are used, not here (MuJoCo's ``ctrl``)."""
+        return np.zeros(0) if self._act_set is None else self._act_set.io.ctrl.copy()
+
+    @control.setter
+    def control(self, u):
+        self._set_control(u, "control")
+
+    def _set_control(self, u, what):
+        u = check_controls(u, self.nu, what)
+        if self.nu:
+            self._act_set.io.ctrl[:] = u
+
+    @property
+    def activation(self):
+        """The actuators' activations (na,; a copy; MuJoCo's ``act``), in
+        the order of the actuators that have dynamics; settable."""
+        return np.zeros(0) if self._act_set is None else self._act_set.io.act.copy()
+
+    @activation.setter
+    def activation(self, a):
+        a = self._checked_activation(a)
+        if self.na:
+            self._act_set.io.act[:] = a
+
+    def _checked_activation(self, a, what="activation"):
+        return check_controls(a, self.na, what)
+
+    @property
+    def actuator_force(self):
+        """The actuator forces (nu,; N or N·m, before the moment arm:
+        MuJoCo's ``actuator_force``) of the last step, at its start state
+        (a copy)."""
+        return np.zeros(0) if self._act_set is None else self._act_set.io.force.copy()
+
+    def actuator_lengths(self, q=None, v=None):
+        """(lengths, rates) (nu,) of the actuators' geared transmissions at a
+        state (default: the current one): MuJoCo's ``actuator_length`` and
+        ``actuator_velocity``."""
+        if self._act_set is None:
+            return np.zeros(0), np.zeros(0)
+        q, v = self._state_or(q, v)
+        return self._act_set.lengths(q, v, self.state.t)
 
     @property
     def last_tau(self):
@@ -676,8 +783,14 @@ class Simulator:
         s = self.state
         k = self._steps + 1
         t = s.t + self.dt
+        aset = self._act_set
         try:
-            q1, v1 = self.integrator.step(self.system, s.t, s.q, s.v, tau, self.dt)
+            applied = tau
+            if aset is not None:  # the forces of the step, at its start (what the fused step records)
+                aset.io.force[:] = aset.forces(s.q, s.v, s.t)
+                if self.formulation == "maximal":  # not a force element there: held over the step
+                    applied = tau + aset.evaluate(self.model, s.q, s.v, s.t)[0]
+            q1, v1 = self.integrator.step(self.system, s.t, s.q, s.v, applied, self.dt)
         except MultibodyError as e:
             raise self._step_error(e, k, s) from e
         except np.linalg.LinAlgError as e:  # a singular solve (scipy's LinAlgError is the same class)
@@ -723,6 +836,8 @@ class Simulator:
             self._fused.tau[:], self._fused.eff_mask[:], self._fused.vel_mask[:] = tau, eff_mask, vel_mask
         else:
             self._last_tau, self._last_clamped = tau, (eff_mask, vel_mask)
+        if aset is not None and aset.na:  # MuJoCo's update of the activations (Euler's, or RK4's)
+            aset.advance(self.dt, self.integrator.name == "rk4")
         self.state = State(t, q, v)
         self._steps = k
         if contact_flags:
@@ -998,7 +1113,8 @@ class Simulator:
     def power(self, tau, q=None, v=None):
         """Power (W) delivered by each non-gravity source at a state:
         ``(labels, values)`` for the applied joint forces ``τᵀv``, each force
-        element (:meth:`ForceElement.power`) and the model's joint damping.
+        element (:meth:`ForceElement.power`), the actuators (at the current
+        controls and activations) and the model's joint damping.
         Gravity's work is in the potential energy, so
         ``d(T + V)/dt = Σ power − (power of conservative elements)``."""
         q, v = self._state_or(q, v)
@@ -1006,16 +1122,23 @@ class Simulator:
 
     def _power(self, tau, q, v):
         labels, values = ["tau"], [float(tau @ v)]
-        for k, e in enumerate(self.system.forces):
+        for k, e in enumerate(self._elements()):
             labels.append(f"{k}:{e!r}")
             values.append(e.power(self.model, q, v, self.state.t))
+        if self._act_set is not None:
+            labels.append("actuators")
+            values.append(float(self._act_set.evaluate(self.model, q, v, self.state.t)[0] @ v))
         if self.system._damped:
             labels.append("joint damping")
             values.append(float(-(self.system.damping * v) @ v))
         return labels, values
 
+    def _elements(self):
+        """The force elements but the actuators' (reported on their own)."""
+        return tuple(e for e in self.system.forces if e is not self._act_set)
+
     def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True, tau=None,
-                contacts=False):
+                contacts=False, control=None):
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
         called before each step, or ``tau`` gives the joint forces open
@@ -1037,6 +1160,14 @@ class Simulator:
         and forces; the compiled loop then returns to Python at each
         recorded step to copy them), else None.
 
+        ``control`` drives the actuators (docs/actuators.md): None (the
+        controls as set, held), one (nu,) vector (held), a (steps, nu)
+        table (row k for step k + 1; in the compiled loop) or a function
+        ``(t, q, v) -> controls`` called before each step (after
+        ``controller``). The trajectory records the controls, the
+        activations and the actuator forces (``control``, ``activation``,
+        ``actuator_force``); :attr:`control` ends at the last step's.
+
         ``duration`` (s, finite, >= 0) is rounded to a whole number of steps;
         ``steps`` and ``record_every`` are integers (>= 0 and >= 1). The
         controller gets copies of q and v, and must return nv finite real
@@ -1051,15 +1182,21 @@ class Simulator:
         if controller is not None and not callable(controller):
             raise InputError(f"controller must be a function (t, q, v) -> tau or None, got {controller!r}")
         taus = self._zero[None, :] if tau is None else self._tau_table(tau, n, controller)
+        control_fn = control if callable(control) else None
+        ctrls = None if control is None or control_fn is not None else self._control_table(control, n)
         builtin = isinstance(controller, PD)  # PD and computed torque run in the compiled loop
-        control = NO_CONTROL
+        kind_gains = NO_CONTROL
         if builtin:
             kind, gains, refs, taus = controller.arrays(self.model, n, self.system.damping)
-            control = (kind, gains, refs)
+            kind_gains = (kind, gains, refs)
         model, s0 = self.model, self.state
         rows = 1 + n // every
         Q, V = np.empty((rows, model.nq)), np.empty((rows, model.nv))
         tau = np.zeros((rows, model.nv))
+        nu, na, aset = self.nu, self.na, self._act_set
+        Uc, Fa, Ac = np.zeros((rows, nu)), np.zeros((rows, nu)), np.zeros((rows, na))
+        if na:
+            Ac[0] = aset.io.act
         flags = np.zeros(rows, np.int64)
         masks = np.zeros((rows, 2, model.nv), np.bool_)
         Q[0], V[0] = s0.q, s0.v
@@ -1071,7 +1208,7 @@ class Simulator:
         k = 0
         try:
             while k < n:
-                if (controller is None or builtin) and f is not None and not f.external:
+                if (controller is None or builtin) and control_fn is None and f is not None and not f.external:
                     # compiled: up to the end (or the next progress update), stopping after a step
                     # that clamps for the first time in the run (reported once), or before a step it
                     # cannot take
@@ -1080,7 +1217,8 @@ class Simulator:
                         m = min(m, every - k % every)
                     stop = self._unreported
                     q, v = self.state.q.copy(), self.state.v.copy()
-                    done, st = f.rollout(q, v, taus, control, k, m, every, stop, Q, V, tau, flags, masks)
+                    done, st = f.rollout(q, v, taus, kind_gains, k, m, every, stop, Q, V, tau, flags, masks, ctrls, Uc,
+                                         Ac, Fa)
                     if done:
                         self.state = State(t[k + done], q, v)
                         self._steps += done
@@ -1101,14 +1239,18 @@ class Simulator:
                         taus[0 if len(taus) == 1 else k]
                     fl = self._fused_failed(st, u, "the controller's tau" if builtin else "tau")
                 else:
+                    s = self.state
                     if controller is None:
                         u = taus[0 if len(taus) == 1 else k]
                     elif builtin:
-                        s = self.state
                         u = controller.torque(k, s.q, s.v, self.system.gravity, self.system.damping)
                     else:  # copies: a controller writing into its arguments must not change the state
-                        s = self.state
                         u = controller(s.t, s.q.copy(), s.v.copy())
+                    if control_fn is not None:
+                        self._set_control(control_fn(s.t, s.q.copy(), s.v.copy()),
+                                          f"the control function's controls {self._at(k + 1, s.t)}")
+                    elif ctrls is not None and nu:
+                        aset.io.ctrl[:] = ctrls[0 if len(ctrls) == 1 else k]
                     fl = self._advance(u, "tau" if controller is None else "the controller's tau")
                 k += 1
                 if k % every == 0:
@@ -1122,6 +1264,8 @@ class Simulator:
                         tau[r] = self._last_tau
                         if fl:
                             masks[r] = self._last_clamped
+                    if nu:
+                        Uc[r], Fa[r], Ac[r] = aset.io.ctrl, aset.io.force, aset.io.act
                     if record is not None and self.contact is not None:
                         record.capture(r, self.contact)
                 if bar is not None:
@@ -1131,18 +1275,22 @@ class Simulator:
                 bar.close()
         meta = dict(model=model.name, integrator=self.integrator.name, dt=self.dt)
         traj = Trajectory.recorded(t[::every], Q, V, tau, masks[:, 0], masks[:, 1], meta,
-                                   model_fingerprint(model), self._derived_quantities())
+                                   model_fingerprint(model), self._derived_quantities(),
+                                   (self.actuator_names, Uc, Ac, Fa))
         traj.contacts = record
         return traj
 
     def rollout_batch(self, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
-                      threads=None):
+                      threads=None, control=None):
         """B rollouts in one call, on ``threads`` threads (default: one per
         core), from this simulator's current time: initial states ``q0``
         (B, nq) and ``v0`` (B, nv) (one vector or None: the same for all, or
         the current state), model parameters ``params`` (a sequence of B
         mappings for :meth:`Model.with_params`, or None), open-loop joint
-        forces ``tau`` ((nv,), (steps, nv) or (B, steps, nv)). Returns
+        forces ``tau`` ((nv,), (steps, nv) or (B, steps, nv)) and the
+        actuators' controls ``control`` ((nu,), (steps, nu) or (B, steps,
+        nu); None: the simulator's, held; every member starts from the
+        simulator's controls and activations). Returns
         :class:`~multibody.simulation.batch.Rollouts`; member b is bitwise
         the :meth:`rollout` of a simulator with those parameters from that
         state (the same compiled loop). The simulator's own state does not
@@ -1150,7 +1298,7 @@ class Simulator:
         without Python force elements); mismatched batch sizes or shapes
         raise InputError, a failing member SimulationError naming it, the
         step and the time."""
-        return rollout_batch(self, q0, v0, steps, duration, params, tau, record_every, threads)
+        return rollout_batch(self, q0, v0, steps, duration, params, tau, record_every, threads, control)
 
     def _tau_table(self, tau, n, controller):
         """The open-loop joint forces of a rollout of ``n`` steps as a
@@ -1166,6 +1314,23 @@ class Simulator:
                              f"row per step), got shape {np.shape(tau)}")
         return table.copy() if table is tau else table
 
+    def _control_table(self, control, n):
+        """The actuators' controls of a rollout of ``n`` steps as a float64
+        (1, nu) (held) or (n, nu) table of finite numbers, or InputError."""
+        nu = self.nu
+        table = as_float_array(control, "control")
+        if table.ndim == 1:
+            table = table[None, :]
+        if table.ndim != 2 or table.shape[1] != nu or table.shape[0] not in (1, n) or n == 0 and table.shape[0] > 1:
+            raise InputError(f"control must be one vector of {nu} controls (the simulator's actuators), a table of "
+                             f"shape ({n}, {nu}) (one row per step) or a function (t, q, v) -> controls, got shape "
+                             f"{np.shape(control)}")
+        bad = ~np.isfinite(table)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise InputError(f"control[{r}, {c}] = {table[r, c]} is not finite")
+        return np.ascontiguousarray(table, dtype=np.float64).copy()
+
     def _derived_quantities(self):
         """The function computing a trajectory's energies, powers and
         constraint residuals from its states and forces (on first access,
@@ -1173,12 +1338,14 @@ class Simulator:
         :meth:`power` and :meth:`constraint_residual` give for each sample,
         in batch where a batch kernel exists."""
         model, system = self.model, self.system
-        forces, limits, constraints = system.forces, self.limits, self.constraints
+        forces, limits, constraints = self._elements(), self.limits, self.constraints
         gravity, damped, damping = system.gravity, system._damped, system.damping.copy()
         soft = system.soft
-        labels = ["tau"] + [f"{k}:{e!r}" for k, e in enumerate(forces)] + (["joint damping"] if damped else [])
+        aset = self._act_set
+        labels = ["tau"] + [f"{k}:{e!r}" for k, e in enumerate(forces)] + (["actuators"] if aset else []) + \
+            (["joint damping"] if damped else [])
 
-        def derive(t, Q, V, tau):
+        def derive(t, Q, V, tau, force):
             N = len(t)
             kinetic = np.atleast_1d(kinetic_energy(model, Q, V)) if N else np.zeros(0)
             potential = np.atleast_1d(potential_energy(model, Q)) if gravity and N else np.zeros(N)
@@ -1192,6 +1359,8 @@ class Simulator:
                             power[i, 1 + c] = e.power(model, Q[i], V[i], t[i])
                     if soft:
                         potential[i] += system.constraint_energy(Q[i])
+                    if aset is not None:  # Σ f l̇ of the recorded forces
+                        power[i, 1 + len(forces)] = float(force[i] @ aset.lengths(Q[i], V[i], t[i])[1])
                 except MultibodyError as e:  # e.g. a force element's callable failing at that time
                     raise _with_context(e, f"deriving the trajectory's energies and powers at sample {i} "
                                            f"(t = {t[i]:.6g} s): {e}") from e

@@ -27,6 +27,9 @@ _ARRAYS = {
 
 
 _DERIVED = ("kinetic", "potential", "power", "constraint_residual")
+# the actuators' records (docs/actuators.md): name -> number of columns ("nu" controls, "na" activations);
+# optional in files (absent: no actuators)
+_ACTUATOR_ARRAYS = {"control": "nu", "activation": "na", "actuator_force": "nu"}
 # the optional contact record (ContactRecord's arrays): name -> (dtype kind, trailing shape after (N, cap))
 _CONTACT_SHAPES = {"count": ("i", None), "geom": ("i", (2,)), "body": ("i", (2,)), "position": ("f", (3,)),
                    "frame": ("f", (3, 3)), "distance": ("f", ()), "impulse": ("f", (3,)), "force": ("f", (3,))}
@@ -190,7 +193,11 @@ class Trajectory:
     unknown), and ``contacts``: the contacts of each sample's step
     (:class:`~multibody.simulation.contact_record.ContactRecord`) when the
     rollout recorded them, else None (pickles and is saved with the
-    trajectory)."""
+    trajectory). The actuators (docs/actuators.md): ``control`` (N, nu) the
+    controls and ``actuator_force`` (N, nu) the actuator forces (N or N·m,
+    before the moment arm) of the step that ended at each sample (row 0:
+    zeros, as ``tau``), ``activation`` (N, na) the activations at each
+    sample, ``actuator_names`` (nu names); (N, 0) without actuators."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -206,19 +213,30 @@ class Trajectory:
     constraint_residual: np.ndarray = field(default_factory=lambda: None)
     model_fingerprint: str = None
     contacts: object = None
+    control: np.ndarray = None
+    activation: np.ndarray = None
+    actuator_force: np.ndarray = None
+    actuator_names: tuple = ()
 
     @classmethod
-    def recorded(cls, t, q, v, tau, effort_clamped, velocity_clamped, meta, model_fingerprint, derived):
+    def recorded(cls, t, q, v, tau, effort_clamped, velocity_clamped, meta, model_fingerprint, derived,
+                 actuators=None):
         """The trajectory of a rollout: the recorded arrays as given (not
         checked or copied), and ``derived = (power_labels, fn)`` where
         ``fn(t, q, v, tau) -> (kinetic, potential, power,
         constraint_residual)`` computes the derived quantities in one batch
         when one of them is first read (a rollout records only what its
-        steps compute)."""
+        steps compute). ``actuators``: ``(names, control, activation,
+        actuator_force)`` or None (no actuators)."""
         self = cls.__new__(cls)
+        N = len(t)
+        names, control, activation, force = actuators if actuators is not None else \
+            ((), np.zeros((N, 0)), np.zeros((N, 0)), np.zeros((N, 0)))
         self.__dict__.update(t=t, q=q, v=v, tau=tau, effort_clamped=effort_clamped,
                              velocity_clamped=velocity_clamped, meta=meta, power_labels=tuple(derived[0]),
-                             model_fingerprint=model_fingerprint, contacts=None, _derive=derived[1])
+                             model_fingerprint=model_fingerprint, contacts=None, control=control,
+                             activation=activation, actuator_force=force, actuator_names=tuple(names),
+                             _derive=derived[1])
         return self
 
     def __getattr__(self, name):
@@ -226,7 +244,7 @@ class Trajectory:
         derive = self.__dict__.get("_derive")
         if derive is None or name not in _DERIVED:
             raise AttributeError(f"'Trajectory' object has no attribute '{name}'")
-        self.__dict__.update(zip(_DERIVED, derive(self.t, self.q, self.v, self.tau)))
+        self.__dict__.update(zip(_DERIVED, derive(self.t, self.q, self.v, self.tau, self.actuator_force)))
         del self.__dict__["_derive"]
         return self.__dict__[name]
 
@@ -259,11 +277,21 @@ class Trajectory:
         if self.model_fingerprint is not None and not isinstance(self.model_fingerprint, str):
             raise InputError(f"Trajectory.model_fingerprint must be a string or None, got {self.model_fingerprint!r}")
         defaults = dict(effort_clamped=((N, nv), bool), velocity_clamped=((N, nv), bool),
-                        power=((N, len(self.power_labels)), float), constraint_residual=((N,), float))
+                        power=((N, len(self.power_labels)), float), constraint_residual=((N,), float),
+                        control=((N, 0), float), activation=((N, 0), float), actuator_force=((N, 0), float))
         for name, (shape, dtype) in defaults.items():
             value = getattr(self, name)
-            setattr(self, name, np.zeros(shape, dtype) if value is None else np.asarray(value, dtype=dtype))
-        _check_arrays("(in memory)", {name: getattr(self, name) for name in _ARRAYS}, len(self.power_labels))
+            try:
+                setattr(self, name, np.zeros(shape, dtype) if value is None else np.asarray(value, dtype=dtype))
+            except (TypeError, ValueError) as e:
+                raise InputError(f"Trajectory.{name} must be an array of numbers: {e}") from None
+        nu = self.control.shape[1] if self.control.ndim == 2 else -1
+        if not isinstance(self.actuator_names, (tuple, list)) or not all(isinstance(x, str)
+                                                                          for x in self.actuator_names):
+            raise InputError(f"Trajectory.actuator_names must be a tuple of strings, got {self.actuator_names!r}")
+        self.actuator_names = tuple(self.actuator_names) or tuple(f"actuator{k}" for k in range(max(nu, 0)))
+        _check_arrays("(in memory)", {name: getattr(self, name) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS)},
+                      len(self.power_labels), len(self.actuator_names))
 
     @property
     def energy(self):
@@ -311,8 +339,9 @@ class Trajectory:
         header = json.dumps({"format": FORMAT, "version": VERSION, "model_fingerprint": self.model_fingerprint,
                              "power_labels": _jsonable(list(self.power_labels), "power_labels"),
                              "meta": _jsonable(self.meta, "meta"),
-                             "contact_geometries": None if record is None else list(record.geometries)})
-        arrays = {name: np.asarray(getattr(self, name)) for name in _ARRAYS}
+                             "contact_geometries": None if record is None else list(record.geometries),
+                             "actuator_names": _jsonable(list(self.actuator_names), "actuator_names")})
+        arrays = {name: np.asarray(getattr(self, name)) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS)}
         if record is not None:  # optional members "contacts.<field>"
             arrays.update({f"contacts.{name}": getattr(record, name) for name in _CONTACT_ARRAYS})
         for name, a in arrays.items():
@@ -362,6 +391,8 @@ class Trajectory:
                                      f"before format {VERSION} are not read)")
                 header = json.loads(str(z["header"][()]))
                 arrays = {name: z[name] for name in _ARRAYS}
+                # the actuators' records: absent from files without actuators written before they existed
+                arrays.update({name: z[name] for name in _ACTUATOR_ARRAYS if name in z.files})
                 contacts = {name: z[f"contacts.{name}"] for name in _CONTACT_ARRAYS} \
                     if f"contacts.{_CONTACT_ARRAYS[0]}" in z.files else None
         except InputError:
@@ -386,17 +417,27 @@ class Trajectory:
             raise InputError(f"trajectory file '{path}' has format version {header.get('version')!r}; this "
                              f"multibody reads version {VERSION}")
         meta, labels, fp = header.get("meta"), header.get("power_labels"), header.get("model_fingerprint")
+        names = header.get("actuator_names", [])
         if not (isinstance(meta, dict) and isinstance(labels, list) and all(isinstance(x, str) for x in labels)
-                and (fp is None or isinstance(fp, str))):
+                and (fp is None or isinstance(fp, str)) and isinstance(names, list)
+                and all(isinstance(x, str) for x in names)):
             raise InputError(f"trajectory file '{path}' has a corrupted header")
-        _check_arrays(path, arrays, len(labels))
+        N = arrays["t"].shape[0] if arrays["t"].ndim == 1 else 0
+        for name in _ACTUATOR_ARRAYS:
+            if name not in arrays:
+                if names:
+                    raise InputError(f"trajectory file '{path}' is inconsistent: it names actuators but has no "
+                                     f"{name}")
+                arrays[name] = np.zeros((N, 0))
+        _check_arrays(path, arrays, len(labels), len(names))
         record = None
         if contacts is not None:
             names = header.get("contact_geometries")
             if not (isinstance(names, list) and all(isinstance(x, str) for x in names)):
                 raise InputError(f"trajectory file '{path}' has a corrupted header (contact_geometries)")
             record = _contact_record(path, names, contacts, len(arrays["t"]))
-        traj = cls(meta=meta, power_labels=tuple(labels), model_fingerprint=fp, contacts=record, **arrays)
+        traj = cls(meta=meta, power_labels=tuple(labels), model_fingerprint=fp, contacts=record,
+                   actuator_names=tuple(names), **arrays)
         if model is not None:
             try:
                 traj.check_model(model)
@@ -405,14 +446,18 @@ class Trajectory:
         return traj
 
 
-def _check_arrays(path, arrays, P):
+def _check_arrays(path, arrays, P, nu=0):
     """The arrays of a trajectory (file ``path``) have the dtypes and the
-    shapes (N,), (N, nq), (N, nv), (N, P) of one recording."""
+    shapes (N,), (N, nq), (N, nv), (N, P), and the actuators' (N, nu),
+    (N, na), of one recording."""
     N = arrays["t"].shape[0] if arrays["t"].ndim == 1 else -1
     nq = arrays["q"].shape[1] if arrays["q"].ndim == 2 else -1
     nv = arrays["v"].shape[1] if arrays["v"].ndim == 2 else -1
-    cols = {None: (), "nq": (nq,), "nv": (nv,), "P": (P,)}
-    for name, (kind, c) in _ARRAYS.items():
+    act = arrays.get("activation")
+    na = act.shape[1] if act is not None and act.ndim == 2 else -1
+    cols = {None: (), "nq": (nq,), "nv": (nv,), "P": (P,), "nu": (nu,), "na": (na,)}
+    specs = dict(_ARRAYS, **{name: ("f", c) for name, c in _ACTUATOR_ARRAYS.items() if name in arrays})
+    for name, (kind, c) in specs.items():
         a = arrays[name]
         expected = (N,) + cols[c]
         if a.dtype.kind != kind or a.shape != expected or N < 0 or nq < 0 or nv < 0:
