@@ -478,6 +478,31 @@ def test_over_trajectory_is_reading_with_velocity_differences(setup):
     assert not np.allclose(other["accelerometer(imu)"], got["accelerometer(imu)"])
 
 
+def test_step_by_step_equals_over_the_rollout():
+    """Sensors.step (one simulator step, the measurement of the state it
+    left) along a run gives what over() gives along the rollout of the
+    same run, noise and delay included, contacts included."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        model = mb.load_mjcf(TOUCH)
+    mm = mujoco.MjModel.from_xml_string(TOUCH)
+    q0 = mb_state(mm, model, mm.qpos0, np.zeros(mm.nv))[0]
+    q0[2] = q0[9] = 0.05  # resting on the floor
+    S = Sensors([Touch("bottom", zone="box", size=(0.11, 0.16, 0.01), noise=0.5), IMU("box", noise=0.1, delay=0.004),
+                 Force("box", delay=0.002, initial="nan"), JointPosition(model.joint_names[1], noise=0.01)],
+                dt=0.002, seed=9)
+    n = 30
+    tau = 0.5 * np.random.default_rng(0).normal(size=(n, model.nv))
+    sim = mb.Simulator(model, dt=0.002, q0=q0)
+    steps = [S.step(sim, tau[k]) for k in range(n)]
+    sim = mb.Simulator(model, dt=0.002, q0=q0)
+    traj = sim.rollout(steps=n, tau=tau, contacts=True)
+    over = S.over(traj, sim)
+    for name in S.names:
+        np.testing.assert_allclose(np.array([x[name] for x in steps]), over[name][:n], atol=1e-9, err_msg=name)
+    assert np.isnan(over["force(box)"][0]).all() and (over["touch(bottom)"] != 0).all()
+
+
 def test_touch_and_force_along_a_simulated_contact():
     """A box resting on the ground in multibody's simulator: the bottom
     touch pad reads its weight, the top one nothing, the accelerometer

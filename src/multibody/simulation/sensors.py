@@ -406,7 +406,7 @@ class _FrameMotion(_FrameSensor):
             # MuJoCo's relative velocity: ω − ω_ref and v − v_ref − ω_ref × (p − p_ref), in the reference's axes
             Rr, pr = snap.frame_pose(*ref)
             wr, ur = snap.frame_velocity(*ref)
-            x = w - wr if self.angular else u - ur - np.cross(wr, snap.frame_pose(b, P)[1] - pr)
+            x = w - wr if self.angular else u - ur - _cross(wr, snap.frame_pose(b, P)[1] - pr)
             return np.einsum("bji,bj->bi", Rr, x)
         x = w if self.angular else u
         if self.local:
@@ -536,7 +536,7 @@ class _Wrench(_FrameSensor):
         b, P = data[0]
         R, p = snap.frame_pose(b, P)
         S = snap.subtree_wrench[:, b]
-        n = S[:, :3] - np.cross(p, S[:, 3:])  # moment about the frame's origin
+        n = S[:, :3] - _cross(p, S[:, 3:])  # moment about the frame's origin
         out = np.concatenate([np.einsum("bji,bj->bi", R, n), np.einsum("bji,bj->bi", R, S[:, 3:])], axis=1)
         return out[:, self.part]
 
@@ -732,6 +732,18 @@ def _ray_meets(zone, size, R, p, point, direction):
     return clip(_ray_interval(a, x[0] * d[0] + x[1] * d[1], c))
 
 
+def _cross(a, b):
+    """a × b over the last axis (broadcast): np.cross costs ~10x more on small arrays."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    out = np.empty(np.broadcast(a[..., 0], b[..., 0]).shape + (3,))
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
+
+
 def _quaternions(R):
     """Unit quaternions (w ≥ 0) of rotation matrices (B, 3, 3)."""
     return np.array([_quat.from_rotation(np.ascontiguousarray(r)) for r in R]).reshape(len(R), 4)
@@ -776,7 +788,7 @@ class _Snapshot:
         vel, acc = self.motion
         rot = lambda x: np.einsum("bnij,bnj->bni", R, x)  # noqa: E731
         return (rot(vel[..., :3]), rot(vel[..., 3:]), rot(acc[..., :3]),
-                rot(acc[..., 3:] + np.cross(vel[..., :3], vel[..., 3:])))
+                rot(acc[..., 3:] + _cross(vel[..., :3], vel[..., 3:])))
 
     def frame_pose(self, body, P):
         """(R (B, 3, 3), p (B, 3)) world pose of the frame at ``P`` in ``body``."""
@@ -794,14 +806,14 @@ class _Snapshot:
     def frame_velocity(self, body, P):
         """(ω, v) world angular velocity and velocity of the frame origin (B, 3)."""
         w, vo = self.world[0][:, body], self.world[1][:, body]
-        return w, vo + np.cross(w, self._arm(body, P))
+        return w, vo + _cross(w, self._arm(body, P))
 
     def frame_acceleration(self, body, P):
         """(ω̇, a): world angular acceleration and classical acceleration of
         the frame origin, a_O + ω̇ × ρ + ω × (ω × ρ) (B, 3), without gravity."""
         w, _, wd, ao = (x[:, body] for x in self.world)
         rho = self._arm(body, P)
-        return wd, ao + np.cross(wd, rho) + np.cross(w, np.cross(w, rho))
+        return wd, ao + _cross(wd, rho) + _cross(w, _cross(w, rho))
 
     # ------------------------------------------------------------ dynamics of the bodies
     @cached_property
@@ -814,7 +826,7 @@ class _Snapshot:
         body origins, as world forces about the world origin (B, nb, 6)."""
         R, p = self.oMi[..., :3, :3], self.oMi[..., :3, 3]
         F = np.einsum("bnij,bnj->bni", R, f)
-        return np.concatenate([np.einsum("bnij,bnj->bni", R, n) + np.cross(p, F), F], axis=-1)
+        return np.concatenate([np.einsum("bnij,bnj->bni", R, n) + _cross(p, F), F], axis=-1)
 
     @cached_property
     def momentum(self):
@@ -822,8 +834,8 @@ class _Snapshot:
         m, h, Ib = self._inertia
         vel = self.motion[0]
         w, u = vel[..., :3], vel[..., 3:]
-        n = np.einsum("nij,bnj->bni", Ib, w) + np.cross(h, u)
-        f = m[:, None] * u - np.cross(h, w)
+        n = np.einsum("nij,bnj->bni", Ib, w) + _cross(h, u)
+        f = m[:, None] * u - _cross(h, w)
         return self._to_world(n, f), (n, f)
 
     @cached_property
@@ -839,8 +851,8 @@ class _Snapshot:
         wd = acc[..., :3]
         ud = acc[..., 3:] - np.einsum("bnji,j->bni", R, self.g)  # the world at −g, in body coordinates
         nm, fm = self.momentum[1]
-        n = np.einsum("nij,bnj->bni", Ib, wd) + np.cross(h, ud) + np.cross(w, nm) + np.cross(u, fm)
-        f = m[:, None] * ud - np.cross(h, wd) + np.cross(w, fm)
+        n = np.einsum("nij,bnj->bni", Ib, wd) + _cross(h, ud) + _cross(w, nm) + _cross(u, fm)
+        f = m[:, None] * ud - _cross(h, wd) + _cross(w, fm)
         S = self._to_world(n, f) - self.external
         return _subtree_sums(self.model, S)
 
@@ -855,7 +867,7 @@ class _Snapshot:
             for k, contacts in enumerate(self.contacts):
                 for c in contacts:
                     F = np.asarray(c.force, dtype=float)
-                    W = np.concatenate([np.cross(c.position, F), F])
+                    W = np.concatenate([_cross(c.position, F), F])
                     E[k, c.body2] += W
                     E[k, c.body1] -= W
         return E
@@ -878,7 +890,7 @@ class _Snapshot:
         M = self._subtree_mass
         H = _subtree_sums(self.model, self.momentum[0])
         vc = np.where(M[..., None] > 0, H[..., 3:] / np.where(M > 0, M, 1.0)[..., None], 0.0)
-        return vc, H[..., :3] - np.cross(c, H[..., 3:])
+        return vc, H[..., :3] - _cross(c, H[..., 3:])
 
 
 def _subtree_sums(model, X):
@@ -1155,6 +1167,27 @@ class Sensors:
         self._last_t = t
         return {ch.bound.sensor.name: ch.measure(x[0]) for ch, x in zip(self._channels[1], vals)}
 
+    def step(self, simulator, tau=None):
+        """Advance ``simulator`` one step with joint forces ``tau`` and
+        return the measurement (:meth:`update`) of the state it started
+        from, with the step's forces: the accelerations of its forward
+        dynamics under the applied (clamped) τ and the contacts the step
+        solved (``simulator.contact.contacts()``), as in :meth:`over` — and
+        as MuJoCo's sensordata after ``mj_step``, which belongs to the state
+        before the step. A controller using the readings thus sees them one
+        step late, as a sampled sensor would."""
+        from .simulator import Simulator
+        if not isinstance(simulator, Simulator):
+            raise InputError(f"Sensors.step needs a Simulator, got {type(simulator).__name__}")
+        s = simulator.state
+        simulator.step(tau)
+        contacts = simulator.contact.contacts() if simulator.contact is not None else []
+        model = simulator.model
+        a = None
+        if any(b.sensor.stage == ACCELERATION and not isinstance(b.sensor, Touch) for b in self.bind(model)):
+            a = forward_acceleration(simulator, s.t, s.q, s.v, simulator.last_tau, contacts)
+        return self.update(model, s.t, s.q, s.v, a, contacts=contacts, gravity=simulator.system.gravity)
+
     def over(self, trajectory, simulator, measured=True, seed=None):
         """The readings along ``trajectory`` (recorded by ``simulator``'s
         rollout): a dict name -> (N, dim) array, one row per sample.
@@ -1235,7 +1268,7 @@ def forward_acceleration(simulator, t, q, v, tau, contacts=()):
         W = np.zeros((model.nbodies, 6))
         for c in contacts:
             F = np.asarray(c.force, dtype=float)
-            w = np.concatenate([np.cross(c.position, F), F])
+            w = np.concatenate([_cross(c.position, F), F])
             W[c.body2] += w
             W[c.body1] -= w
         for b in np.nonzero(np.abs(W[1:]).sum(axis=1))[0] + 1:
