@@ -303,10 +303,9 @@ def test_mujoco_actuator_force_and_tendon_against_mj_forward():
         for i, mus in enumerate(muscles):
             mus.activation = act[i]
             tau = mus.evaluate(model, q, v)[0]
-            moment = moments[i]
-            # MuJoCo: qfrc_actuator = moment · actuator_force
-            assert abs(mus.state(model, q, v)["tension"] + d.actuator_force[i]) < 1e-10 * max(1, abs(d.actuator_force[i]))
-            assert np.allclose(tau, moment * d.actuator_force[i], atol=1e-10 * max(1, abs(d.actuator_force[i])))
+            force, tol = d.actuator_force[i], 1e-10 * max(1, abs(d.actuator_force[i]))
+            assert abs(mus.state(model, q, v)["tension"] + force) < tol
+            assert np.allclose(tau, moments[i] * force, atol=tol)     # MuJoCo: qfrc_actuator = moment · actuator_force
             dyn = m.actuator_dynprm[i]
             rate = mc.mujoco_activation_rate(ctrl[i], act[i], dyn[0], dyn[1], dyn[2])[0]
             assert abs(rate - d.act_dot[i]) < 1e-10 * max(1, abs(rate))

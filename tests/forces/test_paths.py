@@ -23,6 +23,17 @@ class NonlinearAlong(TransmissionElement):
         return -(3 * s + s ** 3 + (0.5 + l) * ld + 0.2 * np.sin(t)), -(3 + 3 * s * s + ld), -(0.5 + l)
 
 
+def check_jacobians(element, model, q, v, t=0.0):
+    """K and D of ``element`` against central differences (helpers.close);
+    returns its τ."""
+    tau, K, D = element.evaluate(model, q, v, t, jacobians=True)
+    Kf, Df = fd_jacobians(element, model, q, v, t)
+    scale = max(np.abs(tau).max(), np.abs(Kf).max(), np.abs(Df).max())
+    assert close(K, Kf, scale), f"{element!r}: K error {np.abs(K - Kf).max():.3g} (scale {scale:.3g})"
+    assert close(D, Df, scale), f"{element!r}: D error {np.abs(D - Df).max():.3g} (scale {scale:.3g})"
+    return tau
+
+
 def random_points(model, rng, n, world=True):
     """n (frame, point) on random frames (bodies, merged fixed links, and
     the world when ``world``), each point distinct."""
@@ -98,11 +109,7 @@ def test_force_along_a_path_against_finite_differences(seed, floating):
         pts[0] = ("world", rng.uniform(-0.3, 0.3, 3))          # an origin fixed in the world
         e = NonlinearAlong(Path(pts))
         q, v = state(model, 40 + trial)
-        tau, K, D = e.evaluate(model, q, v, 0.3, jacobians=True)
-        Kf, Df = fd_jacobians(e, model, q, v, 0.3)
-        scale = max(np.abs(tau).max(), np.abs(Kf).max(), np.abs(Df).max())
-        assert close(K, Kf, scale), f"K error {np.abs(K - Kf).max():.3g} (scale {scale:.3g})"
-        assert close(D, Df, scale), f"D error {np.abs(D - Df).max():.3g} (scale {scale:.3g})"
+        tau = check_jacobians(e, model, q, v, 0.3)
         assert np.array_equal(e.evaluate(model, q, v, 0.3)[0], tau)
 
 
@@ -205,3 +212,15 @@ def test_along_with_the_path_state_directly():
     assert np.allclose(D, -0.5 * np.outer(ts.moment, ts.moment))
     assert np.allclose(K, -5.0 * np.outer(ts.moment, ts.moment) - 0.5 * np.outer(ts.moment, ts.rate_gradient)
                        + ts.geometric(-2.0))
+
+
+def test_pickle_keeps_the_path_and_drops_the_bindings():
+    import pickle
+    model = tree(18, False)
+    rng = np.random.default_rng(2)
+    path = Path(random_points(model, rng, 3), name="tendon")
+    q, _ = state(model, 1)
+    l0 = path.length(model, q)
+    copy = pickle.loads(pickle.dumps(path))
+    assert repr(copy) == "Path('tendon')" and len(copy._bindings) == 0
+    assert copy.length(model, q) == l0

@@ -30,7 +30,7 @@ from .base import nonnegative
 from .muscle_curves import SUEDA, as_curves, hill_tension, mujoco_muscle_parameters
 from .muscle_curves import MUJOCO_DEFAULTS as _MJ
 from .paths import Path
-from .springs import FORCE_LAWS, CableLaw, GreenStrainLaw, LinearLaw
+from .springs import PointToPointSpring
 from .transmission import TransmissionElement
 
 
@@ -246,23 +246,6 @@ def mujoco_acc0(model, transmission, q=None):
 # --------------------------------------------------------- multi-point spring
 
 
-def _make_law(owner, stiffness, damping, rest_length, force_law):
-    """The tension law of a spring element (as :class:`~.springs.PointToPointSpring`
-    builds it): a built-in name with stiffness and damping, or a callable."""
-    if force_law is None or isinstance(force_law, str):
-        kind = "linear" if force_law is None else force_law.lower()
-        if kind not in FORCE_LAWS:
-            raise owner.error(f"unknown force law {force_law!r} (built-in: {', '.join(FORCE_LAWS)})")
-        k, d = nonnegative(owner, stiffness, "stiffness"), nonnegative(owner, damping, "damping")
-        try:
-            return FORCE_LAWS[kind](k, d) if kind in ("linear", "cable") else FORCE_LAWS[kind](k, d, rest_length)
-        except ValueError as exc:
-            raise owner.error(str(exc)) from None
-    if callable(force_law):
-        return force_law
-    raise owner.error(f"force_law must be None, a name or a callable, got {force_law!r}")
-
-
 class MultiPointSpring(TransmissionElement):
     """ArtiSynth's multi-point spring (§0.14): an axial spring through via
     points, tension ``F(L − r, L̇)`` of the whole length ``L`` (positive
@@ -281,9 +264,11 @@ class MultiPointSpring(TransmissionElement):
 
     def __init__(self, points, stiffness=0.0, damping=0.0, rest_length=0.0, force_law=None, name=None):
         self.name = name
-        self.rest_length = nonnegative(self, rest_length, "rest_length")
-        self.law = _make_law(self, stiffness, damping, self.rest_length, force_law)
-        self.conservative = isinstance(self.law, (LinearLaw, GreenStrainLaw, CableLaw)) and self.law.d == 0.0
+        # the law is built, validated and called by the axial spring's own code (errors named after this element)
+        self._axial = PointToPointSpring(None, np.zeros(3), None, np.zeros(3), stiffness, damping, rest_length,
+                                         force_law, name=repr(self))
+        self.law, self.rest_length = self._axial.law, self._axial.rest_length
+        self.conservative = self._axial.conservative
         super().__init__(_as_transmission(points), name)
 
     def _label(self):
@@ -291,12 +276,7 @@ class MultiPointSpring(TransmissionElement):
 
     def tension(self, length, rate):
         """``(F, ∂F/∂L, ∂F/∂L̇)`` at path length ``L`` and rate ``L̇``."""
-        out = self.law(length - self.rest_length, rate)
-        try:
-            F, Fs, Fr = (float(x) for x in out)
-        except (TypeError, ValueError):
-            raise self.error(f"force law returned {out!r}; expected (F, dF/ds, dF/dsdot)", InputError) from None
-        return F, Fs, Fr
+        return self._axial._law(length - self.rest_length, rate)
 
     def force(self, length, rate, t):
         F, Fs, Fr = self.tension(length, rate)

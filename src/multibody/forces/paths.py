@@ -40,9 +40,9 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..errors import InputError, ModelError
+from ..errors import InputError
 from ._kin import State, topology
-from .base import floats, resolve_frame
+from .base import ForceElement, floats, resolve_frame
 from .transmission import Transmission, TransmissionState
 
 #: segments shorter than this (m) between points that move relative to each other are an error
@@ -243,17 +243,10 @@ class Path(Transmission):
             return f"Path({self.name!r})"
         return f"Path({' → '.join(str(f) for f in self.frames)})" if self.frames else "Path"
 
-    def error(self, msg, cls=ModelError):
-        return cls(f"{self!r}: {msg}")
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        del state["_bindings"]
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._bindings = weakref.WeakKeyDictionary()
+    # errors named like a force element's; pickled without the per-model bindings (weak references)
+    error = ForceElement.error
+    __getstate__ = ForceElement.__getstate__
+    __setstate__ = ForceElement.__setstate__
 
     @property
     def npoints(self):
