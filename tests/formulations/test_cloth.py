@@ -114,8 +114,8 @@ def equilibrium(n, k, bend, mass, size, bar_mass, x_guess, theta_guess):
     assert np.abs(V_and_grad(y)[1]).max() < 1e-9
     # a minimum, not a saddle: the Hessian (central differences of the gradient) is positive definite
     e, m = 1e-6, min(len(y), 200)           # (the first 200 coordinates on the large cloth)
-    H = np.array([(V_and_grad(y + e * np.eye(m)[c])[1] - V_and_grad(y - e * np.eye(m)[c])[1]) / (2 * e)
-                  for c in range(m)])
+    E = np.eye(len(y))
+    H = np.array([(V_and_grad(y + e * E[c])[1][:m] - V_and_grad(y - e * E[c])[1][:m]) / (2 * e) for c in range(m)])
     assert np.linalg.eigvalsh(0.5 * (H + H.T)).min() > 1e-3
     th, _, X = unpack(y)
     return th, X
