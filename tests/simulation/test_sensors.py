@@ -567,6 +567,10 @@ def test_noise_statistics_and_seeds():
     S.reset()
     first = [S.update(model, 0.0, q, np.zeros(model.nv)) for _ in range(3)]
     assert all(np.array_equal(first[0][k], R[k][0]) for k in S.names)
+    import pickle
+    copy = pickle.loads(pickle.dumps(S))  # starts as after reset()
+    again = copy.update(model, 0.0, q, np.zeros(model.nv))
+    assert all(np.array_equal(again[k], R[k][0]) for k in S.names)
     S.reset(seed=6)
     other = S.update(model, 0.0, q, np.zeros(model.nv))
     assert not np.array_equal(other["jointpos(hinge1)"], first[0]["jointpos(hinge1)"])

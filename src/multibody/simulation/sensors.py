@@ -233,6 +233,8 @@ class JointPosition(Sensor):
     def _bind(self, model):
         try:
             j = model.joint_id(self.target) if isinstance(self.target, str) else int(self.target)
+            if j < 0:
+                raise IndexError(j)
             info = model.joints[j]
         except (InputError, IndexError, TypeError, ValueError):
             raise self.error(f"model '{model.name}' has no joint {self.target!r}", ModelError) from None
@@ -1008,6 +1010,17 @@ class Sensors:
         self._last_t = None
         if model is not None:
             self.bind(model)
+
+    def __getstate__(self):
+        """Pickle (multiprocessing) without the per-model bindings and the
+        measurement state: an unpickled collection starts as after reset()."""
+        state = dict(self.__dict__)
+        state.update(_bindings=None, _channels=None, _last_t=None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._bindings = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------ container
     @property
