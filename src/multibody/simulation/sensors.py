@@ -1182,24 +1182,33 @@ class Sensors:
 
     def step(self, simulator, tau=None):
         """Advance ``simulator`` one step with joint forces ``tau`` and
-        return the measurement (:meth:`update`) of the state it started
-        from, with the step's forces: the accelerations of its forward
-        dynamics under the applied (clamped) τ and the contacts the step
-        solved (``simulator.contact.contacts()``), as in :meth:`over` — and
-        as MuJoCo's sensordata after ``mj_step``, which belongs to the state
-        before the step. A controller using the readings thus sees them one
-        step late, as a sampled sensor would."""
+        return the measurement of the state it started from
+        (:meth:`after_step`). A controller using the readings thus sees
+        them one step late, as a sampled sensor would."""
         from .simulator import Simulator
         if not isinstance(simulator, Simulator):
             raise InputError(f"Sensors.step needs a Simulator, got {type(simulator).__name__}")
-        s = simulator.state
+        before = simulator.state
         simulator.step(tau)
+        return self.after_step(simulator, before)
+
+    def after_step(self, simulator, before):
+        """The measurement (:meth:`update`) of the state ``before`` (a
+        :class:`~multibody.simulation.simulator.State`: t, q, v) from which
+        ``simulator`` just took one step, with that step's forces: the
+        accelerations of its forward dynamics under the applied (clamped)
+        τ (``simulator.last_tau``) and the contacts the step solved
+        (``simulator.contact.contacts()``), as in :meth:`over` — and as
+        MuJoCo's sensordata after ``mj_step``, which belongs to the state
+        before the step. What a simulator calls after each step to record
+        sensors while it runs."""
         contacts = simulator.contact.contacts() if simulator.contact is not None else []
         model = simulator.model
         a = None
         if any(b.sensor.stage == ACCELERATION and not isinstance(b.sensor, Touch) for b in self.bind(model)):
-            a = forward_acceleration(simulator, s.t, s.q, s.v, simulator.last_tau, contacts)
-        return self.update(model, s.t, s.q, s.v, a, contacts=contacts, gravity=simulator.system.gravity)
+            a = forward_acceleration(simulator, before.t, before.q, before.v, simulator.last_tau, contacts)
+        return self.update(model, before.t, before.q, before.v, a, contacts=contacts,
+                           gravity=simulator.system.gravity)
 
     def over(self, trajectory, simulator, measured=True, seed=None):
         """The readings along ``trajectory`` (recorded by ``simulator``'s
