@@ -21,6 +21,7 @@ from .dynamics import (aba, bias_forces, crba, kinetic_energy_gradient, floating
                        operational_space_inverse_inertia, regressor, rnea)
 
 from . import forces
+from .forces.actuators import Actuator, Motor, Muscle, PositionServo, TendonSpring, VelocityServo
 from .constraints.contact import Compliance, add_foundation_elements
 from .simulation import ComputedTorque, PD, Simulator, State, Trajectory
 

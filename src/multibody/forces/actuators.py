@@ -11,11 +11,14 @@ rate times the ``gear`` and ``u`` the actuator's input,
 
 with ``gaintype`` "fixed" (``gain = gainprm[0]``) or "affine"
 (``gainprm[0] + gainprm[1] l + gainprm[2] l̇``), ``biastype`` "none" or
-"affine" (``biasprm[0] + biasprm[1] l + biasprm[2] l̇``). The input is the
+"affine" (``biasprm[0] + biasprm[1] l + biasprm[2] l̇``), or "muscle"
+(MuJoCo's muscle: ``gain = −F f_L(L) f_V(V)``, ``bias = −F f_P(L)`` with
+MuJoCo's curves or Sueda's, :mod:`.muscle_curves`). The input is the
 control ``c`` (clamped to ``ctrlrange``) when ``dyntype`` is "none", else
 the actuator's activation ``a`` (MuJoCo's ``act``), a state advanced with
 the step: ``ȧ = c`` ("integrator"), ``ȧ = (c − a)/τ`` ("filter",
-"filterexact": τ = ``dynprm[0]`` s), clamped to ``actrange``. The
+"filterexact": τ = ``dynprm[0]`` s), MuJoCo's muscle activation
+dynamics ("muscle"), clamped to ``actrange``. The
 Jacobians are exact: ``K = ∂τ/∂q = f_l JᵀJ + (geometric term)``,
 ``D = f_l̇ JᵀJ`` (zero where the force is clamped), so a position servo
 is a spring ``−kp`` and a velocity servo a damper ``−kv`` for the implicit
@@ -36,6 +39,9 @@ from numba import njit
 from ..errors import InputError, ModelError, MultibodyError
 from ..model.checks import as_float_array
 from .base import ForceElement, floats
+from .muscle_curves import (MUJOCO, SUEDA, MuJoCoCurves, mujoco_activation_rate, mujoco_active_length,
+                            mujoco_passive_length, mujoco_velocity, sueda_active_length, sueda_passive_length,
+                            sueda_velocity)
 from .transmission import (FixedTendon, JointTransmission, Transmission, TransmissionElement, TransmissionState,
                            _one_dof_joint, along, as_transmission)
 
@@ -50,8 +56,9 @@ A_DYN, A_GAIN, A_BIAS, A_ACT, A_FLAGS, A_START, A_COUNT = range(7)
 NI = 8
 CTRL_LIMITED, FORCE_LIMITED, ACT_LIMITED, ACT_EARLY, PYTHON_FORCE = 1, 2, 4, 8, 16
 NPRM = 9  # MuJoCo's mjNGAIN = mjNBIAS (10 in the model; the laws here read at most 9)
-P_GAIN, P_BIAS, P_DYN, P_CTRL, P_FORCE, P_ACT, P_LENGTH = 0, 9, 18, 21, 23, 25, 27
+P_GAIN, P_BIAS, P_DYN, P_CTRL, P_FORCE, P_ACT, P_LENGTH, P_CURVES = 0, 9, 18, 21, 23, 25, 27, 29
 NP = 32
+CURVES = {"sueda": SUEDA, "mujoco": MUJOCO}  # a muscle's curve set (af[k, P_CURVES])
 MINVAL = 1e-15  # MuJoCo's mjMINVAL: the floor of its time constants and scales
 
 
@@ -77,6 +84,8 @@ def activation_rate(ai, af, k, c, a):
         return c
     if dyn == DYN_FILTER or dyn == DYN_FILTEREXACT:
         return (c - a) / max(MINVAL, af[k, P_DYN])
+    if dyn == DYN_MUSCLE:
+        return mujoco_activation_rate(c, a, af[k, P_DYN], af[k, P_DYN + 1], af[k, P_DYN + 2])[0]
     return 0.0
 
 
@@ -113,6 +122,47 @@ def force_input(ai, af, k, c, act, act_dot, h):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _muscle_scales(af, k, base, l, ld):
+    """MuJoCo's normalized muscle length and velocity ``L = range₀ + (l −
+    lr₀)/L0``, ``V = l̇/(L0 vmax)`` (``L0 = (lr₁ − lr₀)/(range₁ −
+    range₀)``) from the parameters at ``base`` (gainprm or biasprm) and the
+    lengthrange, with the divisors of ∂L/∂l and ∂V/∂l̇."""
+    L0 = (af[k, P_LENGTH + 1] - af[k, P_LENGTH]) / max(MINVAL, af[k, base + 1] - af[k, base])
+    sl = max(MINVAL, L0)
+    sv = max(MINVAL, L0 * af[k, base + 6])
+    return af[k, base] + (l - af[k, P_LENGTH]) / sl, ld / sv, sl, sv
+
+
+@njit(cache=True, nogil=True)
+def muscle_gain(af, k, l, ld):
+    """MuJoCo's muscle gain ``−F f_L(L) f_V(V)`` (mju_muscleGain, F the
+    resolved peak force gainprm[2]) and its partials in l and l̇, with
+    MuJoCo's curves or Sueda's (af[k, P_CURVES])."""
+    L, V, sl, sv = _muscle_scales(af, k, P_GAIN, l, ld)
+    F = af[k, P_GAIN + 2]
+    if af[k, P_CURVES] == SUEDA:
+        fl, dfl = sueda_active_length(L)
+        fv, dfv = sueda_velocity(V)
+    else:
+        fl, dfl = mujoco_active_length(L, af[k, P_GAIN + 4], af[k, P_GAIN + 5])
+        fv, dfv = mujoco_velocity(V, af[k, P_GAIN + 8])
+    return -F * fl * fv, -F * dfl * fv / sl, -F * fl * dfv / sv
+
+
+@njit(cache=True, nogil=True)
+def muscle_bias(af, k, l):
+    """MuJoCo's passive muscle force ``−F f_P(L)`` (mju_muscleBias) and its
+    partial in l."""
+    L, _, sl, _ = _muscle_scales(af, k, P_BIAS, l, 0.0)
+    F = af[k, P_BIAS + 2]
+    if af[k, P_CURVES] == SUEDA:
+        fp, dfp = sueda_passive_length(L)
+    else:
+        fp, dfp = mujoco_passive_length(L, af[k, P_BIAS + 5], af[k, P_BIAS + 7])
+    return -F * fp, -F * dfp / sl
+
+
+@njit(cache=True, nogil=True, inline="always")
 def actuator_force(ai, af, k, l, ld, u):
     """``(f, ∂f/∂l, ∂f/∂l̇)`` of actuator ``k`` at length ``l``, rate ``ld``
     and input ``u``: ``gain·u + bias``, clamped to ``forcerange`` (where the
@@ -121,12 +171,17 @@ def actuator_force(ai, af, k, l, ld, u):
     if g == GAIN_AFFINE:
         gl, gld = af[k, P_GAIN + 1], af[k, P_GAIN + 2]
         gain = af[k, P_GAIN] + gl * l + gld * ld
+    elif g == GAIN_MUSCLE:
+        gain, gl, gld = muscle_gain(af, k, l, ld)
     else:
         gain, gl, gld = af[k, P_GAIN], 0.0, 0.0
     b = ai[k, A_BIAS]
     if b == BIAS_AFFINE:
         bl, bld = af[k, P_BIAS + 1], af[k, P_BIAS + 2]
         bias = af[k, P_BIAS] + bl * l + bld * ld
+    elif b == BIAS_MUSCLE:
+        bias, bl = muscle_bias(af, k, l)
+        bld = 0.0
     else:
         bias, bl, bld = 0.0, 0.0, 0.0
     f = gain * u
@@ -225,25 +280,35 @@ def _forces_py(ai, af, ctrl, act, h, length, rate, out):
 
 
 @njit(cache=True, nogil=True)
+def _rk4_stages_py(ai, af, ctrl, act, h, stages, rate):
+    """Python path: RK4's four stage activations ``stages`` (4, na) and the
+    weighted rate of its update ``rate`` (mj_RungeKutta on the activations,
+    whose rates do not depend on q or v: what the fused RK4 stages)."""
+    na = act.shape[0]
+    k = np.zeros((4, na))
+    for j in range(na):
+        stages[0, j] = act[j]
+    activation_rates(ai, af, ctrl, act, k[0])
+    for s in range(1, 4):
+        c = h if s == 3 else 0.5 * h
+        for j in range(na):
+            stages[s, j] = act[j] + c * k[s - 1, j]
+        activation_rates(ai, af, ctrl, stages[s], k[s])
+    for j in range(na):
+        rate[j] = (1.0 / 6.0) * k[0, j] + (1.0 / 3.0) * k[1, j] + (1.0 / 3.0) * k[2, j] + (1.0 / 6.0) * k[3, j]
+
+
+@njit(cache=True, nogil=True)
 def _advance_py(ai, af, ctrl, act, h, rk4):
     """Python path: the activations one step on, MuJoCo's update (mj_advance)
     at the rate ȧ(c, a) (Euler) or, with ``rk4``, at RK4's weighted stage
-    rates (mj_RungeKutta: the activations' equation alone, since ȧ does not
-    depend on q or v)."""
+    rates."""
     na = act.shape[0]
     rate = np.zeros(na)
-    activation_rates(ai, af, ctrl, act, rate)
     if rk4:
-        k = np.zeros((4, na))
-        stage = np.zeros(na)
-        k[0] = rate
-        for s in range(1, 4):
-            c = h if s == 3 else 0.5 * h
-            for j in range(na):
-                stage[j] = act[j] + c * k[s - 1, j]
-            activation_rates(ai, af, ctrl, stage, k[s])
-        for j in range(na):
-            rate[j] = (1.0 / 6.0) * k[0, j] + (1.0 / 3.0) * k[1, j] + (1.0 / 3.0) * k[2, j] + (1.0 / 6.0) * k[3, j]
+        _rk4_stages_py(ai, af, ctrl, act, h, np.zeros((4, na)), rate)
+    else:
+        activation_rates(ai, af, ctrl, act, rate)
     advance_activations(ai, af, act, rate, h)
 
 
@@ -293,9 +358,12 @@ class Actuator:
       ``τ = gear · Jᵀ f``);
     * ``dyntype`` "none" | "integrator" | "filter" | "filterexact"
       (``dynprm[0]``: the time constant τ, s, > 0);
-    * ``gaintype`` "fixed" | "affine", ``gainprm``; ``biastype`` "none" |
-      "affine", ``biasprm`` (up to 9 numbers, padded with zeros; MuJoCo's
-      defaults gainprm = (1,), biasprm = 0, dynprm = (1,));
+    * ``gaintype`` "fixed" | "affine" | "muscle", ``gainprm``; ``biastype``
+      "none" | "affine" | "muscle", ``biasprm`` (up to 9 numbers, padded
+      with zeros; MuJoCo's defaults gainprm = (1,), biasprm = 0, dynprm =
+      (1,)); a muscle's prm are MuJoCo's (range₀, range₁, force, scale,
+      lmin, lmax, vmax, fpmax, fvmax) (see :class:`Muscle`), with the
+      ``curves`` "mujoco" or "sueda" and the ``lengthrange`` (lr₀, lr₁);
     * ``ctrlrange``, ``forcerange``, ``actrange`` (low <= high) and
       ``ctrllimited``, ``forcelimited``, ``actlimited`` (None, MuJoCo's
       "auto": limited iff the range is given);
@@ -309,7 +377,7 @@ class Actuator:
 
     def __init__(self, transmission, *, gear=1.0, dyntype="none", dynprm=(1.0,), gaintype="fixed", gainprm=(1.0,),
                  biastype="none", biasprm=(), ctrlrange=None, forcerange=None, actrange=None, ctrllimited=None,
-                 forcelimited=None, actlimited=None, actearly=False, lengthrange=None, name=None):
+                 forcelimited=None, actlimited=None, actearly=False, lengthrange=None, curves="mujoco", name=None):
         if name is not None and not isinstance(name, str):
             raise ModelError(f"an actuator's name must be a string, got {name!r}")
         self.name = name
@@ -331,11 +399,28 @@ class Actuator:
         if self.dyntype in ("filter", "filterexact") and not self.dynprm[0] > 0:
             raise self.error(f"a {self.dyntype} actuator needs a time constant dynprm[0] > 0 (s), got "
                              f"{self.dynprm[0]}")
-        if "muscle" in (self.dyntype, self.gaintype, self.biastype):
-            raise self.error("muscle dynamics, gain and bias are not available yet (forces/muscle_curves.py)")
         if self.actearly and self.dyntype == "none":
             self.actearly = False  # MuJoCo: no activation, nothing to take early
         self.lengthrange = None if lengthrange is None else _range(self, lengthrange, True, "lengthrange")[1]
+        if curves not in CURVES:
+            raise self.error(f"curves must be 'mujoco' or 'sueda', got {curves!r}")
+        self.curves = curves
+        if self.dyntype == "muscle" and not (self.dynprm[0] > 0 and self.dynprm[1] > 0 and self.dynprm[2] >= 0):
+            raise self.error(f"a muscle's time constants dynprm[:2] must be > 0 (s) and its tausmooth dynprm[2] >= 0, "
+                             f"got {tuple(self.dynprm[:3])}")
+        for kind, prm in (("gain", self.gainprm), ("bias", self.biasprm)):
+            if getattr(self, kind + "type") == "muscle":
+                if not (prm[0] < prm[1] and prm[6] > 0):
+                    raise self.error(f"a muscle {kind} needs range₀ < range₁ and vmax > 0 ({kind}prm[0:2], "
+                                     f"{kind}prm[6]), got {tuple(prm)}")
+                if prm[2] < 0 and prm[3] <= 0:
+                    raise self.error(f"a muscle {kind} needs a force {kind}prm[2] > 0, or a scale {kind}prm[3] > 0 "
+                                     f"for MuJoCo's automatic force scale/acc0, got {tuple(prm[2:4])}")
+                if curves == "mujoco":
+                    try:
+                        MuJoCoCurves(prm[4], prm[5], prm[7], prm[8])
+                    except ModelError as e:
+                        raise self.error(f"{kind}prm: {e}") from None
 
     # ------------------------------------------------------------ naming
     def _label(self):
@@ -372,7 +457,13 @@ class Actuator:
         rf[P_ACT:P_ACT + 2] = self.actrange
         if self.lengthrange is not None:
             rf[P_LENGTH:P_LENGTH + 2] = self.lengthrange
+        rf[P_CURVES] = CURVES[self.curves]
         return ri, rf
+
+    @property
+    def muscle(self):
+        """Whether its gain or bias is a muscle's."""
+        return "muscle" in (self.gaintype, self.biastype)
 
     def force(self, length, rate, u):
         """``(f, ∂f/∂l, ∂f/∂l̇)`` at the (geared) length and rate and the
@@ -406,6 +497,47 @@ class PositionServo(Actuator):
         super().__init__(transmission, gear=gear, gainprm=(kp,), biastype="affine", biasprm=(0.0, -kp, -kv),
                          dyntype="filterexact" if tc > 0 else "none", dynprm=(tc if tc > 0 else 1.0,),
                          ctrlrange=ctrlrange, forcerange=forcerange, name=name)
+
+
+class Muscle(Actuator):
+    """MuJoCo's muscle (``<muscle>``): activation dynamics of time constants
+    ``timeconst`` = (activation, deactivation) s (smoothed over
+    ``tausmooth``), force ``f = −F (a f_L(L) f_V(V) + f_P(L))`` (a tension:
+    f < 0 shortens the transmission) with ``L = range₀ + (l − lr₀)/L0``,
+    ``V = l̇/(L0 vmax)``, ``L0 = (lr₁ − lr₀)/(range₁ − range₀)`` from the
+    ``lengthrange`` (lr₀, lr₁) (m or rad, of the geared transmission;
+    default for a joint transmission: the joint's limits times the gear),
+    peak force ``F = force`` (N) or, ``force < 0``, ``scale/acc0`` (MuJoCo's
+    automatic scale, acc0 = ‖M⁻¹J‖ at the neutral configuration); MuJoCo's
+    curves (``lmin``, ``lmax``, ``fpmax``, ``fvmax``) or Sueda's
+    (``curves="sueda"``: Sueda's f_L, f_P, f_V with the same scales, see
+    :meth:`hill`)."""
+
+    def __init__(self, transmission, lengthrange=None, gear=1.0, range=(0.75, 1.05), force=-1.0, scale=200.0,
+                 lmin=0.5, lmax=1.6, vmax=1.5, fpmax=1.3, fvmax=1.2, timeconst=(0.01, 0.04), tausmooth=0.0,
+                 curves="mujoco", ctrlrange=None, forcerange=None, actrange=None, actearly=False, name=None):
+        try:
+            r0, r1 = (float(x) for x in range)
+            ta, td = (float(x) for x in timeconst)
+        except (TypeError, ValueError):
+            raise ModelError(f"Muscle({name or transmission!r}): range and timeconst must be two numbers each, got "
+                             f"{range!r}, {timeconst!r}") from None
+        prm = (r0, r1, force, scale, lmin, lmax, vmax, fpmax, fvmax)
+        super().__init__(transmission, gear=gear, dyntype="muscle", dynprm=(ta, td, tausmooth), gaintype="muscle",
+                         gainprm=prm, biastype="muscle", biasprm=prm, ctrlrange=ctrlrange, forcerange=forcerange,
+                         actrange=actrange, actearly=actearly, lengthrange=lengthrange, curves=curves, name=name)
+
+    @classmethod
+    def hill(cls, transmission, max_force, optimal_length, tendon_slack_length, max_velocity, curves="sueda",
+             gear=1.0, timeconst=(0.01, 0.04), tausmooth=0.0, name=None):
+        """The muscle of a :class:`~multibody.forces.muscles.HillMuscle`
+        (``f_opt``, ``l_opt``, ``l_T``, ``v_max``: ``l̃ = (l − l_T)/l_opt``,
+        ``ṽ = l̇/(l_opt v_max)``) as an actuator driven by MuJoCo's
+        activation dynamics: range (0, 1), lengthrange ``(l_T, l_T +
+        l_opt)``, Sueda's curves by default."""
+        return cls(transmission, (tendon_slack_length, tendon_slack_length + optimal_length), gear, (0.0, 1.0),
+                   max_force, 200.0, vmax=max_velocity, timeconst=timeconst, tausmooth=tausmooth, curves=curves,
+                   name=name)
 
 
 class VelocityServo(Actuator):
@@ -492,6 +624,9 @@ class ActuatorSet(ForceElement):
             except MultibodyError as err:
                 raise _prefixed(err, f"actuators[{k}]: {err}") from err
             self.transmission_bindings.append(b)
+            row_f = None
+            if a.muscle:
+                row_f = self._resolve_muscle(k, a, b, model)
             if a.stateful:
                 self.act_index[k] = na
                 na += 1
@@ -502,6 +637,9 @@ class ActuatorSet(ForceElement):
                     tv.append(iv)
                     tc.append(c)
             ints[k], fl[k] = a._row(self.act_index[k], start, len(tq) - start, entries is None)
+            if row_f is not None:
+                fl[k, P_LENGTH:P_LENGTH + 2] = row_f[0]
+                fl[k, P_GAIN + 2], fl[k, P_BIAS + 2] = row_f[1]
         self.nu, self.na = nu, na
         self.ints, self.floats = ints, fl
         self.tq, self.tv = np.array(tq, np.int64), np.array(tv, np.int64)
@@ -509,8 +647,40 @@ class ActuatorSet(ForceElement):
         self.python = np.flatnonzero(ints[:, A_FLAGS] & PYTHON_FORCE) if nu else np.zeros(0, np.int64)
         self.geometric_stiffness = any(not a.transmission.linear for a in self.actuators)
         self.io = ActuatorInputs(nu, na)
+        self._stages = None  # RK4's stage activations (begin_stages), used by successive evaluations
+        self._stage = 0
         self._evaluated = np.arange(nu)
         self.record_forces = False  # _evaluate keeps the forces it computes in io.force
+
+    def _resolve_muscle(self, k, a, binding, model):
+        """((lr₀, lr₁), (F gain, F bias)) of a muscle actuator on ``model``:
+        its lengthrange (default: a limited joint's range times the gear)
+        and peak forces (``force < 0``: MuJoCo's scale/acc0)."""
+        from ..dynamics import crba
+        from ._kin import State
+        lr = a.lengthrange
+        tr = a.transmission
+        if lr is None:
+            if type(tr) is not JointTransmission:
+                raise ModelError(f"actuators[{k}]: {a!r}: a muscle needs a lengthrange (only a joint transmission "
+                                 f"takes its joint's limits)")
+            iq = binding[0]
+            lo, hi = model.lower_limit[iq], model.upper_limit[iq]
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise ModelError(f"actuators[{k}]: {a!r}: a muscle needs a lengthrange (its joint has no limits)")
+            ends = sorted((a.gear * binding[2] * lo, a.gear * binding[2] * hi))
+            lr = (float(ends[0]), float(ends[1]))
+        if not lr[0] < lr[1]:
+            raise ModelError(f"actuators[{k}]: {a!r}: a muscle's lengthrange must have lr₀ < lr₁, got {lr}")
+        forces = []
+        for prm in (a.gainprm, a.biasprm):
+            F = prm[2]
+            if F < 0:  # MuJoCo's automatic force: scale / ‖M⁻¹J‖ at qpos0
+                q0 = model.neutral()
+                J = a.gear * tr.state(State(model, q0, None, need_v=False), binding, False).moment
+                F = prm[3] / max(MINVAL, float(np.linalg.norm(np.linalg.solve(crba(model, q0), J))))
+            forces.append(float(F))
+        return lr, tuple(forces)
 
     # the evolving arrays (views into the step table when the simulator has a fused step)
     @property
@@ -563,15 +733,29 @@ class ActuatorSet(ForceElement):
             out.append(ts)
         return out
 
-    def _laws(self, states, which):
-        """(f, ∂f/∂l, ∂f/∂l̇) rows of actuators ``which`` at their states."""
+    def _laws(self, states, which, act=None):
+        """(f, ∂f/∂l, ∂f/∂l̇) rows of actuators ``which`` at their states
+        (and the activations ``act``, default the set's)."""
         length, rate = np.zeros(self.nu), np.zeros(self.nu)
         for k, ts in zip(which, states):
             length[k], rate[k] = ts.length, ts.rate
         out = np.zeros((self.nu, 3))
-        _forces_py(self.ints, self.floats, self.io.ctrl, self.io.act, 0.0 if self.dt is None else self.dt, length,
-                   rate, out)
+        _forces_py(self.ints, self.floats, self.io.ctrl, self.io.act if act is None else act,
+                   0.0 if self.dt is None else self.dt, length, rate, out)
         return out
+
+    def begin_stages(self, h):
+        """Make the next four evaluations RK4's stages: each uses its stage
+        activations (Python RK4 steps, as the fused RK4 and MuJoCo do)."""
+        if self.na:
+            self._stages = np.zeros((4, self.na))
+            _rk4_stages_py(self.ints, self.floats, self.io.ctrl, self.io.act, float(h), self._stages,
+                           np.zeros(self.na))
+            self._stage = 0
+
+    def end_stages(self):
+        """Back to the set's activations (after :meth:`begin_stages`)."""
+        self._stages = None
 
     def _evaluate(self, st, b, jacobians):
         which = self._evaluated
@@ -582,7 +766,11 @@ class ActuatorSet(ForceElement):
         if not len(which):
             return tau, K, D
         states = self._states(st, jacobians, which)
-        laws = self._laws(states, which)
+        act = None
+        if self._stages is not None:
+            act = self._stages[self._stage % 4]
+            self._stage += 1
+        laws = self._laws(states, which, act)
         for k, ts in zip(which, states):
             f, fl, fld = laws[k]
             if self.record_forces:
@@ -716,5 +904,5 @@ def tendon_elements(model, springs=True, damping=True):
     return tuple(out)
 
 
-__all__ = ["Actuator", "Motor", "PositionServo", "VelocityServo", "ActuatorSet", "TendonSpring",
+__all__ = ["Actuator", "Motor", "PositionServo", "VelocityServo", "Muscle", "ActuatorSet", "TendonSpring",
            "actuators_from_model", "tendon_elements", "Transmission", "JointTransmission", "FixedTendon"]

@@ -58,12 +58,39 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   ``model.spring_reference`` (nq); the Simulator applies them as
   :class:`~multibody.forces.JointSpring` elements, whose force is MuJoCo's
   ``qfrc_spring``.
+* Tendons -> ``model.tendons`` (:class:`~multibody.model.model.TendonSpec`):
+  fixed tendons (joints and ``wrap_prm`` coefficients) and spatial tendons
+  through sites only (via points: the site's body frame and ``site_pos``;
+  a :class:`~multibody.forces.paths.Path`), with ``tendon_stiffness``,
+  ``tendon_damping`` and ``tendon_lengthspring`` (the Simulator's
+  :class:`~multibody.forces.actuators.TendonSpring`, MuJoCo's passive
+  tendon force).
+* Actuators -> ``model.actuators`` (:class:`~multibody.model.model.ActuatorSpec`,
+  docs/actuators.md): every actuator MuJoCo compiled to a general one
+  (``<motor>``, ``<position>``, ``<velocity>``, ``<intvelocity>``,
+  ``<damper>``, ``<cylinder>``, ``<muscle>``, ``<general>``) with one
+  control, ``dyntype`` none / integrator / filter / filterexact / muscle,
+  ``gaintype`` fixed / affine / muscle, ``biastype`` none / affine / muscle,
+  on a hinge or slide joint (``joint``, ``jointinparent``) or a loaded
+  tendon: gear, prm arrays, the ranges MuJoCo limits (ctrl, force, act),
+  ``actearly``, and for muscles the compiled ``actuator_lengthrange`` and
+  the peak force (``force < 0``: MuJoCo's ``scale / actuator_acc0``,
+  resolved here). The Simulator drives them by default. A range whose low
+  end exceeds its high end (which MuJoCo's ``autolimits`` silently leaves
+  unlimited) or a non-finite parameter is a ModelFileError naming the
+  actuator. Motors also still give effort limits (below).
 * Not converted, and named (counts and names) in one
-  :class:`~multibody.errors.ModelWarning` per load: other actuators,
-  tendons, sensors, flexes, skins, keyframes,
-  inactive equalities, ball cone limits, mocap bodies (welded at their
-  compiled pose), gravity compensation, fluid forces, unnamed sites,
-  MuJoCo 4's nonlinear spring / damper terms.
+  :class:`~multibody.errors.ModelWarning` per load: actuators on other
+  transmissions (site, slider-crank, body, ball or free joints, tendons
+  not converted) or of other types (dcmotor, PID, SO(3), user, several
+  controls or activations, a delay), actuator ``damping`` / ``armature``,
+  actuators whose group is disabled, spatial tendons with pulleys or
+  wrapping geoms, tendon length limits, friction loss, armature, actuator
+  force limits and nonlinear spring / damper terms, sensors (read them
+  with :func:`multibody.io.mjcf_sensors.load_sensors`), flexes, skins,
+  keyframes, inactive equalities, ball cone limits, mocap bodies (welded
+  at their compiled pose), gravity compensation, fluid forces, unnamed
+  sites, MuJoCo 4's nonlinear joint spring / damper terms.
 * Inertia: ``body_mass``, ``body_ipos`` and the principal moments
   ``body_inertia`` in the frame ``body_iquat``, rotated into the body frame
   (``I = R diag(I_p) Rᵀ``). Mass 0 with zero inertia is massless. MuJoCo's
@@ -106,6 +133,7 @@ import numpy as np
 from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
 from ..model.geometry import convex_hull
+from ..model.model import ActuatorSpec, TendonSpec
 from ._common import axis_angle_rotation, pose, quat_to_rotation, read_source, unique_name
 from ..model.meshes import MESH_MODES
 
@@ -173,9 +201,10 @@ def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn", meshe
     ``q`` = MuJoCo ``qpos``, ``v`` = ``qvel`` except free joints (angular
     first, linear in the body frame), and the frame named after each MuJoCo
     body has MuJoCo's body pose. Joint springs are kept in
-    ``model.stiffness`` / ``model.spring_reference``, motor actuators
-    become effort limits, and whatever else is not converted is named in one
-    :class:`~multibody.errors.ModelWarning`. Raises
+    ``model.stiffness`` / ``model.spring_reference``, actuators and tendons
+    in ``model.actuators`` / ``model.tendons`` (the Simulator's default
+    actuators; motors also become effort limits), and whatever else is not
+    converted is named in one :class:`~multibody.errors.ModelWarning`. Raises
     :class:`~multibody.errors.ModelFileError` (with MuJoCo's message) if the
     file is missing, MuJoCo cannot compile it, or a compiled number multibody
     uses is not finite (naming the element); ImportError if ``mujoco`` is not
@@ -384,7 +413,9 @@ class _Converter:
             model = b.build(merge_fixed=merge_fixed)
         except ModelError as e:
             raise self.err(str(e)) from e
-        model = model._evolve(collision_parent=self.collision_parents(model, body_names))
+        tendons = self.tendons(body_names)
+        model = model._evolve(collision_parent=self.collision_parents(model, body_names), tendons=tendons,
+                              actuators=self.actuators({t.name for t in tendons}))
         self.list_dropped(body_names)
         return model
 
@@ -474,6 +505,103 @@ class _Converter:
             total += gear * force if gear > 0 else 0.0
         return total if found else np.inf
 
+    # ------------------------------------------------------------ tendons, actuators
+    def tendons(self, body_names):
+        """The fixed tendons and the spatial tendons through sites as
+        TendonSpec records; the others go to ``self.skipped`` (named in
+        the dropped warning)."""
+        mj, m = self.mj, self.m
+        W = mj.mjtWrap
+        out = []
+        self.skipped = {"tendon": [], "actuator": []}
+        self.tendon_names = [self.name(mj.mjtObj.mjOBJ_TENDON, t, f"tendon{t}") for t in range(m.ntendon)]
+        for t in range(m.ntendon):
+            tn = self.tendon_names[t]
+            what = f"tendon '{tn}'"
+            adr, num = int(m.tendon_adr[t]), int(m.tendon_num[t])
+            kinds = [int(m.wrap_type[adr + i]) for i in range(num)]
+            spring = self.finite(m.tendon_lengthspring[t], f"{what}: springlength")
+            kw = dict(stiffness=float(self.finite(m.tendon_stiffness[t], f"{what}: stiffness")),
+                      damping=float(self.finite(m.tendon_damping[t], f"{what}: damping")),
+                      spring_length=(float(spring[0]), float(spring[1])))
+            if kw["stiffness"] < 0 or kw["damping"] < 0 or spring[0] > spring[1]:
+                raise self.err(f"{what}: stiffness and damping must be >= 0 and springlength low <= high, got "
+                               f"{kw['stiffness']}, {kw['damping']}, {spring.tolist()}")
+            if all(k == W.mjWRAP_JOINT for k in kinds):
+                joints = tuple((self.jnt_names[int(m.wrap_objid[adr + i])],
+                                float(self.finite(m.wrap_prm[adr + i], f"{what}: coef"))) for i in range(num))
+                out.append(TendonSpec(tn, "fixed", joints=joints, **kw))
+            elif all(k == W.mjWRAP_SITE for k in kinds):
+                points = []
+                for i in range(num):
+                    site = int(m.wrap_objid[adr + i])
+                    pos = self.finite(m.site_pos[site], f"{what}: site {site} pos")
+                    points.append((body_names[int(m.site_bodyid[site])], tuple(float(x) for x in pos)))
+                out.append(TendonSpec(tn, "spatial", points=tuple(points), **kw))
+            else:
+                self.skipped["tendon"].append(f"{tn} (pulleys or wrapping geoms)")
+        return tuple(out)
+
+    def actuators(self, tendons):
+        """The actuators multibody drives as ActuatorSpec records (module
+        docstring); the others go to ``self.skipped``."""
+        mj, m = self.mj, self.m
+        T, D, G, B = mj.mjtTrn, mj.mjtDyn, mj.mjtGain, mj.mjtBias
+        dyn = {D.mjDYN_NONE: "none", D.mjDYN_INTEGRATOR: "integrator", D.mjDYN_FILTER: "filter",
+               D.mjDYN_FILTEREXACT: "filterexact", D.mjDYN_MUSCLE: "muscle"}
+        gain = {G.mjGAIN_FIXED: "fixed", G.mjGAIN_AFFINE: "affine", G.mjGAIN_MUSCLE: "muscle"}
+        bias = {B.mjBIAS_NONE: "none", B.mjBIAS_AFFINE: "affine", B.mjBIAS_MUSCLE: "muscle"}
+        hinge_slide = (mj.mjtJoint.mjJNT_HINGE, mj.mjtJoint.mjJNT_SLIDE)
+        disabled = int(m.opt.disableactuator)
+        out = []
+        for a in range(m.nu):
+            an = self.name(mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
+            what = f"actuator '{an}'"
+            tr, tid = int(m.actuator_trntype[a]), int(m.actuator_trnid[a, 0])
+            dt, gt, bt = int(m.actuator_dyntype[a]), int(m.actuator_gaintype[a]), int(m.actuator_biastype[a])
+            why = None
+            if tr in (T.mjTRN_JOINT, T.mjTRN_JOINTINPARENT) and int(m.jnt_type[tid]) in hinge_slide:
+                kind, target = "joint", self.jnt_names[tid]
+            elif tr == T.mjTRN_TENDON and self.tendon_names[tid] in tendons:
+                kind, target = "tendon", self.tendon_names[tid]
+            else:
+                why = "its transmission"
+            if why is None and (dt not in dyn or gt not in gain or bt not in bias):
+                why = "its dynamics, gain or bias type"
+            if why is None and (int(getattr(m, "actuator_ctrlnum", [[1]] * m.nu)[a]) != 1
+                                or int(m.actuator_actnum[a]) != (0 if dt == D.mjDYN_NONE else 1)):
+                why = "several controls or activations"
+            if why is None and np.any(np.asarray(getattr(m, "actuator_delay", np.zeros(m.nu)))[a]):
+                why = "a control delay"
+            group = int(m.actuator_group[a])
+            if why is None and 0 <= group <= 30 and disabled & (1 << group):
+                why = "its group is disabled"
+            if why is not None:
+                self.skipped["actuator"].append(f"{an} ({why})")
+                continue
+            gear = float(self.finite(m.actuator_gear[a, 0], f"{what}: gear"))
+            dynprm = self.finite(m.actuator_dynprm[a, :3], f"{what}: dynprm")
+            gainprm = self.finite(m.actuator_gainprm[a, :9], f"{what}: gainprm")
+            biasprm = self.finite(m.actuator_biasprm[a, :9], f"{what}: biasprm")
+            ranges = {}
+            for r in ("ctrl", "force", "act"):
+                lo, hi = self.finite(getattr(m, f"actuator_{r}range")[a], f"{what}: {r}range")
+                if lo > hi:
+                    raise self.err(f"{what}: {r}range ({lo:g}, {hi:g}) has low > high (MuJoCo's autolimits leaves "
+                                   f"it unlimited; fix or remove the range)")
+                ranges[r] = (float(lo), float(hi)) if getattr(m, f"actuator_{r}limited")[a] else None
+            lengthrange = None
+            if "muscle" in (gain[gt], bias[bt]):
+                lengthrange = tuple(float(x) for x in self.finite(m.actuator_lengthrange[a], f"{what}: lengthrange"))
+                acc0 = float(self.finite(m.actuator_acc0[a], f"{what}: acc0"))
+                for prm in (gainprm, biasprm):  # MuJoCo's automatic peak force: scale / acc0
+                    if prm[2] < 0:
+                        prm[2] = prm[3] / max(1e-15, acc0)
+            out.append(ActuatorSpec(an, kind, target, gear, dyn[dt], tuple(dynprm.tolist()), gain[gt],
+                                    tuple(gainprm.tolist()), bias[bt], tuple(biasprm.tolist()), ranges["ctrl"],
+                                    ranges["force"], ranges["act"], bool(m.actuator_actearly[a]), lengthrange))
+        return tuple(out)
+
     def list_dropped(self, body_names):
         """Fill ``self.dropped``: what the compiled model has and multibody does not convert."""
         mj, m = self.mj, self.m
@@ -483,11 +611,30 @@ class _Converter:
         def objs(objtype, n, default, keep=lambda i: True):
             return [self.name(objtype, i, f"{default}{i}") for i in range(n) if keep(i)]
 
-        acts = objs(O.mjOBJ_ACTUATOR, m.nu, "actuator", lambda a: not self.is_motor(a))
-        if acts:
-            out.append(f"{len(acts)} actuator(s) other than motors on a hinge/slide joint ({_names(acts)})")
-        for objtype, n, what in ((O.mjOBJ_TENDON, m.ntendon, "tendon"), (O.mjOBJ_SENSOR, m.nsensor, "sensor"),
-                                 (O.mjOBJ_FLEX, m.nflex, "flex"), (O.mjOBJ_SKIN, m.nskin, "skin"),
+        for kind in ("actuator", "tendon"):
+            if self.skipped[kind]:
+                out.append(f"{len(self.skipped[kind])} {kind}(s) ({_names(self.skipped[kind])})")
+        extras = {"damping": "actuator_damping", "armature": "actuator_armature"}
+        for what, attr in extras.items():
+            hit = objs(O.mjOBJ_ACTUATOR, m.nu, "actuator",
+                       lambda a, attr=attr: np.any(np.asarray(getattr(m, attr, np.zeros(m.nu)))[a]))
+            if hit:
+                out.append(f"the {what} of {len(hit)} actuator(s) ({_names(hit)})")
+        for what, attrs in (("length limits", ("tendon_limited",)), ("friction loss", ("tendon_frictionloss",)),
+                            ("armature", ("tendon_armature",)), ("actuator force limits", ("tendon_actfrclimited",)),
+                            ("nonlinear spring/damper terms", ("tendon_stiffnesspoly", "tendon_dampingpoly",
+                                                               "tendon_springyield"))):
+            if not m.ntendon:
+                break
+            values = np.concatenate([np.asarray(getattr(m, attr, np.zeros(m.ntendon))).reshape(m.ntendon, -1)
+                                     for attr in attrs], axis=1)
+            hit = [self.tendon_names[t] for t in range(m.ntendon) if np.any(values[t])]
+            if hit:
+                out.append(f"the {what} of {len(hit)} tendon(s) ({_names(hit)})")
+        if m.nsensor:
+            out.append(f"{m.nsensor} sensor(s) ({_names(objs(O.mjOBJ_SENSOR, m.nsensor, 'sensor'))}; "
+                       f"multibody.io.mjcf_sensors.load_sensors reads them)")
+        for objtype, n, what in ((O.mjOBJ_FLEX, m.nflex, "flex"), (O.mjOBJ_SKIN, m.nskin, "skin"),
                                  (O.mjOBJ_KEY, m.nkey, "keyframe")):
             if n:
                 out.append(f"{n} {what}(s) ({_names(objs(objtype, n, what))})")

@@ -20,7 +20,7 @@ from ..forces.actuators import ActuatorSet, actuators_from_model, check_controls
 from ..forces.base import validate_elements
 from ..forces.joint import joint_spring_elements
 from ..formulations import RedmaxFormulation, ReducedSystem
-from ..integrators import INTEGRATORS, RKMK, Integrator
+from ..integrators import INTEGRATORS, RK4, RKMK, Integrator
 from ..integrators.maximal import MaximalStepper
 from ..integrators.fused import NO_CONTROL, fused_table
 from ..integrators._kernels import contact_after, contact_after_kernel, contact_apply, contact_apply_kernel, \
@@ -790,7 +790,14 @@ class Simulator:
                 aset.io.force[:] = aset.forces(s.q, s.v, s.t)
                 if self.formulation == "maximal":  # not a force element there: held over the step
                     applied = tau + aset.evaluate(self.model, s.q, s.v, s.t)[0]
-            q1, v1 = self.integrator.step(self.system, s.t, s.q, s.v, applied, self.dt)
+            staged = aset is not None and aset.na and type(self.integrator) is RK4
+            if staged:  # the stage activations of MuJoCo's RK4 for the four evaluations of the step
+                aset.begin_stages(self.dt)
+            try:
+                q1, v1 = self.integrator.step(self.system, s.t, s.q, s.v, applied, self.dt)
+            finally:
+                if staged:
+                    aset.end_stages()
         except MultibodyError as e:
             raise self._step_error(e, k, s) from e
         except np.linalg.LinAlgError as e:  # a singular solve (scipy's LinAlgError is the same class)
