@@ -682,18 +682,22 @@ class ParticleSystem:
         return vn, xdf, up, fdrive
 
     # ------------------------------------------------------------------ dynamics and energies
-    def reduced_dynamics(self, q=None, v=None, x_free=None, xd_free=None, t=None):
-        """``(M', f')``: ``M' = PᵀMP`` (dense) and ``f' = Pᵀ(f − MṖz)`` (with
-        the model's bias forces −C(q, v) in f and the fictitious forces of the
-        attachments, ArtiSynth §0.19), so ``ż = M'⁻¹ f'`` (no prescribed
-        particles: their accelerations are not part of f')."""
+    def _state_kinematics(self, q, v, x_free, xd_free, t):
+        """A state given in parts (None: the current one) and its kinematics."""
         S = self._structure()
         q = self.q if q is None else as_vector(q, "q", self.model.nq, batch=False)
         v = self.v if v is None else as_vector(v, "v", self.nv, batch=False)
         xf = self._xf if x_free is None else np.asarray(x_free, dtype=float).reshape(S.nf, 3)
         xdf = self._xdf if xd_free is None else np.asarray(xd_free, dtype=float).reshape(S.nf, 3)
         t = self.t if t is None else t
-        kin = self._kinematics(S, q, v, t, xf, xdf)
+        return S, q, v, t, self._kinematics(S, q, v, t, xf, xdf)
+
+    def reduced_dynamics(self, q=None, v=None, x_free=None, xd_free=None, t=None):
+        """``(M', f')``: ``M' = PᵀMP`` (dense) and ``f' = Pᵀ(f − MṖz)`` (with
+        the model's bias forces −C(q, v) in f and the fictitious forces of the
+        attachments, ArtiSynth §0.19), so ``ż = M'⁻¹ f'`` (no prescribed
+        particles: their accelerations are not part of f')."""
+        S, q, v, t, kin = self._state_kinematics(q, v, x_free, xd_free, t)
         fp, _ = self.spring_forces(kin.x, kin.xd, jacobians=False)
         P = self.map_matrix(kin=kin)
         nv = self.nv
@@ -730,14 +734,8 @@ class ParticleSystem:
         ``D' = PᵀD P``, with ``G_att`` the attachments' geometric stiffness
         and ``W = ∂(P z)/∂y`` the change of the attached particles'
         velocities with the configuration."""
-        S = self._structure()
-        q = self.q if q is None else as_vector(q, "q", self.model.nq, batch=False)
-        v = self.v if v is None else as_vector(v, "v", self.nv, batch=False)
-        xf = self._xf if x_free is None else np.asarray(x_free, dtype=float).reshape(S.nf, 3)
-        xdf = self._xdf if xd_free is None else np.asarray(xd_free, dtype=float).reshape(S.nf, 3)
-        t = self.t if t is None else t
+        S, q, v, t, kin = self._state_kinematics(q, v, x_free, xd_free, t)
         nv = self.nv
-        kin = self._kinematics(S, q, v, t, xf, xdf)
         P = self.map_matrix(kin=kin)
         if not jacobians:
             fp, _ = self.spring_forces(kin.x, kin.xd, jacobians=False)
