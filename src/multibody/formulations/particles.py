@@ -532,7 +532,7 @@ class ParticleSystem:
         A = sp.bmat([[sp.csr_matrix(Aqq), sp.csr_matrix(Aqf)], [sp.csr_matrix(Afq), Aff]], format="csc")
         return A, B
 
-    def _assemble(self, h, implicit, q=None, v=None, xf=None, xdf=None, t=None, definite=False):
+    def _assemble(self, h, implicit, q=None, v=None, xf=None, xdf=None, t=None, definite=False, tau=None):
         """Everything one step needs: full matrices, right side, the map."""
         S = self._structure()
         q = self.q if q is None else q
@@ -554,6 +554,8 @@ class ParticleSystem:
             bp = S.m3 * up + h * fp
         if nv:
             M, fe, c, K, D = self._rigid(q, v, t, implicit)
+            if tau is not None:
+                fe = fe + tau
             if implicit:
                 G = self._attachment_stiffness(S, kin, fp)
                 Arr = M - h * D - h * h * (K + G)
@@ -568,7 +570,7 @@ class ParticleSystem:
         p_part = S.Cb @ (h * kin.abias) + S.Cp @ vrho.ravel()
         return S, kin, Arr, App, br, bp, p_part, vrho, xp1
 
-    def step(self, h, method="implicit", attachments="eliminate", solver="direct", stiffness="definite"):
+    def step(self, h, method="implicit", attachments="eliminate", solver="direct", stiffness="definite", tau=None):
         """Advance the state by one step of ``h`` seconds.
 
         ``method``: "implicit" (linearly implicit Euler, ``M − hD − h²K``) or
@@ -580,7 +582,8 @@ class ParticleSystem:
         Euler): "definite" (default: the springs' K made negative
         semidefinite, :meth:`spring_forces`; the system is then symmetric
         positive definite when the model's block is, and is factored with
-        diagonal pivots) or "exact" (the springs' exact K, general LU)."""
+        diagonal pivots) or "exact" (the springs' exact K, general LU).
+        ``tau``: joint forces (nv) applied to the model over the step."""
         if not (np.isscalar(h) and np.isfinite(h) and h > 0):
             raise InputError(f"the time step h must be a finite number > 0, got {h!r}")
         if method not in ("implicit", "semi_implicit"):
@@ -593,7 +596,10 @@ class ParticleSystem:
             raise InputError(f"stiffness must be 'definite' or 'exact', got {stiffness!r}")
         h = float(h)
         definite = stiffness == "definite" or method == "semi_implicit"
-        S, kin, Arr, App, br, bp, p_part, vrho, xp1 = self._assemble(h, method == "implicit", definite=definite)
+        if tau is not None:
+            tau = as_vector(tau, "tau", self.nv, batch=False)
+        S, kin, Arr, App, br, bp, p_part, vrho, xp1 = self._assemble(h, method == "implicit", definite=definite,
+                                                                     tau=tau)
         nv = self.nv
         if attachments == "eliminate":
             rp = bp - App @ p_part
