@@ -7,11 +7,12 @@ on the same MJCF (with and without its actuators), in one process.
 Models (limits and contact off in both libraries, controls held at random
 values, which makes the activations move):
 
-* ``arm``: 3 DoF (two hinges and a slide), 8 actuators — a motor with
-  gear and ctrlrange, a position servo, a velocity servo, a filter
-  actuator, an affine actuator on a fixed tendon, a position servo with a
-  time constant, an integrated-velocity servo with actearly and a muscle
-  (4 activations);
+* ``arm``: the oracle test's model (tests/io/test_mjcf_actuators.py):
+  3 DoF (two hinges and a slide), 8 actuators — a motor with gear and
+  ctrlrange, a position servo, a velocity servo, a filter actuator, an
+  affine actuator on a fixed tendon, a position servo with a time
+  constant, an integrated-velocity servo with actearly and a muscle (4
+  activations); dt = 2 ms;
 * ``chain20``: a 20-hinge chain with a position servo and a motor on
   every joint (40 actuators, no activations).
 
@@ -25,35 +26,23 @@ compiled loop with a (steps, nu) control table against ``mujoco.rollout``
 with the same controls.
 """
 import argparse
+import importlib.util
+import os
 import time
 
 import numpy as np
 
 import multibody as mb
 
-ARM = """<mujoco model="arm">
-<option timestep="0.001"><flag contact="disable" limit="disable"/></option>
-<worldbody>
-  <body name="upper"><joint name="shoulder" axis="0 1 0" damping="0.3"/>
-    <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.04" mass="1.2"/>
-    <body name="lower" pos="0 0 -0.5"><joint name="elbow" axis="0 1 0" damping="0.1"/>
-      <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.035" mass="0.8"/></body></body>
-  <body name="cart" pos="0 0.5 0"><joint name="rail" type="slide" axis="1 0 0"/>
-    <geom type="box" size="0.1 0.05 0.05" mass="2"/></body>
-</worldbody>
-<tendon><fixed name="coupler"><joint joint="shoulder" coef="1"/><joint joint="rail" coef="-0.5"/></fixed></tendon>
-<actuator>
-  <motor name="motor" joint="shoulder" gear="3" ctrlrange="-1 1"/>
-  <position name="position" joint="elbow" kp="15" kv="0.5"/>
-  <velocity name="velocity" joint="rail" kv="4"/>
-  <general name="filter" joint="elbow" dyntype="filter" dynprm="0.03" gainprm="2"/>
-  <general name="tendon" tendon="coupler" gear="1.5" gaintype="affine" gainprm="1 0.5 0.1" biastype="affine"
-           biasprm="0 -3 -0.2" forcerange="-4 4"/>
-  <position name="smooth" joint="rail" kp="30" timeconst="0.02"/>
-  <general name="integrator" joint="shoulder" dyntype="integrator" gainprm="8" biastype="affine" biasprm="0 -8 0"
-           actrange="-0.5 0.5" actearly="true"/>
-  <muscle name="biceps" joint="elbow" lengthrange="-1.5 1.5" force="30"/>
-</actuator></mujoco>"""
+def arm_xml():
+    """The oracle test's arm (tests/io/test_mjcf_actuators.py, JOINTS_ONLY;
+    dt = 2 ms, MuJoCo's Euler without its implicit joint damping), loaded
+    from that file."""
+    path = os.path.join(os.path.dirname(__file__), "..", "tests", "io", "test_mjcf_actuators.py")
+    spec = importlib.util.spec_from_file_location("mjcf_actuator_cases", path)
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    return cases.JOINTS_ONLY
 
 
 def chain_xml(n=20):
@@ -99,8 +88,9 @@ def run(name, xml, pairs, steps):
             m.opt.integrator = getattr(mujoco.mjtIntegrator, peer)
         d_act, d_none = mujoco.MjData(m_act), mujoco.MjData(m_none)
         d_act.ctrl[:] = u
-        sim_act = mb.Simulator(model, 1e-3, integ, limits=False, contact_solver=None)
-        sim_none = mb.Simulator(model, 1e-3, integ, limits=False, contact_solver=None, actuators=())
+        dt = m_act.opt.timestep
+        sim_act = mb.Simulator(model, dt, integ, limits=False, contact_solver=None)
+        sim_none = mb.Simulator(model, dt, integ, limits=False, contact_solver=None, actuators=())
         sim_act.control = u
         rows = []
         for _ in range(pairs + 1):  # the first round warms up
@@ -123,7 +113,7 @@ def run(name, xml, pairs, steps):
     d = mujoco.MjData(m_act)
     state0 = np.empty(mujoco.mj_stateSize(m_act, mujoco.mjtState.mjSTATE_FULLPHYSICS))
     mujoco.mj_getState(m_act, d, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-    sim = mb.Simulator(model, 1e-3, limits=False, contact_solver=None)
+    sim = mb.Simulator(model, m_act.opt.timestep, limits=False, contact_solver=None)
     ratios, ours, theirs = [], [], []
     for _ in range(max(6, pairs // 4)):
         sim.reset()
@@ -144,7 +134,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=41)
     ap.add_argument("--steps", type=int, default=200)
     args = ap.parse_args()
-    run("arm", ARM, args.pairs, args.steps)
+    run("arm", arm_xml(), args.pairs, args.steps)
     run("chain20", chain_xml(20), args.pairs, args.steps)
 
 
