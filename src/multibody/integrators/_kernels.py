@@ -132,7 +132,7 @@ Table = namedtuple("Table", (
     "clamp_velocity", "external", "project",
     "damping", "stiffness", "rest", "effort", "vmax", "lim_sign", "lim_bound", "fext", "Kext", "Dext", "tau", "work",
     "A", "B", "C", "spring_q", "spring_v", "lim_q", "lim_v", "maskT", "coord_body", "eff_mask", "vel_mask",
-    "pivots", "loops", "handle", "contact_stage", "nu", "na", "dense", "act_f", "act_i"))
+    "pivots", "loops", "handle", "contact_stage", "nu", "na", "dense", "ints", "floats"))
 # the constraint rows, in the argument order of the constraint kernels (Constraints.kernel_args)
 Loops = namedtuple("Loops", ("row", "kind", "body_a", "body_b", "Pa", "Pb", "u", "w", "pitch", "gear_row",
                              "gear_jq", "gear_jv", "gear_iq", "gear_iv", "ratio", "offset"))
@@ -201,24 +201,23 @@ def table_view(ints, floats):
                  _isec(ints, I_SPRING_Q, ns), _isec(ints, I_SPRING_V, ns),
                  _isec(ints, I_LIM_Q, nl), _isec(ints, I_LIM_V, nl), _iblock(ints, ints[I_MASK], (nv, nv)),
                  _isec(ints, I_COORD_BODY, nv), masks[:nv], masks[nv:], _isec(ints, I_PIVOTS, nv), loops,
-                 ints.ctypes.data, ints[H_CONTACT_STAGE], ints[H_NU], ints[H_NA], ints[H_DENSE] != 0,
-                 _fblock(floats, ints[F_ACTUATORS], (ints[F_WORK] - ints[F_ACTUATORS],)),
-                 _iblock(ints, ints[I_ACTUATORS], (ints[H_LEN] - ints[I_ACTUATORS],)))
+                 ints.ctypes.data, ints[H_CONTACT_STAGE], ints[H_NU], ints[H_NA], ints[H_DENSE] != 0, ints, floats)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def actuator_view(T):
     """The actuator sections of the table ``T`` as :data:`Actuators`
     (only called when ``T.nu > 0``)."""
-    nu, na = T.nu, T.na
-    fb, ib = T.act_f, T.act_i
-    nt = (ib.shape[0] - nu * NI) // 2
+    nu, na, ints, floats = T.nu, T.na, T.ints, T.floats
+    nt = ints[H_NT]
     o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, _, _ = actuator_offsets(nu, na, nt)
-    return Actuators(_iblock(ib, 0, (nu, NI)), _fblock(fb, 0, (nu, NP)), _iblock(ib, o_tq, (nt,)),
-                     _iblock(ib, o_tv, (nt,)), _fblock(fb, o_tc, (nt,)), _fblock(fb, o_ctrl, (nu,)),
-                     _fblock(fb, o_force, (nu,)), _fblock(fb, o_work, (4, nu)), _fblock(fb, o_act, (na,)),
-                     _fblock(fb, o_stage, (na,)), _fblock(fb, o_dot, (na,)), _fblock(fb, o_rate, (na,)),
-                     _fblock(fb, o_k, (4, na)))
+    f, i = ints[F_ACTUATORS], ints[I_ACTUATORS]
+    return Actuators(_iblock(ints, i, (nu, NI)), _fblock(floats, f, (nu, NP)), _iblock(ints, i + o_tq, (nt,)),
+                     _iblock(ints, i + o_tv, (nt,)), _fblock(floats, f + o_tc, (nt,)),
+                     _fblock(floats, f + o_ctrl, (nu,)), _fblock(floats, f + o_force, (nu,)),
+                     _fblock(floats, f + o_work, (4, nu)), _fblock(floats, f + o_act, (na,)),
+                     _fblock(floats, f + o_stage, (na,)), _fblock(floats, f + o_dot, (na,)),
+                     _fblock(floats, f + o_rate, (na,)), _fblock(floats, f + o_k, (4, na)))
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -618,7 +618,7 @@ class Simulator:
         restored) raises :class:`SimulationError` naming the step, the time
         and the quantity, and leaves the state at the start of the step."""
         if control is not None:
-            self._set_control(control, f"control {self._at(self._steps + 1, self.state.t)}")
+            self._set_control(control, None)
         self._advance(self._zero if tau is None else tau, "tau")
         return self.state
 
@@ -651,9 +651,17 @@ class Simulator:
         self._set_control(u, "control")
 
     def _set_control(self, u, what):
-        u = check_controls(u, self.nu, what)
+        """Set the controls to ``u`` (nu finite real numbers) or raise
+        InputError naming ``what`` (None: the control of the next step)."""
+        aset = self._act_set
+        # the common case, one float64 vector of finite numbers, without the general checks
+        if aset is not None and type(u) is np.ndarray and u.dtype is _F64 and u.shape == aset.io.ctrl.shape \
+                and np.isfinite(u).all():
+            aset.io.ctrl[:] = u
+            return
+        u = check_controls(u, self.nu, f"control {self._at(self._steps + 1, self.state.t)}" if what is None else what)
         if self.nu:
-            self._act_set.io.ctrl[:] = u
+            aset.io.ctrl[:] = u
 
     @property
     def activation(self):

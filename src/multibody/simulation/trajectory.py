@@ -96,7 +96,8 @@ def model_fingerprint(model):
     placements, axes, inertias), the body, joint and frame names, the
     masses, centres of mass and inertias, the joint limits, damping,
     friction, armature and springs, gravity, the frames, couplings, equality
-    constraints and loop joints. Two loads of the same file give the same
+    constraints and loop joints, and the actuators and tendons a model file
+    declared (when it declared any). Two loads of the same file give the same
     fingerprint; any change to one of these values changes it. The model's
     name and its geometries are not included (renaming a model does not
     change its motion). Computed once per model (~0.5 ms on Talos) and
@@ -113,6 +114,9 @@ def model_fingerprint(model):
                  model.frame_placement, model.couplings,
                  model.equalities, model.loop_joints):
         _feed(h, part)
+    declared = (getattr(model, "actuators", ()), getattr(model, "tendons", ()))
+    if any(declared):  # only then: the fingerprints of models without them stay what they were
+        _feed(h, ("actuators and tendons",) + declared)
     fp = h.hexdigest()
     try:
         _FINGERPRINTS[model] = fp
