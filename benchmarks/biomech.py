@@ -1,5 +1,15 @@
 """Biomechanics and deformables benchmarks.
 
+Muscle arm (``muscle_rows``): an elbow moved by a flexor and an extensor,
+MuJoCo muscle actuators on spatial tendons through via sites (the MJCF
+``ELBOW_XML`` below: 1 DoF, 2 tendons, 2 activations), loaded by
+``mb.load_mjcf`` and stepped by ``Simulator.step`` with held controls, and
+the same file stepped by MuJoCo's ``mj_step`` in the same process, for each
+integrator pair (semi-implicit Euler ↔ MuJoCo's Euler with ``eulerdamp``
+off, implicit Euler ↔ implicitfast, RK4 ↔ RK4). Both libraries compute the
+same trajectory (the Euler pair bitwise: tests/io/test_mjcf_actuators.py
+checks the actuator models against MuJoCo).
+
 Cloth (``cloth_rows``): the step cost of a 30 × 30 mass-spring cloth hanging
 from a bar on a revolute joint (examples/cloth.py: 900 particles, 5102
 springs — structural, both shear diagonals, bend — 2611 reduced DoFs) with
@@ -33,6 +43,62 @@ def _median_step(step, warm=3, reps=15):
         step()
         ts.append(time.perf_counter() - t0)
     return float(np.median(ts))
+
+
+ELBOW_XML = """<mujoco model="elbow_muscles">
+  <option timestep="0.002" integrator="Euler"><flag contact="disable" eulerdamp="disable"/></option>
+  <worldbody>
+    <site name="flex_origin" pos="0.02 0.25 0"/><site name="flex_via" pos="0.03 0 0"/>
+    <site name="ext_origin" pos="-0.02 0.25 0"/><site name="ext_via" pos="-0.025 0 0"/>
+    <body name="forearm">
+      <joint name="elbow" type="hinge" axis="0 0 1" damping="0.2"/>
+      <inertial pos="0 -0.15 0" mass="1.5" diaginertia="0.012 0.001 0.012"/>
+      <site name="flex_insertion" pos="0.015 -0.05 0"/><site name="ext_insertion" pos="-0.02 -0.02 0"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="flexor_path"><site site="flex_origin"/><site site="flex_via"/><site site="flex_insertion"/></spatial>
+    <spatial name="extensor_path"><site site="ext_origin"/><site site="ext_via"/><site site="ext_insertion"/></spatial>
+  </tendon>
+  <actuator>
+    <muscle name="flexor" tendon="flexor_path" force="400" lengthrange="0.24 0.32"/>
+    <muscle name="extensor" tendon="extensor_path" force="300" lengthrange="0.25 0.33"/>
+  </actuator>
+</mujoco>"""
+
+
+def muscle_rows(steps=2000, control=(0.6, 0.2)):
+    """Rows ``(integrator, µs per Simulator.step, µs per mj_step, ratio,
+    max |q - qpos| after the timed steps)`` of the muscle-arm benchmark
+    (module docstring): both start at q = 0.3 rad at rest, take ``steps``
+    warm-up then ``steps`` timed steps with the controls held."""
+    import mujoco
+    import multibody as mb
+    model = mb.load_mjcf(ELBOW_XML)
+    pairs = (("semi_implicit_euler", mujoco.mjtIntegrator.mjINT_EULER),
+             ("implicit_euler", mujoco.mjtIntegrator.mjINT_IMPLICITFAST),
+             ("rk4", mujoco.mjtIntegrator.mjINT_RK4))
+    rows = []
+    for name, mj_integrator in pairs:
+        sim = mb.Simulator(model, 0.002, integrator=name)
+        sim.reset(q=np.array([0.3]))
+        sim.control = np.asarray(control, dtype=float)
+        m = mujoco.MjModel.from_xml_string(ELBOW_XML)
+        m.opt.integrator = mj_integrator
+        d = mujoco.MjData(m)
+        d.qpos[0] = 0.3
+        d.ctrl[:] = control
+        times = []
+        for step in (sim.step, lambda: mujoco.mj_step(m, d)):
+            for _ in range(steps):
+                step()
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                step()
+            times.append((time.perf_counter() - t0) / steps)
+        rows.append((name, 1e6 * times[0], 1e6 * times[1], times[0] / times[1],
+                     float(np.abs(sim.state.q - d.qpos).max())))
+    return rows
 
 
 def mujoco_cloth_xml(n=30, size=0.6, mass=0.3, k=None, damping=0.02, dt=0.01):
@@ -79,6 +145,12 @@ def cloth_rows(n=30, h=0.01):
 
 
 def main():
+    print("muscle arm (MJCF: 2 muscle actuators on spatial tendons with via sites), one step of 2 ms, "
+          "controls held")
+    print(f"{'integrator':22s} {'us/step':>9s} {'MuJoCo us':>10s} {'ratio':>7s} {'|q - qpos|':>11s}")
+    for name, ours, theirs, ratio, dq in muscle_rows():
+        print(f"{name:22s} {ours:9.2f} {theirs:10.2f} {ratio:7.2f} {dq:11.2e}")
+    print()
     print("cloth 30x30 hanging from a swinging bar, one step of 10 ms (median of 15 after 3 warm-up steps)")
     print(f"{'':54s} {'DoFs':>6s} {'ms/step':>9s} {'/ MuJoCo':>9s}")
     for name, nz, ms, ratio in cloth_rows():
