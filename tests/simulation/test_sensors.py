@@ -682,3 +682,80 @@ def test_load_sensors_noise_is_metadata_unless_asked():
     assert isinstance(noisy["magnetometer40"], Magnetometer) and isinstance(noisy["framelinvel14"], FrameLinearVelocity)
     assert isinstance(noisy["velocimeter24"], Velocimeter) and isinstance(noisy["slide_rate"], JointVelocity)
     assert isinstance(noisy["framequat8"], FrameOrientation) and isinstance(noisy["torque28"], Torque)
+
+
+MUSCLE_ARM = """<mujoco model="elbow_muscles">
+  <option timestep="0.002" integrator="Euler"><flag contact="disable" eulerdamp="disable"/></option>
+  <worldbody>
+    <site name="flex_origin" pos="0.02 0.25 0"/><site name="flex_via" pos="0.03 0 0"/>
+    <body name="forearm">
+      <joint name="elbow" type="hinge" axis="0 0 1" damping="0.2"/>
+      <inertial pos="0 -0.15 0" mass="1.5" diaginertia="0.012 0.001 0.012"/>
+      <site name="flex_insertion" pos="0.015 -0.05 0"/>
+      <site name="wrist" pos="0.01 -0.28 0.02" euler="10 0 30"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="flexor_path"><site site="flex_origin"/><site site="flex_via"/><site site="flex_insertion"/></spatial>
+  </tendon>
+  <actuator>
+    <muscle name="flexor" tendon="flexor_path" force="400" lengthrange="0.24 0.32"/>
+    <position name="servo" joint="elbow" kp="3"/>
+  </actuator>
+  <sensor>
+    <accelerometer name="acc" site="wrist"/><gyro name="gyro" site="wrist"/>
+    <jointpos name="angle" joint="elbow"/><force name="load" site="wrist"/>
+  </sensor>
+</mujoco>"""
+
+
+def test_rollout_records_sensors_of_an_actuated_arm_as_mujoco():
+    """Simulator.rollout(sensors=...) with a muscle (activation dynamics)
+    and a servo under a control table: the recorded readings equal
+    MuJoCo's sensordata along MuJoCo's own run of the same file (the
+    accelerations belong to each sample's step, with the controls of that
+    step and the activations at its start; the muscle's pull on the forearm
+    reaches it at the tendon's insertion, not through the elbow, so the
+    force sensor leaves it out, as MuJoCo's does)."""
+    model = mb.load_mjcf(MUSCLE_ARM)
+    S = load_sensors(MUSCLE_ARM, model)
+    n = 40
+    rng = np.random.default_rng(3)
+    ctrl = np.column_stack([np.clip(0.5 + 0.5 * np.sin(np.arange(n) / 5.0), 0, 1), rng.normal(size=n)])
+    sim = mb.Simulator(model, 0.002, q0=np.array([0.3]))
+    traj = sim.rollout(steps=n, control=ctrl, sensors=S)
+    m = mujoco.MjModel.from_xml_string(MUSCLE_ARM)
+    d = mujoco.MjData(m)
+    d.qpos[0] = 0.3
+    expected = {name: [] for name in S.names}
+    for k in range(n):
+        d.ctrl[:] = ctrl[k]
+        mujoco.mj_step(m, d)    # sensordata of the state the step started from, with its controls
+        for name in S.names:
+            adr, dim = m.sensor(name).adr[0], m.sensor(name).dim[0]
+            expected[name].append(d.sensordata[adr:adr + dim].copy())
+    assert abs(traj.q[-1, 0] - d.qpos[0]) < 1e-12
+    for name in S.names:
+        np.testing.assert_allclose(traj.sensors[name][:n], np.array(expected[name]), rtol=0, atol=1e-8,
+                                   err_msg=name)
+    assert abs(traj.sensors["acc"][:n]).max() > 1.0 and sim.na == 1
+
+
+def test_trajectory_file_keeps_sensor_readings(tmp_path):
+    model = mb.load_mjcf(MUSCLE_ARM)
+    S = load_sensors(MUSCLE_ARM, model)
+    sim = mb.Simulator(model, 0.002, q0=np.array([0.3]))
+    traj = sim.rollout(steps=5, control=np.array([0.4, 0.1]), sensors=S)
+    traj.save(tmp_path / "arm.npz")
+    back = mb.Trajectory.load(tmp_path / "arm.npz", model)
+    assert list(back.sensors) == list(traj.sensors) == list(S.names)
+    for name in S.names:
+        np.testing.assert_array_equal(back.sensors[name], traj.sensors[name])
+    plain = sim.rollout(steps=2)
+    plain.save(tmp_path / "plain.npz")
+    assert mb.Trajectory.load(tmp_path / "plain.npz").sensors is None
+    with pytest.raises(InputError, match="sensor 'acc'"):
+        mb.Trajectory(t=traj.t, q=traj.q, v=traj.v, tau=traj.tau, kinetic=traj.kinetic, potential=traj.potential,
+                      sensors={"acc": np.zeros((2, 3))})
+    with pytest.raises(InputError, match="Sensors collection"):
+        sim.rollout(steps=1, sensors=[JointPosition("elbow")])

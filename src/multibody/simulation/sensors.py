@@ -1188,11 +1188,11 @@ class Sensors:
         from .simulator import Simulator
         if not isinstance(simulator, Simulator):
             raise InputError(f"Sensors.step needs a Simulator, got {type(simulator).__name__}")
-        before = simulator.state
+        before, act = simulator.state, simulator.activation
         simulator.step(tau)
-        return self.after_step(simulator, before)
+        return self.after_step(simulator, before, act)
 
-    def after_step(self, simulator, before):
+    def after_step(self, simulator, before, activation=None):
         """The measurement (:meth:`update`) of the state ``before`` (a
         :class:`~multibody.simulation.simulator.State`: t, q, v) from which
         ``simulator`` just took one step, with that step's forces: the
@@ -1201,13 +1201,19 @@ class Sensors:
         (``simulator.contact.contacts()``), as in :meth:`over` — and as
         MuJoCo's sensordata after ``mj_step``, which belongs to the state
         before the step. What a simulator calls after each step to record
-        sensors while it runs."""
+        sensors while it runs. ``activation``: the actuators' activations
+        at ``before`` (the step has advanced them; default: the current
+        ones, exact only without activation dynamics — :meth:`step` passes
+        them)."""
         contacts = simulator.contact.contacts() if simulator.contact is not None else []
         model = simulator.model
         a = None
         if any(b.sensor.stage == ACCELERATION and not isinstance(b.sensor, Touch) for b in self.bind(model)):
-            a = forward_acceleration(simulator, before.t, before.q, before.v, simulator.last_tau, contacts)
-        return self.update(model, before.t, before.q, before.v, a, contacts=contacts,
+            a = forward_acceleration(simulator, before.t, before.q, before.v, simulator.last_tau, contacts,
+                                     activation=activation)
+        F = actuator_body_forces(simulator, before.t, before.q, before.v, activation=activation) \
+            if _path_actuators(simulator) else None
+        return self.update(model, before.t, before.q, before.v, a, contacts=contacts, f_ext=F,
                            gravity=simulator.system.gravity)
 
     def over(self, trajectory, simulator, measured=True, seed=None):
@@ -1216,7 +1222,9 @@ class Sensors:
 
         Sample k is read at (t_k, q_k, v_k) with the accelerations of the
         forward dynamics of ``simulator`` (its force elements, joint
-        damping and springs, gravity, loop constraints) under the joint
+        damping and springs, gravity, loop constraints; its actuators with
+        the controls of that step, ``control[k + 1]``, and the activations
+        at sample k) under the joint
         forces of the step that starts at sample k (``tau[k + 1]``) and,
         when the trajectory recorded its contacts, the mean contact forces
         of that step (``contacts.at(k + 1)``, which are also what touch and
@@ -1256,11 +1264,21 @@ class Sensors:
             raise s.error("needs the contacts of the trajectory: record it with rollout(..., contacts=True)")
         contacts = [record.at(int(k)) for k in nxt] if record is not None else [[] for _ in range(N)]
         A = None
+        nu = trajectory.control.shape[1] if trajectory.control is not None and trajectory.control.ndim == 2 else 0
+
+        def actuation(k):
+            # the step from sample k: the controls it recorded (row k + 1) and the activations at its start
+            if not simulator.nu or nu != simulator.nu:
+                return None, None
+            return trajectory.control[nxt[k]], (trajectory.activation[k] if simulator.na else None)
         if any(b.sensor.stage == ACCELERATION and not isinstance(b.sensor, Touch) for b in bound):
             A = np.empty_like(V)
             for k in range(N):
-                A[k] = forward_acceleration(simulator, t[k], Q[k], V[k], tau[nxt[k]], contacts[k])
-        snap = _Snapshot(model, t.astype(float), Q, V, A, simulator.system.gravity, contacts, None)
+                A[k] = forward_acceleration(simulator, t[k], Q[k], V[k], tau[nxt[k]], contacts[k], *actuation(k))
+        F = None
+        if _path_actuators(simulator):
+            F = np.array([actuator_body_forces(simulator, t[k], Q[k], V[k], *actuation(k)) for k in range(N)])
+        snap = _Snapshot(model, t.astype(float), Q, V, A, simulator.system.gravity, contacts, F)
         vals = self._values(snap, bound)
         if not measured:
             return {b.sensor.name: x for b, x in zip(bound, vals)}
@@ -1276,14 +1294,74 @@ class Sensors:
         return out
 
 
-def forward_acceleration(simulator, t, q, v, tau, contacts=()):
+def _path_actuators(simulator):
+    """The actuators of ``simulator`` that act through spatial paths."""
+    from ..forces.paths import Path
+    aset = simulator._act_set
+    return [] if aset is None else [k for k, a in enumerate(aset.actuators) if isinstance(a.transmission, Path)]
+
+
+def actuator_body_forces(simulator, t, q, v, control=None, activation=None):
+    """The pull of the actuators acting through spatial paths (MuJoCo's
+    spatial tendons, muscles over via points) on the bodies their points
+    are on, as (nbodies, 6) spatial forces ``[n; f]`` in the body frames
+    about the body origins (``f_ext``'s convention): at each path point
+    the force ``gear · f · ∂l/∂x`` (:meth:`~multibody.forces.paths.Path.point_forces`),
+    with the actuator forces ``f`` at (q, v) under ``control`` /
+    ``activation`` (default: the simulator's). These forces reach the
+    bodies directly, not through their joints, so the force and torque
+    sensors leave them out of the joint's load — as MuJoCo's do."""
+    model, aset = simulator.model, simulator._act_set
+    io = aset.io
+    saved = io.ctrl.copy(), io.act.copy()
+    try:
+        if control is not None:
+            io.ctrl[:] = control
+        if activation is not None:
+            io.act[:] = activation
+        f = aset.forces(q, v, t)
+    finally:
+        io.ctrl[:], io.act[:] = saved
+    oMi = None
+    W = np.zeros((model.nbodies, 6))
+    for k in _path_actuators(simulator):
+        a = aset.actuators[k]
+        path, binding = a.transmission, aset.transmission_bindings[k]
+        G = path.point_forces(model, q, a.gear * f[k])
+        X = path.points(model, q)
+        if oMi is None:
+            oMi = forward_kinematics(model, q)
+        for body, x, F in zip(binding.ibuf[1:1 + len(X)], X, G):
+            if body == 0:
+                continue
+            R, p = oMi[body][:3, :3], oMi[body][:3, 3]
+            W[body, :3] += R.T @ _cross(x - p, F)
+            W[body, 3:] += R.T @ F
+    return W
+
+
+def forward_acceleration(simulator, t, q, v, tau, contacts=(), control=None, activation=None):
     """q̈ at (t, q, v) by the forward dynamics of ``simulator`` (its force
-    elements, joint damping and springs, gravity and loop constraints:
-    ``simulator.system.acceleration``) under the joint forces ``tau`` and
-    the contact forces of ``contacts`` (a list of
+    elements, actuators, joint damping and springs, gravity and loop
+    constraints: ``simulator.system.acceleration``) under the joint forces
+    ``tau`` and the contact forces of ``contacts`` (a list of
     :class:`~multibody.constraints.contact.Contact`: force on geometry 2 at
     its point, the opposite on geometry 1), mapped to joint forces by the
-    bodies' world Jacobians."""
+    bodies' world Jacobians. The actuators act with the controls
+    ``control`` (nu,) and activations ``activation`` (na,) — default: the
+    simulator's current ones — which are restored afterwards."""
+    aset = simulator._act_set
+    if aset is not None and (control is not None or activation is not None):
+        io = aset.io
+        saved = io.ctrl.copy(), io.act.copy()
+        try:
+            if control is not None:
+                io.ctrl[:] = control
+            if activation is not None:
+                io.act[:] = activation
+            return forward_acceleration(simulator, t, q, v, tau, contacts)
+        finally:
+            io.ctrl[:], io.act[:] = saved
     model = simulator.model
     tau = np.array(tau, dtype=float)
     if contacts:

@@ -1153,7 +1153,7 @@ class Simulator:
         return tuple(e for e in self.system.forces if e is not self._act_set)
 
     def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True, tau=None,
-                contacts=False, control=None):
+                contacts=False, control=None, sensors=None):
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
         called before each step, or ``tau`` gives the joint forces open
@@ -1183,6 +1183,12 @@ class Simulator:
         activations and the actuator forces (``control``, ``activation``,
         ``actuator_force``); :attr:`control` ends at the last step's.
 
+        ``sensors`` (a :class:`~multibody.simulation.sensors.Sensors`):
+        the trajectory's ``sensors`` holds their readings at every sample
+        (``Sensors.over``: noise and delays applied sample by sample, from
+        the collection's seed; exact accelerations with ``record_every=1``);
+        touch sensors need the contacts, which are then recorded.
+
         ``duration`` (s, finite, >= 0) is rounded to a whole number of steps;
         ``steps`` and ``record_every`` are integers (>= 0 and >= 1). The
         controller gets copies of q and v, and must return nv finite real
@@ -1199,6 +1205,12 @@ class Simulator:
         taus = self._zero[None, :] if tau is None else self._tau_table(tau, n, controller)
         control_fn = control if callable(control) else None
         ctrls = None if control is None or control_fn is not None else self._control_table(control, n)
+        if sensors is not None:
+            from .sensors import Sensors, Touch
+            if not isinstance(sensors, Sensors):
+                raise InputError(f"sensors must be a multibody Sensors collection, got {sensors!r}")
+            sensors.bind(self.model)  # a sensor on a missing frame or joint is reported before the run
+            contacts = contacts or (self.contact is not None and any(isinstance(s, Touch) for s in sensors))
         builtin = isinstance(controller, PD)  # PD and computed torque run in the compiled loop
         kind_gains = NO_CONTROL
         if builtin:
@@ -1293,6 +1305,8 @@ class Simulator:
                                    model_fingerprint(model), self._derived_quantities(),
                                    (self.actuator_names, Uc, Ac, Fa))
         traj.contacts = record
+        if sensors is not None:
+            traj.sensors = sensors.over(traj, self)
         return traj
 
     def rollout_batch(self, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,

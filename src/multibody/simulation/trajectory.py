@@ -201,7 +201,10 @@ class Trajectory:
     controls and ``actuator_force`` (N, nu) the actuator forces (N or N·m,
     before the moment arm) of the step that ended at each sample (row 0:
     zeros, as ``tau``), ``activation`` (N, na) the activations at each
-    sample, ``actuator_names`` (nu names); (N, 0) without actuators."""
+    sample, ``actuator_names`` (nu names); (N, 0) without actuators.
+    ``sensors``: the sensors' readings (a dict name -> (N, dim) array,
+    docs/sensors.md) when the rollout was given
+    :class:`~multibody.simulation.sensors.Sensors`, else None."""
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -221,6 +224,7 @@ class Trajectory:
     activation: np.ndarray = None
     actuator_force: np.ndarray = None
     actuator_names: tuple = ()
+    sensors: dict = None
 
     @classmethod
     def recorded(cls, t, q, v, tau, effort_clamped, velocity_clamped, meta, model_fingerprint, derived,
@@ -240,7 +244,7 @@ class Trajectory:
                              velocity_clamped=velocity_clamped, meta=meta, power_labels=tuple(derived[0]),
                              model_fingerprint=model_fingerprint, contacts=None, control=control,
                              activation=activation, actuator_force=force, actuator_names=tuple(names),
-                             _derive=derived[1])
+                             sensors=None, _derive=derived[1])
         return self
 
     def __getattr__(self, name):
@@ -296,6 +300,8 @@ class Trajectory:
         self.actuator_names = tuple(self.actuator_names) or tuple(f"actuator{k}" for k in range(max(nu, 0)))
         _check_arrays("(in memory)", {name: getattr(self, name) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS)},
                       len(self.power_labels), len(self.actuator_names))
+        if self.sensors is not None:
+            self.sensors = _sensor_arrays("Trajectory", self.sensors, N)
 
     @property
     def energy(self):
@@ -344,8 +350,11 @@ class Trajectory:
                              "power_labels": _jsonable(list(self.power_labels), "power_labels"),
                              "meta": _jsonable(self.meta, "meta"),
                              "contact_geometries": None if record is None else list(record.geometries),
-                             "actuator_names": _jsonable(list(self.actuator_names), "actuator_names")})
+                             "actuator_names": _jsonable(list(self.actuator_names), "actuator_names"),
+                             "sensor_names": None if self.sensors is None else list(self.sensors)})
         arrays = {name: np.asarray(getattr(self, name)) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS)}
+        if self.sensors is not None:  # optional members "sensors.<k>" (names in the header: any string)
+            arrays.update({f"sensors.{k}": np.asarray(a) for k, a in enumerate(self.sensors.values())})
         if record is not None:  # optional members "contacts.<field>"
             arrays.update({f"contacts.{name}": getattr(record, name) for name in _CONTACT_ARRAYS})
         for name, a in arrays.items():
@@ -399,6 +408,10 @@ class Trajectory:
                 arrays.update({name: z[name] for name in _ACTUATOR_ARRAYS if name in z.files})
                 contacts = {name: z[f"contacts.{name}"] for name in _CONTACT_ARRAYS} \
                     if f"contacts.{_CONTACT_ARRAYS[0]}" in z.files else None
+                sensor_names = header.get("sensor_names") if isinstance(header, dict) else None
+                sensors = None
+                if isinstance(sensor_names, list):
+                    sensors = {name: z[f"sensors.{k}"] for k, name in enumerate(sensor_names)}
         except InputError:
             raise
         except FileNotFoundError:
@@ -440,8 +453,12 @@ class Trajectory:
             if not (isinstance(names, list) and all(isinstance(x, str) for x in names)):
                 raise InputError(f"trajectory file '{path}' has a corrupted header (contact_geometries)")
             record = _contact_record(path, names, contacts, len(arrays["t"]))
+        if sensors is not None and not all(isinstance(x, str) for x in sensors):
+            raise InputError(f"trajectory file '{path}' has a corrupted header (sensor_names)")
+        if sensors is not None:
+            sensors = _sensor_arrays(f"trajectory file '{path}'", sensors, len(arrays["t"]))
         traj = cls(meta=meta, power_labels=tuple(labels), model_fingerprint=fp, contacts=record,
-                   actuator_names=tuple(names), **arrays)
+                   actuator_names=tuple(names), sensors=sensors, **arrays)
         if model is not None:
             try:
                 traj.check_model(model)
@@ -468,6 +485,25 @@ def _check_arrays(path, arrays, P, nu=0):
             where = "Trajectory" if path == "(in memory)" else f"trajectory file '{path}'"
             raise InputError(f"{where} is inconsistent: {name} has dtype {a.dtype} and shape {a.shape}, expected "
                              f"{'bool' if kind == 'b' else 'float'} {expected}")
+
+
+def _sensor_arrays(where, sensors, N):
+    """The sensors' readings as a dict name -> float (N, dim) array, checked
+    (InputError naming ``where`` otherwise)."""
+    if not isinstance(sensors, dict) or not all(isinstance(k, str) for k in sensors):
+        raise InputError(f"{where}: sensors must be a dict of sensor name -> (N, dim) array, got "
+                         f"{type(sensors).__name__}")
+    out = {}
+    for name, a in sensors.items():
+        try:
+            a = np.asarray(a, dtype=float)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"{where}: the readings of sensor '{name}' must be numbers: {e}") from None
+        if a.ndim != 2 or a.shape[0] != N:
+            raise InputError(f"{where} is inconsistent: the readings of sensor '{name}' have shape {a.shape}, "
+                             f"expected ({N}, dim)")
+        out[name] = a
+    return out
 
 
 def _contact_record(path, names, arrays, N):
