@@ -22,6 +22,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from ..errors import ModelError
 from .base import ForceElement, floats, resolve_joint
@@ -48,13 +49,36 @@ def along(ts, f, f_l=0.0, f_ldot=0.0, jacobians=False):
     tau = J * f
     if not jacobians:
         return tau, None, None
-    JJ = np.outer(J, J)
-    K = f_l * JJ
-    if f_ldot != 0.0 and ts.rate_gradient is not None:
-        K += f_ldot * np.outer(J, ts.rate_gradient)
+    rg = ts.rate_gradient
+    K, D = _along_jacobians(J, _NO_GRADIENT if rg is None else rg, float(f_l), float(f_ldot))
     if ts.geometric is not None and f != 0.0:
         K += ts.geometric(f)
-    return tau, K, f_ldot * JJ
+    return tau, K, D
+
+
+_NO_GRADIENT = np.zeros(0)
+
+
+@njit(cache=True, nogil=True)
+def _along_jacobians(J, rate_gradient, f_l, f_ldot):
+    """``K = f_l JJᵀ + f_l̇ J (∂l̇/∂q)ᵀ`` (without the geometric term) and
+    ``D = f_l̇ JJᵀ``; ``rate_gradient`` empty: zero. One compiled pass
+    instead of four numpy temporaries (the cost of every element that acts
+    along a transmission)."""
+    n = J.shape[0]
+    K = np.empty((n, n))
+    D = np.empty((n, n))
+    has_rg = rate_gradient.shape[0] == n
+    for i in range(n):
+        ji = J[i]
+        for j in range(n):
+            d = ji * J[j]
+            D[i, j] = f_ldot * d
+            k = f_l * d
+            if has_rg:
+                k += f_ldot * ji * rate_gradient[j]
+            K[i, j] = k
+    return K, D
 
 
 class Transmission:
