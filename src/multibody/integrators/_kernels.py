@@ -92,7 +92,7 @@ def section_sizes(nq, nv, nb, ns, nl, nr, ng, nu=0, na=0, nt=0):
     gear (coupling) rows and ``nu`` actuators with ``na`` activations and
     ``nt`` transmission entries (:func:`actuator_offsets`)."""
     m = max(nq, nv, nb)
-    fa, ia = actuator_offsets(nu, na, nt)[-2:]
+    fa, ia = actuator_offsets_py(nu, na, nt)[-2:]
     return {F_DAMPING: nv, F_STIFFNESS: ns, F_REST: ns, F_EFFORT: nv, F_VMAX: nv, F_LIM_SIGN: nl, F_LIM_BOUND: nl,
             F_FEXT: nv, F_KEXT: nv * nv, F_DEXT: nv * nv, F_TAU: nv, F_PA: 16 * nr, F_PB: 16 * nr, F_U: 3 * nr,
             F_W: 3 * nr, F_PITCH: nr, F_RATIO: ng, F_OFFSET: ng, F_ACTUATORS: fa,
@@ -124,6 +124,10 @@ def actuator_offsets(nu, na, nt):
     o_tq = nu * NI
     o_tv = o_tq + nt
     return o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, o_k + 4 * na, o_tv + nt
+
+
+# the same offsets for Python callers (building a table), without compiling the kernel for them
+actuator_offsets_py = getattr(actuator_offsets, "py_func", actuator_offsets)
 
 
 Table = namedtuple("Table", (
@@ -204,12 +208,16 @@ def table_view(ints, floats):
                  ints.ctypes.data, ints[H_CONTACT_STAGE], ints[H_NU], ints[H_NA], ints[H_DENSE] != 0, ints, floats)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def actuator_view(T):
-    """The actuator sections of the table ``T`` as :data:`Actuators`
-    (only called when ``T.nu > 0``)."""
-    nu, na, ints, floats = T.nu, T.na, T.ints, T.floats
-    nt = ints[H_NT]
+# The actuator stages are out-of-line functions of the arrays of actuator_view (A): compiled once and
+# called by the entry points of the tables with actuators. The entry points of the tables without pass
+# None for A, and Numba prunes the branches that call them before typing — but only after inlining, so
+# inlined stages would be copied into every entry point and then thrown away (+7 s of compilation of
+# each integrator's entry point without actuators; architecture.md, compilation rules 7 and 9).
+@njit(cache=True, nogil=True)
+def actuator_view(ints, floats):
+    """The actuator sections of a step table (its int64 and float64
+    arrays) as :data:`Actuators` (only for a table with actuators)."""
+    nu, na, nt = ints[H_NU], ints[H_NA], ints[H_NT]
     o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, _, _ = actuator_offsets(nu, na, nt)
     f, i = ints[F_ACTUATORS], ints[I_ACTUATORS]
     return Actuators(_iblock(ints, i, (nu, NI)), _fblock(floats, f, (nu, NP)), _iblock(ints, i + o_tq, (nt,)),
@@ -220,17 +228,57 @@ def actuator_view(T):
                      _fblock(floats, f + o_rate, (na,)), _fblock(floats, f + o_k, (4, na)))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def actuators_begin(T):
+@njit(cache=True, nogil=True)
+def actuators_begin(A):
     """Before the integrator: the stage activations are the activations,
     their rates ``ȧ(c, a)`` are computed, and the update will use them
     (RK4 replaces them by its weighted stage rates)."""
-    A = actuator_view(T)
-    for j in range(T.na):
+    na = A.act.shape[0]
+    for j in range(na):
         A.stage[j] = A.act[j]
     activation_rates(A.ai, A.af, A.ctrl, A.act, A.dot)
-    for j in range(T.na):
+    for j in range(na):
         A.rate[j] = A.dot[j]
+
+
+@njit(cache=True, nogil=True)
+def actuator_forces(A, dt, q, v, out, record):
+    """``out += Σ Jᵀ f`` of the actuators on joints and fixed tendons at the
+    stage activations (:func:`~multibody.forces.actuators.linear_forces`)."""
+    linear_forces(A.ai, A.af, A.tq, A.tv, A.tc, A.ctrl, A.stage, A.dot, dt, q, v, out, A.force, A.work, record)
+
+
+@njit(cache=True, nogil=True)
+def actuator_jacobians(A, K, D):
+    """``K += f_l JᵀJ``, ``D += f_l̇ JᵀJ`` (:func:`~multibody.forces.actuators.linear_jacobians`)."""
+    linear_jacobians(A.ai, A.tv, A.tc, A.work, K, D)
+
+
+@njit(cache=True, nogil=True)
+def commit_activations(A, dt):
+    """After a step that succeeded: the activations at the update's rate (mj_advance)."""
+    advance_activations(A.ai, A.af, A.act, A.rate, dt)
+
+
+@njit(cache=True, nogil=True)
+def stage_activations(A, s, dt):
+    """RK4's stage ``s`` of the activations: ``a_s = a + c_s h ȧ_{s−1}``
+    (c = ½, ½, 1; stage 0: the activations) and its rate ``ȧ_s = ȧ(c, a_s)``,
+    which the forces of that stage use (``actearly``); after stage 3 the
+    update's rate ``ȧ₀/6 + ȧ₁/3 + ȧ₂/3 + ȧ₃/6`` (MuJoCo's B, summed in its
+    order)."""
+    na = A.act.shape[0]
+    if s > 0:
+        c = dt if s == 3 else 0.5 * dt
+        for j in range(na):
+            A.stage[j] = A.act[j] + c * A.k[s - 1, j]
+        activation_rates(A.ai, A.af, A.ctrl, A.stage, A.dot)
+    for j in range(na):
+        A.k[s, j] = A.dot[j]
+    if s == 3:
+        for j in range(na):
+            A.rate[j] = (1.0 / 6.0) * A.k[0, j] + (1.0 / 3.0) * A.k[1, j] + (1.0 / 3.0) * A.k[2, j] \
+                + (1.0 / 6.0) * A.k[3, j]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -264,13 +312,14 @@ def applied(T, tau):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def joint_forces(T, q, v, tau, out, record=True):
+def joint_forces(T, A, q, v, tau, out, record=True):
     """``out = τ − b⊙v − k⊙(q − q_rest) + f_ext + Σ Jᵀf``: the applied joint
     forces, the joint damping, the linear joint springs of vector joints,
     the forces of Python force elements evaluated before the step and the
     actuators on joints and fixed tendons at the stage activations (all N
     or N·m, v order). ``record``: this evaluation is the step's own (at its
-    start state): the actuators' forces and derivatives are kept."""
+    start state): the actuators' forces and derivatives are kept. ``A``:
+    the actuators (:func:`actuator_view`), or None."""
     for k in range(T.nv):
         out[k] = tau[k] - T.damping[k] * v[k]
     for r in range(T.spring_q.shape[0]):
@@ -278,20 +327,19 @@ def joint_forces(T, q, v, tau, out, record=True):
     if T.external != 0:
         for k in range(T.nv):
             out[k] += T.fext[k]
-    if T.nu > 0:
-        A = actuator_view(T)
-        linear_forces(A.ai, A.af, A.tq, A.tv, A.tc, A.ctrl, A.stage, A.dot, T.dt, q, v, out, A.force, A.work, record)
+    if A is not None:
+        actuator_forces(A, T.dt, q, v, out, record)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def acceleration(ws, T, loops, q, v, tau, force, record=True):
+def acceleration(ws, T, loops, A, q, v, tau, force, record=True):
     """Free acceleration ``v̇`` at (q, v) under τ + joint forces into
     ``ws.dofs[1]`` (``force``: scratch, nv): ABA (Featherstone Table 7.1),
     or with hard loop constraints the closed-loop forward dynamics with
     Baumgarte terms (§8.5 method 2, §8.3:
     :func:`~multibody.constraints._kernels.constrained_acceleration_kernel`).
     Returns 0 when done. ``record``: see :func:`joint_forces`."""
-    joint_forces(T, q, v, tau, force, record)
+    joint_forces(T, A, q, v, tau, force, record)
     if loops is not None:  # None for the kernels of systems without loops: this branch is not compiled
         L = loops
         return constrained_acceleration_kernel(
@@ -303,7 +351,7 @@ def acceleration(ws, T, loops, q, v, tau, force, record=True):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def net_force(ws, T, q, v, tau, f, posed=False, record=True):
+def net_force(ws, T, A, q, v, tau, f, posed=False, record=True):
     """``f = τ + joint forces − g(q) − c(q, v)`` (RNEA at v̇ = 0 with
     gravity, Featherstone Table 5.1); ``posed``: ``ws.poses`` already holds
     the poses at q (CRBA just ran), so the forward kinematics is skipped."""
@@ -314,7 +362,7 @@ def net_force(ws, T, q, v, tau, f, posed=False, record=True):
         rnea_posed(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
     else:
         rnea_kernel(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
-    joint_forces(T, q, v, tau, f, record)
+    joint_forces(T, A, q, v, tau, f, record)
     for k in range(T.nv):
         f[k] -= ws.dofs[3, k]
 
@@ -398,7 +446,7 @@ def gravity_stiffness(ws, T, K):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def linearization(ws, T, q, v, tau, f, K, D, stiffness=True):
+def linearization(ws, T, A, q, v, tau, f, K, D, stiffness=True):
     """What the implicit integrators need at (q, v): ``M`` in ``ws.M``
     (CRBA), ``f = τ + joint forces − g − c``, ``K = ∂f/∂q`` (gravity, joint
     springs, Python elements) and ``D = ∂f/∂v`` (joint damping, Python
@@ -410,7 +458,7 @@ def linearization(ws, T, q, v, tau, f, K, D, stiffness=True):
     not use it). The actuators' K and D are exact (``f_l JᵀJ``, ``f_l̇ JᵀJ``)."""
     nv = T.nv
     crba_kernel(ws.tree, ws.lam, q, ws.poses, ws.jac, ws.inertia6, ws.M)
-    net_force(ws, T, q, v, tau, f, True)
+    net_force(ws, T, A, q, v, tau, f, True)
     if T.external == EXTERNAL_JACOBIANS:
         for k in range(nv):
             for l in range(nv):
@@ -429,9 +477,8 @@ def linearization(ws, T, q, v, tau, f, K, D, stiffness=True):
                 l = ws.lam[l]
     for k in range(nv):
         D[k, k] -= T.damping[k]
-    if T.nu > 0:
-        A = actuator_view(T)
-        linear_jacobians(A.ai, A.tv, A.tc, A.work, K, D)
+    if A is not None:
+        actuator_jacobians(A, K, D)
     if not stiffness:
         return
     for r in range(T.spring_q.shape[0]):
@@ -922,9 +969,9 @@ def contact_apply_kernel(data, contacts, q, n, vf, q_out, v_out):
 # explicit.py and implicit.py written over the table; the tests hold them to each other.
 
 @njit(cache=True, nogil=True, inline="always")
-def explicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
+def explicit_euler_core(ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """``q⁺ = q ⊕ h v``, ``v⁺ = v + h v̇(q, v)``."""
-    st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
+    st = acceleration(ws, T, loops, A, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
     integrate_kernel(ws.tree, q, v, T.dt, q_out)
@@ -936,7 +983,7 @@ def explicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
+def semi_implicit_euler_core(ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """``v⁺ = v + h v̇(q, v)``, ``q⁺ = q ⊕ h v⁺`` (ArtiSynth §0.9.1); with
     hard loop constraints the velocity-level KKT step (§0.10:
     :func:`~multibody.constraints._kernels.constrained_sie_kernel`), which
@@ -948,7 +995,7 @@ def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     Drumwright's law)."""
     if loops is not None:
         force, L = T.work[0, :T.nv], loops
-        joint_forces(T, q, v, tau, force)
+        joint_forces(T, A, q, v, tau, force)
         meta, Lf, G, X = table_set(T.work[1:11].reshape(10 * T.work.shape[1]), T.A, T.B, T.C, T.nq, T.nv, T.nc)
         rows = loop_tuple(L.row, L.kind, L.body_a, L.body_b, L.Pa, L.Pb, L.u, L.w, L.pitch, L.gear_row, L.gear_jq,
                           L.gear_jv, L.gear_iq, L.gear_iv, L.ratio, L.offset)
@@ -970,7 +1017,7 @@ def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
             return st
         C.head[CF.LOOPS] = 1
         return min(contact_after_step(ws, T, C, q, v, q_out, v_out), 0)
-    st = acceleration(ws, T, loops, q, v, tau, T.work[0, :T.nv])
+    st = acceleration(ws, T, loops, A, q, v, tau, T.work[0, :T.nv])
     if st != 0:
         return st
     for k in range(T.nv):
@@ -984,7 +1031,7 @@ def semi_implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
+def rk4_core(ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """Classical RK4 on ``q̇ = Q(q) v``, ``v̇ = FD(q, v)`` with the stage
     configurations normalized (:class:`multibody.integrators.RK4`); the
     actuators' activations are stages of it too, as in MuJoCo's
@@ -1004,18 +1051,13 @@ def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
             normalize_kernel(ws.tree, qs)
             for i in range(nv):
                 vs[i] = v[i] + c * kv[s - 1, i]
-        if T.na > 0:
-            stage_activations(T, s)
+        if A is not None and T.na > 0:
+            stage_activations(A, s, h)
         qdot_kernel(ws.tree, qs, vs, kq[s])
-        st = acceleration(ws, T, loops, qs, vs, tau, force, s == 0)
+        st = acceleration(ws, T, loops, A, qs, vs, tau, force, s == 0)
         if st != 0:
             return st
         kv[s, :] = ws.dofs[1]
-    if T.na > 0:
-        A = actuator_view(T)
-        for j in range(T.na):  # MuJoCo's B = (1/6, 1/3, 1/3, 1/6), summed in its order
-            A.rate[j] = (1.0 / 6.0) * A.k[0, j] + (1.0 / 3.0) * A.k[1, j] + (1.0 / 3.0) * A.k[2, j] \
-                + (1.0 / 6.0) * A.k[3, j]
     c = h / 6.0
     for i in range(nq):
         q_out[i] = q[i] + c * (kq[0, i] + 2.0 * kq[1, i] + 2.0 * kq[2, i] + kq[3, i])
@@ -1028,22 +1070,7 @@ def rk4_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def stage_activations(T, s):
-    """RK4's stage ``s`` of the activations: ``a_s = a + c_s h ȧ_{s−1}``
-    (c = ½, ½, 1; stage 0: the activations) and its rate ``ȧ_s = ȧ(c, a_s)``,
-    which the forces of that stage use (``actearly``)."""
-    A = actuator_view(T)
-    if s > 0:
-        c = T.dt if s == 3 else 0.5 * T.dt
-        for j in range(T.na):
-            A.stage[j] = A.act[j] + c * A.k[s - 1, j]
-        activation_rates(A.ai, A.af, A.ctrl, A.stage, A.dot)
-    for j in range(T.na):
-        A.k[s, j] = A.dot[j]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
+def _velocity_equation(ws, T, A, q, v, tau, cd, ck, cr, v_out):
     """Solve ``(M − c_d h D − c_k h² K) v⁺ = (M − c_d h D + c_r h² K) v + h f``
     (the linearized implicit steps) into ``v_out``, as the increment
     ``A (v⁺ − v) = h f + (c_k + c_r) h² K v`` with A the matrix on the left
@@ -1051,27 +1078,27 @@ def _velocity_equation(ws, T, q, v, tau, cd, ck, cr, v_out):
     if A is singular."""
     nv, h = T.nv, T.dt
     f = T.work[0, :nv]
-    A, K, D = T.A, T.B, T.C
+    Mx, K, D = T.A, T.B, T.C  # Mx: the factored matrix (A is the actuators)
     dv = T.work[1, :nv]
-    linearization(ws, T, q, v, tau, f, K, D)
+    linearization(ws, T, A, q, v, tau, f, K, D)
     for r in range(nv):
         dv[r] = h * f[r]
     if ck + cr != 0.0:
         add_times(ws, T, K, (ck + cr) * h * h, v, dv)
-    kind = factor_combined(ws, T, ws.M, D, K, cd * h, ck * h * h, A)
+    kind = factor_combined(ws, T, ws.M, D, K, cd * h, ck * h * h, Mx)
     if kind == 0:
         return 0
-    solve(ws, T, A, kind, dv)
+    solve(ws, T, Mx, kind, dv)
     for r in range(nv):
         v_out[r] = v[r] + dv[r]
     return kind
 
 
 @njit(cache=True, nogil=True, inline="always")
-def implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
+def implicit_euler_core(ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """``(M − hD − h²K) v⁺ = (M − hD) v + h f``, ``q⁺ = q ⊕ h v⁺``
     (ArtiSynth §0.9.2, :class:`multibody.integrators.ImplicitEuler`)."""
-    kind = _velocity_equation(ws, T, q, v, tau, 1.0, 1.0, 0.0, v_out)
+    kind = _velocity_equation(ws, T, A, q, v, tau, 1.0, 1.0, 0.0, v_out)
     if kind == 0:
         return SINGULAR
     if C is not None:  # impulses through M + h·diag(dampers) (C.damping: _mass_rows says why)
@@ -1083,11 +1110,11 @@ def implicit_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def trapezoidal_core(ws, T, loops, C, q, v, tau, q_out, v_out):
+def trapezoidal_core(ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """``(M − (h/2)D − (h²/4)K) v⁺ = (M − (h/2)D + (h²/4)K) v + h f``,
     ``q⁺ = q ⊕ (h/2)(v + v⁺)`` (ArtiSynth §0.9.3 with the erratum of
     notes/seed-000.md, :class:`multibody.integrators.Trapezoidal`)."""
-    if _velocity_equation(ws, T, q, v, tau, 0.5, 0.25, 0.25, v_out) == 0:
+    if _velocity_equation(ws, T, A, q, v, tau, 0.5, 0.25, 0.25, v_out) == 0:
         return SINGULAR
     mid = T.work[2, :T.nv]
     for k in range(T.nv):
@@ -1099,28 +1126,28 @@ def trapezoidal_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def bridson_marino_core(ws, T, loops, C, q, v, tau, q_out, v_out):
+def bridson_marino_core(ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """Bridson–Marino (ArtiSynth §0.9.4, :class:`multibody.integrators.BridsonMarino`):
     ``A = M − (h/2)D``; ``A v½ = A v + (h/2) f(q, v)``; ``q⁺ = q ⊕ h v½``;
     ``A v⁺ = A v + (h/2)(f(q, v) + f(q⁺, v))``, each solved for the
     increment from v (no product with A)."""
     nv, h = T.nv, T.dt
     f, f1, dv = T.work[0, :nv], T.work[1, :nv], T.work[2, :nv]
-    A, K, D = T.A, T.B, T.C
-    linearization(ws, T, q, v, tau, f, K, D, False)
-    kind = factor_combined(ws, T, ws.M, D, K, 0.5 * h, 0.0, A)
+    Mx, K, D = T.A, T.B, T.C  # Mx: the factored matrix (A is the actuators)
+    linearization(ws, T, A, q, v, tau, f, K, D, False)
+    kind = factor_combined(ws, T, ws.M, D, K, 0.5 * h, 0.0, Mx)
     if kind == 0:
         return SINGULAR
     for k in range(nv):
         dv[k] = 0.5 * h * f[k]
-    solve(ws, T, A, kind, dv)
+    solve(ws, T, Mx, kind, dv)
     for k in range(nv):
         v_out[k] = v[k] + dv[k]
     integrate_kernel(ws.tree, q, v_out, h, q_out)
-    net_force(ws, T, q_out, v, tau, f1, False, False)
+    net_force(ws, T, A, q_out, v, tau, f1, False, False)
     for k in range(nv):
         dv[k] = 0.5 * h * (f[k] + f1[k])
-    solve(ws, T, A, kind, dv)
+    solve(ws, T, Mx, kind, dv)
     for k in range(nv):
         v_out[k] = v[k] + dv[k]
     if C is not None:
@@ -1129,7 +1156,7 @@ def bridson_marino_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def symplectic_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
+def symplectic_euler_core(ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """Symplectic Euler in canonical coordinates
     (:class:`multibody.integrators.SymplecticEuler`): ``p = M(q)v``,
     ``p⁺ = p + h(f(q, v) + ∂T/∂q(q, u))`` with ``u = M(q)⁻¹p⁺`` solved by
@@ -1163,7 +1190,7 @@ def symplectic_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
     for k in range(nv):
         zero[k] = 0.0
     rnea_posed(ws.tree, q, zero, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
-    joint_forces(T, q, v, tau, f)
+    joint_forces(T, A, q, v, tau, f)
     for r in range(nv):
         s = 0.0
         for k in range(nv):
@@ -1210,18 +1237,18 @@ def symplectic_euler_core(ws, T, loops, C, q, v, tau, q_out, v_out):
 
 # ------------------------------------------------------------------ one step, a rollout
 @njit(cache=True, nogil=True, inline="always")
-def fused_step(core, ws, T, loops, C, q, v, tau, q_out, v_out):
+def fused_step(core, ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """One step: check and clamp τ, the integrator's ``core``, then the
     end of step (finiteness, position limits, velocity clamping) and, when
     the step succeeded, the actuators' activations (MuJoCo's mj_advance)."""
     flags = applied(T, tau)
     if flags < 0:
         return flags
-    if T.nu > 0:
-        actuators_begin(T)
+    if A is not None:
+        actuators_begin(A)
     W = T.work
     q1, v1 = W[ROW_Q1, :T.nq], W[ROW_V1, :T.nv]
-    st = core(ws, T, loops, C, q, v, T.tau, q1, v1)
+    st = core(ws, T, loops, A, C, q, v, T.tau, q1, v1)
     if st != 0:
         return st if st < 0 else -st
     if C is not None:
@@ -1250,9 +1277,8 @@ def fused_step(core, ws, T, loops, C, q, v, tau, q_out, v_out):
             if T.vel_mask[k]:
                 flags |= VELOCITY_CLAMPED
                 break
-    if T.na > 0:
-        A = actuator_view(T)
-        advance_activations(A.ai, A.af, A.act, A.rate, T.dt)
+    if A is not None and T.na > 0:
+        commit_activations(A, T.dt)
     return flags
 
 
@@ -1286,7 +1312,7 @@ def control(ws, T, kind, gains, ref, q, v, u, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, ctrls, start, n, every, stop, out_q, out_v,
+def fused_rollout(core, ws, T, loops, A, C, q, v, taus, kind, gains, refs, ctrls, start, n, every, stop, out_q, out_v,
                   out_tau, out_flags, masks, out_ctrl, out_act, out_force):
     """Steps ``start + 1 .. start + n`` of a run from (q, v) (changed in
     place) with joint forces ``taus[k]`` at step k (one row: held) — plus,
@@ -1307,15 +1333,15 @@ def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, ctrls, s
     qn, vn, u = T.work[ROW_QN, :nq], T.work[ROW_VN, :nv], T.work[ROW_CONTROL, :nv]
     for k in range(n):
         if nu > 0 and ctrls.shape[0] > 0:
-            A = actuator_view(T)
+            ctrl = actuator_view(T.ints, T.floats).ctrl
             row = 0 if ctrls.shape[0] == 1 else start + k
             for i in range(nu):
-                A.ctrl[i] = ctrls[row, i]
+                ctrl[i] = ctrls[row, i]
         tau = taus[0] if taus.shape[0] == 1 else taus[start + k]
         if kind != 0:
             control(ws, T, kind, gains, refs[0] if refs.shape[0] == 1 else refs[start + k], q, v, tau, u)
             tau = u
-        st = run_step(core, ws, T, loops, C, q, v, tau, qn, vn)
+        st = run_step(core, ws, T, loops, A, C, q, v, tau, qn, vn)
         if st < 0:
             return k, st
         q[:] = qn
@@ -1327,10 +1353,10 @@ def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, ctrls, s
             out_tau[r] = T.tau
             out_flags[r] = st
             if nu > 0:
-                A = actuator_view(T)
-                out_ctrl[r] = A.ctrl
-                out_force[r] = A.force
-                out_act[r] = A.act
+                V = actuator_view(T.ints, T.floats)
+                out_ctrl[r] = V.ctrl
+                out_force[r] = V.force
+                out_act[r] = V.act
             if st != 0:
                 for i in range(nv):
                     masks[r, 0, i] = T.eff_mask[i] != 0
@@ -1340,17 +1366,17 @@ def fused_rollout(core, ws, T, loops, C, q, v, taus, kind, gains, refs, ctrls, s
     return n, 0
 
 
-def run_step(core, ws, T, loops, C, q, v, tau, q_out, v_out):
+def run_step(core, ws, T, loops, A, C, q, v, tau, q_out, v_out):
     """:func:`fused_step`; in compiled code ``core`` is the (address,
     step-table handle) of the integrator's C entry point
     (:func:`step_address`) and the step a call through it."""
-    return fused_step(core, ws, T, loops, C, q, v, tau, q_out, v_out)
+    return fused_step(core, ws, T, loops, A, C, q, v, tau, q_out, v_out)
 
 
 @overload(run_step, jit_options=dict(cache=True))
-def _run_step_compiled(core, ws, T, loops, C, q, v, tau, q_out, v_out):
+def _run_step_compiled(core, ws, T, loops, A, C, q, v, tau, q_out, v_out):
     if isinstance(core, types.UniTuple):
-        def impl(core, ws, T, loops, C, q, v, tau, q_out, v_out):
+        def impl(core, ws, T, loops, A, C, q, v, tau, q_out, v_out):
             return call_address(core[0], core[1], q.ctypes.data, v.ctypes.data, tau.ctypes.data, q_out.ctypes.data,
                                 v_out.ctypes.data)
         return impl
@@ -1358,17 +1384,19 @@ def _run_step_compiled(core, ws, T, loops, C, q, v, tau, q_out, v_out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def step_at(core, with_loops, handle, q, v, tau, q_out, v_out):
+def step_at(core, with_loops, with_actuators, handle, q, v, tau, q_out, v_out):
     """:func:`fused_step` with ``core`` on the table and workspace behind
     the step-table ``handle`` and the contiguous state vectors at the
     addresses q, v, tau, q_out, v_out: the body of the C entry points.
-    ``with_loops`` None for a system without loop constraints: that stage
-    is then not compiled (Numba prunes a branch on None)."""
+    ``with_loops`` None for a system without loop constraints, and
+    ``with_actuators`` None for one without actuators: those stages are
+    then not compiled (Numba prunes a branch on None)."""
     ints, floats, data = table_arrays(handle)
     T = table_view(ints, floats)
     nq, nv = T.nq, T.nv
     return fused_step(core, handle_workspace(data), T, None if with_loops is None else T.loops,
-                      CF.contact_view(ints[H_CONTACT]), carray(f64_pointer(q), (nq,)), carray(f64_pointer(v), (nv,)),
+                      None if with_actuators is None else actuator_view(ints, floats), CF.contact_view(ints[H_CONTACT]),
+                      carray(f64_pointer(q), (nq,)), carray(f64_pointer(v), (nv,)),
                       carray(f64_pointer(tau), (nv,)), carray(f64_pointer(q_out), (nq,)),
                       carray(f64_pointer(v_out), (nv,)))
 
@@ -1378,62 +1406,104 @@ def step_at(core, with_loops, handle, q, v, tau, q_out, v_out):
 # through its address in the table (H_STEP). Module-level functions, not closures: Numba caches a
 # closure's compiled code under a new key in every process.
 def _explicit_euler(handle, q, v, tau, q_out, v_out):
-    return step_at(explicit_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_at(explicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 def _semi_implicit_euler(handle, q, v, tau, q_out, v_out):
-    return step_at(semi_implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_at(semi_implicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 def _symplectic_euler(handle, q, v, tau, q_out, v_out):
-    return step_at(symplectic_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_at(symplectic_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 def _rk4(handle, q, v, tau, q_out, v_out):
-    return step_at(rk4_core, None, handle, q, v, tau, q_out, v_out)
+    return step_at(rk4_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 def _implicit_euler(handle, q, v, tau, q_out, v_out):
-    return step_at(implicit_euler_core, None, handle, q, v, tau, q_out, v_out)
+    return step_at(implicit_euler_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 def _trapezoidal(handle, q, v, tau, q_out, v_out):
-    return step_at(trapezoidal_core, None, handle, q, v, tau, q_out, v_out)
+    return step_at(trapezoidal_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 def _bridson_marino(handle, q, v, tau, q_out, v_out):
-    return step_at(bridson_marino_core, None, handle, q, v, tau, q_out, v_out)
+    return step_at(bridson_marino_core, None, None, handle, q, v, tau, q_out, v_out)
 
 
 def _explicit_euler_loops(handle, q, v, tau, q_out, v_out):
-    return step_at(explicit_euler_core, True, handle, q, v, tau, q_out, v_out)
+    return step_at(explicit_euler_core, True, None, handle, q, v, tau, q_out, v_out)
 
 
 def _semi_implicit_euler_loops(handle, q, v, tau, q_out, v_out):
-    return step_at(semi_implicit_euler_core, True, handle, q, v, tau, q_out, v_out)
+    return step_at(semi_implicit_euler_core, True, None, handle, q, v, tau, q_out, v_out)
 
 
 def _rk4_loops(handle, q, v, tau, q_out, v_out):
-    return step_at(rk4_core, True, handle, q, v, tau, q_out, v_out)
+    return step_at(rk4_core, True, None, handle, q, v, tau, q_out, v_out)
+
+
+def _explicit_euler_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(explicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+def _semi_implicit_euler_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(semi_implicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+def _symplectic_euler_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(symplectic_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+def _rk4_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(rk4_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+def _implicit_euler_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(implicit_euler_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+def _trapezoidal_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(trapezoidal_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+def _bridson_marino_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(bridson_marino_core, None, True, handle, q, v, tau, q_out, v_out)
+
+
+def _explicit_euler_loops_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(explicit_euler_core, True, True, handle, q, v, tau, q_out, v_out)
+
+
+def _semi_implicit_euler_loops_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(semi_implicit_euler_core, True, True, handle, q, v, tau, q_out, v_out)
+
+
+def _rk4_loops_actuators(handle, q, v, tau, q_out, v_out):
+    return step_at(rk4_core, True, True, handle, q, v, tau, q_out, v_out)
 
 
 CORES = {"explicit_euler": explicit_euler_core, "semi_implicit_euler": semi_implicit_euler_core,
          "symplectic_euler": symplectic_euler_core, "rk4": rk4_core, "implicit_euler": implicit_euler_core,
          "trapezoidal": trapezoidal_core, "bridson_marino": bridson_marino_core}
-_ENTRY_FUNCTIONS = {(name, False): globals()["_" + name] for name in CORES}
+_ENTRY_FUNCTIONS = {(name, False, False): globals()["_" + name] for name in CORES}
+_ENTRY_FUNCTIONS.update({(name, False, True): globals()[f"_{name}_actuators"] for name in CORES})
 # the integrators whose fused step takes hard loop constraints
-_ENTRY_FUNCTIONS.update({(name, True): globals()[f"_{name}_loops"]
-                         for name in ("explicit_euler", "semi_implicit_euler", "rk4")})
+for _name in ("explicit_euler", "semi_implicit_euler", "rk4"):
+    _ENTRY_FUNCTIONS[_name, True, False] = globals()[f"_{_name}_loops"]
+    _ENTRY_FUNCTIONS[_name, True, True] = globals()[f"_{_name}_loops_actuators"]
 _ENTRIES = {}
 
 
-def step_address(name, loops=False):
+def step_address(name, loops=False, actuators=False):
     """The address of the C entry point ``int64 f(handle, q, v, tau,
     q_out, v_out)`` (all int64: the step table's handle and the addresses
     of contiguous float64 vectors) of integrator ``name``'s fused step,
-    with the loop-constraint stages if ``loops``; compiled or loaded from
-    Numba's cache on first use."""
-    key = (name, bool(loops))
+    with the loop-constraint stages if ``loops`` and the actuators' if
+    ``actuators``; compiled or loaded from Numba's cache on first use."""
+    key = (name, bool(loops), bool(actuators))
     if key not in _ENTRIES:
         _ENTRIES[key] = cfunc(types.int64(*(types.int64,) * 6), cache=True, nopython=True)(_ENTRY_FUNCTIONS[key])
     return _ENTRIES[key].address
@@ -1464,6 +1534,6 @@ def rollout_kernel(handle, q, v, taus, kind, gains, refs, ctrls, start, n, every
     (changed in place)."""
     ints, floats, data = table_arrays(handle)
     T = table_view(ints, floats)
-    return fused_rollout((ints[H_STEP], handle), handle_workspace(data), T, None, None, q, v, taus, kind, gains,
+    return fused_rollout((ints[H_STEP], handle), handle_workspace(data), T, None, None, None, q, v, taus, kind, gains,
                          refs, ctrls, start, n, every, stop, out_q, out_v, out_tau, out_flags, masks, out_ctrl,
                          out_act, out_force)

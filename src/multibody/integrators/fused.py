@@ -218,8 +218,9 @@ class StepTable:
             (isec(slot) if slot >= K.I_SPRING_Q else fsec(slot))[:] = np.ravel(x)
         self.actuators = A
         if A is not None and nu:  # the set's arrays become views of the table (values kept)
-            o_tc, o_ctrl, o_force, o_work, o_act = K.actuator_offsets(nu, na, nt)[:5]
-            o_tq, o_tv = K.actuator_offsets(nu, na, nt)[9:11]
+            offsets = K.actuator_offsets_py(nu, na, nt)
+            o_tc, o_ctrl, o_force, o_work, o_act = offsets[:5]
+            o_tq, o_tv = offsets[9:11]
             fa, ia = fsec(K.F_ACTUATORS), isec(K.I_ACTUATORS)
             fa[:nu * NP] = A.floats.ravel()
             fa[o_tc:o_tc + nt] = A.tc
@@ -239,7 +240,7 @@ class StepTable:
         self.handle = int(ints.ctypes.data)
         self.loops = C is not None  # the kernels with the loop stages
         if JIT:  # the integrator's C entry point, called by the step and rollout kernels of all integrators
-            ints[K.H_STEP] = K.step_address(integrator_name, self.loops)
+            ints[K.H_STEP] = K.step_address(integrator_name, self.loops, nu > 0)
             if contacts is not None and contacts.stage:  # compiled only for a simulator with a contact stage
                 ints[K.H_CONTACT_STAGE] = K.contact_stage_address()
             self._step = entry(K.step_kernel, *_STEP_SIG)
@@ -253,8 +254,11 @@ class StepTable:
 
     def _step_arrays(self, handle, q, v, tau, q_out, v_out):
         ws, T = self._view()
-        return K.fused_step(K.CORES[self.name], ws, T, T.loops if self.loops else None, self._contact_view(), q, v,
-                            tau, q_out, v_out)
+        return K.fused_step(K.CORES[self.name], ws, T, T.loops if self.loops else None, self._actuator_view(T),
+                            self._contact_view(), q, v, tau, q_out, v_out)
+
+    def _actuator_view(self, T):
+        return K.actuator_view(T.ints, T.floats) if T.nu > 0 else None
 
     def _contact_view(self):
         return None if self.contacts is None else self.contacts.view()
@@ -300,8 +304,8 @@ class StepTable:
             out_ctrl, out_force, out_act = np.zeros((rows, nu)), np.zeros((rows, nu)), np.zeros((rows, na))
         if not JIT:
             ws, T = self._view()
-            return K.fused_rollout(K.CORES[self.name], ws, T, T.loops if self.loops else None, self._contact_view(), q,
-                                   v, taus, *control, ctrls,
+            return K.fused_rollout(K.CORES[self.name], ws, T, T.loops if self.loops else None, self._actuator_view(T),
+                                   self._contact_view(), q, v, taus, *control, ctrls,
                                    start, n, every, stop, out_q, out_v, out_tau, out_flags, masks, out_ctrl, out_act,
                                    out_force)
         self.compile_rollout()
