@@ -66,6 +66,12 @@ def _end_entry():
 # a batch, an empty array, a string, a dict or complex numbers are errors, never reinterpreted.
 
 
+def _read_only(a):
+    """``a`` (a fresh copy) made read-only: writing into it raises."""
+    a.setflags(write=False)
+    return a
+
+
 def _real(value, what):
     """``value`` as a float, possibly infinite or NaN (the caller checks the range)."""
     return real_number(value, what, finite=False)
@@ -640,11 +646,13 @@ class Simulator:
 
     @property
     def control(self):
-        """The actuators' controls (nu,; a copy), held until set again:
-        ``sim.control = u`` (nu finite real numbers, else InputError), or
-        ``step(control=u)``. Clamped to each actuator's ``ctrlrange`` where
-        they are used, not here (MuJoCo's ``ctrl``)."""
-        return np.zeros(0) if self._act_set is None else self._act_set.io.ctrl.copy()
+        """The actuators' controls (nu,; a read-only copy, so that
+        ``sim.control[:] = u``, which would change only the copy, raises
+        instead of doing nothing), held until set again: ``sim.control = u``
+        (nu finite real numbers, else InputError), or ``step(control=u)``.
+        Clamped to each actuator's ``ctrlrange`` where they are used, not
+        here (MuJoCo's ``ctrl``)."""
+        return _read_only(np.zeros(0) if self._act_set is None else self._act_set.io.ctrl.copy())
 
     @control.setter
     def control(self, u):
@@ -665,9 +673,10 @@ class Simulator:
 
     @property
     def activation(self):
-        """The actuators' activations (na,; a copy; MuJoCo's ``act``), in
-        the order of the actuators that have dynamics; settable."""
-        return np.zeros(0) if self._act_set is None else self._act_set.io.act.copy()
+        """The actuators' activations (na,; a read-only copy; MuJoCo's
+        ``act``), in the order of the actuators that have dynamics; set with
+        ``sim.activation = a``."""
+        return _read_only(np.zeros(0) if self._act_set is None else self._act_set.io.act.copy())
 
     @activation.setter
     def activation(self, a):
