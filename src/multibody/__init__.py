@@ -23,6 +23,6 @@ from .dynamics import (aba, bias_forces, crba, kinetic_energy_gradient, floating
 from . import forces
 from .forces.actuators import Actuator, Motor, Muscle, PositionServo, TendonSpring, VelocityServo
 from .constraints.contact import Compliance, add_foundation_elements
-from .simulation import ComputedTorque, PD, Simulator, State, Trajectory
+from .simulation import ComputedTorque, PD, Sensors, Simulator, State, Trajectory, load_sensors
 
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""Sensors (multibody.simulation.sensors, multibody.io.mjcf_sensors).
+"""Sensors (multibody.simulation.sensors, multibody.simulation.mjcf_sensors).
 
 Oracles: MuJoCo's sensordata on the same MJCF at random states (every
 mapped sensor type, with MuJoCo's qacc and with multibody's own forward
@@ -16,7 +16,7 @@ import pytest
 import multibody as mb
 from multibody.constraints.contact import Contact
 from multibody.errors import InputError, ModelError, ModelWarning
-from multibody.io.mjcf_sensors import load_sensors
+from multibody.simulation.mjcf_sensors import load_sensors
 from multibody.spatial import quaternion as Q, so3
 from multibody.simulation.sensors import (IMU, Accelerometer, Clock, Force, FrameAngularVelocity, FrameAxis,
                                           FrameLinearAcceleration, FrameLinearVelocity, FrameOrientation,

@@ -87,7 +87,7 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   actuators whose group is disabled, spatial tendons with pulleys or
   wrapping geoms, tendon length limits, friction loss, armature, actuator
   force limits and nonlinear spring / damper terms, sensors (read them
-  with :func:`multibody.io.mjcf_sensors.load_sensors`), flexes, skins,
+  with :func:`multibody.load_sensors`), flexes, skins,
   keyframes, inactive equalities, ball cone limits, mocap bodies (welded
   at their compiled pose), gravity compensation, fluid forces, unnamed
   sites, MuJoCo 4's nonlinear joint spring / damper terms.
@@ -633,7 +633,7 @@ class _Converter:
                 out.append(f"the {what} of {len(hit)} tendon(s) ({_names(hit)})")
         if m.nsensor:
             out.append(f"{m.nsensor} sensor(s) ({_names(objs(O.mjOBJ_SENSOR, m.nsensor, 'sensor'))}; "
-                       f"multibody.io.mjcf_sensors.load_sensors reads them)")
+                       f"multibody.load_sensors reads them)")
         for objtype, n, what in ((O.mjOBJ_FLEX, m.nflex, "flex"), (O.mjOBJ_SKIN, m.nskin, "skin"),
                                  (O.mjOBJ_KEY, m.nkey, "keyframe")):
             if n:

@@ -149,7 +149,7 @@ class Sensor:
                                  or seed < 0):
             raise InputError(f"{label}: seed must be None or an integer >= 0, got {seed!r}")
         self.seed = None if seed is None else int(seed)
-        #: MuJoCo's ``noise`` attribute of a sensor loaded from MJCF (metadata; see io/mjcf_sensors.py)
+        #: MuJoCo's ``noise`` attribute of a sensor loaded from MJCF (metadata; see simulation/mjcf_sensors.py)
         self.mujoco_noise = None
 
     @property
@@ -1003,7 +1003,7 @@ class Sensors:
             raise InputError(f"Sensors: seed must be an integer >= 0, got {seed!r}")
         self.seed = int(seed)
         self._steps = [_delay_steps(s, dt, "the time step dt") if dt is not None else None for s in sensors]
-        #: sensors of a model file that were not loaded: (name, reason) pairs (io/mjcf_sensors.py)
+        #: sensors of a model file that were not loaded: (name, reason) pairs (simulation/mjcf_sensors.py)
         self.not_loaded = ()
         self._bindings = weakref.WeakKeyDictionary()
         self._channels = None

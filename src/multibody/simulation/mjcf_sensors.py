@@ -41,9 +41,9 @@ from ..errors import InputError, ModelFileError, ModelWarning
 from ..model.builder import WORLD
 from ..model.model import Model
 # the one io module that reaches up to L5: it builds simulation objects; nothing below imports it
-from ..simulation import sensors as S
-from ._common import pose, quat_to_rotation, read_source, unique_name
-from .mjcf import _import_mujoco, _oneline
+from ..io._common import pose, quat_to_rotation, read_source, unique_name
+from ..io.mjcf import _import_mujoco, _oneline
+from . import sensors as S
 
 
 class _Skip(Exception):
