@@ -29,6 +29,7 @@ import numbers
 import weakref
 import zlib
 from collections import deque
+from contextlib import contextmanager
 from functools import cached_property
 
 import numpy as np
@@ -1294,6 +1295,23 @@ class Sensors:
         return out
 
 
+@contextmanager
+def _actuation(simulator, control, activation):
+    """The simulator's actuators with the controls ``control`` and the
+    activations ``activation`` (None: as they are) inside the block, as
+    they were after it."""
+    io = simulator._act_set.io
+    saved = io.ctrl.copy(), io.act.copy()
+    try:
+        if control is not None:
+            io.ctrl[:] = control
+        if activation is not None:
+            io.act[:] = activation
+        yield
+    finally:
+        io.ctrl[:], io.act[:] = saved
+
+
 def _path_actuators(simulator):
     """The actuators of ``simulator`` that act through spatial paths."""
     from ..forces.paths import Path
@@ -1312,16 +1330,8 @@ def actuator_body_forces(simulator, t, q, v, control=None, activation=None):
     bodies directly, not through their joints, so the force and torque
     sensors leave them out of the joint's load — as MuJoCo's do."""
     model, aset = simulator.model, simulator._act_set
-    io = aset.io
-    saved = io.ctrl.copy(), io.act.copy()
-    try:
-        if control is not None:
-            io.ctrl[:] = control
-        if activation is not None:
-            io.act[:] = activation
+    with _actuation(simulator, control, activation):
         f = aset.forces(q, v, t)
-    finally:
-        io.ctrl[:], io.act[:] = saved
     oMi = None
     W = np.zeros((model.nbodies, 6))
     for k in _path_actuators(simulator):
@@ -1350,18 +1360,9 @@ def forward_acceleration(simulator, t, q, v, tau, contacts=(), control=None, act
     bodies' world Jacobians. The actuators act with the controls
     ``control`` (nu,) and activations ``activation`` (na,) — default: the
     simulator's current ones — which are restored afterwards."""
-    aset = simulator._act_set
-    if aset is not None and (control is not None or activation is not None):
-        io = aset.io
-        saved = io.ctrl.copy(), io.act.copy()
-        try:
-            if control is not None:
-                io.ctrl[:] = control
-            if activation is not None:
-                io.act[:] = activation
+    if simulator._act_set is not None and (control is not None or activation is not None):
+        with _actuation(simulator, control, activation):
             return forward_acceleration(simulator, t, q, v, tau, contacts)
-        finally:
-            io.ctrl[:], io.act[:] = saved
     model = simulator.model
     tau = np.array(tau, dtype=float)
     if contacts:
