@@ -208,12 +208,14 @@ def table_view(ints, floats):
                  ints.ctypes.data, ints[H_CONTACT_STAGE], ints[H_NU], ints[H_NA], ints[H_DENSE] != 0, ints, floats)
 
 
-# The actuator stages are out-of-line functions of the arrays of actuator_view (A): compiled once and
-# called by the entry points of the tables with actuators. The entry points of the tables without pass
-# None for A, and Numba prunes the branches that call them before typing — but only after inlining, so
-# inlined stages would be copied into every entry point and then thrown away (+7 s of compilation of
-# each integrator's entry point without actuators; architecture.md, compilation rules 7 and 9).
-@njit(cache=True, nogil=True)
+# The actuator stages are out-of-line kernels compiled once and called by the entry points of the
+# tables with actuators, with the table's handle as ``A`` (they rebuild their views from it: handing them
+# the 13 arrays cost ~0.15 µs per call, a third of the actuators' share of a step); the entry points of
+# the tables without pass None, and Numba prunes the branches that call them. Inlined, the stages were
+# copied into every entry point before the pruning (+7 s of cold compilation of each integrator's entry
+# point without actuators; architecture.md, compilation rules 7 and 9). Without JIT, ``A`` is the
+# Actuators tuple itself (no handles without compiled code).
+@njit(cache=True, nogil=True, inline="always")
 def actuator_view(ints, floats):
     """The actuator sections of a step table (its int64 and float64
     arrays) as :data:`Actuators` (only for a table with actuators)."""
@@ -228,36 +230,53 @@ def actuator_view(ints, floats):
                      _fblock(floats, f + o_rate, (na,)), _fblock(floats, f + o_k, (4, na)))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _actuators_of_handle(A):
+    ints, floats, _ = table_arrays(A)
+    return actuator_view(ints, floats)
+
+
+def _actuators_of_view(A):
+    return A
+
+
+_actuators_of = _actuators_of_handle if JIT else _actuators_of_view
+
+
 @njit(cache=True, nogil=True)
 def actuators_begin(A):
     """Before the integrator: the stage activations are the activations,
     their rates ``ȧ(c, a)`` are computed, and the update will use them
     (RK4 replaces them by its weighted stage rates)."""
-    na = A.act.shape[0]
+    V = _actuators_of(A)
+    na = V.act.shape[0]
     for j in range(na):
-        A.stage[j] = A.act[j]
-    activation_rates(A.ai, A.af, A.ctrl, A.act, A.dot)
+        V.stage[j] = V.act[j]
+    activation_rates(V.ai, V.af, V.ctrl, V.act, V.dot)
     for j in range(na):
-        A.rate[j] = A.dot[j]
+        V.rate[j] = V.dot[j]
 
 
 @njit(cache=True, nogil=True)
 def actuator_forces(A, dt, q, v, out, record):
     """``out += Σ Jᵀ f`` of the actuators on joints and fixed tendons at the
     stage activations (:func:`~multibody.forces.actuators.linear_forces`)."""
-    linear_forces(A.ai, A.af, A.tq, A.tv, A.tc, A.ctrl, A.stage, A.dot, dt, q, v, out, A.force, A.work, record)
+    V = _actuators_of(A)
+    linear_forces(V.ai, V.af, V.tq, V.tv, V.tc, V.ctrl, V.stage, V.dot, dt, q, v, out, V.force, V.work, record)
 
 
 @njit(cache=True, nogil=True)
 def actuator_jacobians(A, K, D):
     """``K += f_l JᵀJ``, ``D += f_l̇ JᵀJ`` (:func:`~multibody.forces.actuators.linear_jacobians`)."""
-    linear_jacobians(A.ai, A.tv, A.tc, A.work, K, D)
+    V = _actuators_of(A)
+    linear_jacobians(V.ai, V.tv, V.tc, V.work, K, D)
 
 
 @njit(cache=True, nogil=True)
 def commit_activations(A, dt):
     """After a step that succeeded: the activations at the update's rate (mj_advance)."""
-    advance_activations(A.ai, A.af, A.act, A.rate, dt)
+    V = _actuators_of(A)
+    advance_activations(V.ai, V.af, V.act, V.rate, dt)
 
 
 @njit(cache=True, nogil=True)
@@ -267,18 +286,19 @@ def stage_activations(A, s, dt):
     which the forces of that stage use (``actearly``); after stage 3 the
     update's rate ``ȧ₀/6 + ȧ₁/3 + ȧ₂/3 + ȧ₃/6`` (MuJoCo's B, summed in its
     order)."""
-    na = A.act.shape[0]
+    V = _actuators_of(A)
+    na = V.act.shape[0]
     if s > 0:
         c = dt if s == 3 else 0.5 * dt
         for j in range(na):
-            A.stage[j] = A.act[j] + c * A.k[s - 1, j]
-        activation_rates(A.ai, A.af, A.ctrl, A.stage, A.dot)
+            V.stage[j] = V.act[j] + c * V.k[s - 1, j]
+        activation_rates(V.ai, V.af, V.ctrl, V.stage, V.dot)
     for j in range(na):
-        A.k[s, j] = A.dot[j]
+        V.k[s, j] = V.dot[j]
     if s == 3:
         for j in range(na):
-            A.rate[j] = (1.0 / 6.0) * A.k[0, j] + (1.0 / 3.0) * A.k[1, j] + (1.0 / 3.0) * A.k[2, j] \
-                + (1.0 / 6.0) * A.k[3, j]
+            V.rate[j] = (1.0 / 6.0) * V.k[0, j] + (1.0 / 3.0) * V.k[1, j] + (1.0 / 3.0) * V.k[2, j] \
+                + (1.0 / 6.0) * V.k[3, j]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -319,7 +339,7 @@ def joint_forces(T, A, q, v, tau, out, record=True):
     actuators on joints and fixed tendons at the stage activations (all N
     or N·m, v order). ``record``: this evaluation is the step's own (at its
     start state): the actuators' forces and derivatives are kept. ``A``:
-    the actuators (:func:`actuator_view`), or None."""
+    the actuators (the table's handle; without JIT their :func:`actuator_view`), or None."""
     for k in range(T.nv):
         out[k] = tau[k] - T.damping[k] * v[k]
     for r in range(T.spring_q.shape[0]):
@@ -1395,7 +1415,7 @@ def step_at(core, with_loops, with_actuators, handle, q, v, tau, q_out, v_out):
     T = table_view(ints, floats)
     nq, nv = T.nq, T.nv
     return fused_step(core, handle_workspace(data), T, None if with_loops is None else T.loops,
-                      None if with_actuators is None else actuator_view(ints, floats), CF.contact_view(ints[H_CONTACT]),
+                      None if with_actuators is None else handle, CF.contact_view(ints[H_CONTACT]),
                       carray(f64_pointer(q), (nq,)), carray(f64_pointer(v), (nv,)),
                       carray(f64_pointer(tau), (nv,)), carray(f64_pointer(q_out), (nq,)),
                       carray(f64_pointer(v_out), (nv,)))
