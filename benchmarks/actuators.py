@@ -8,11 +8,11 @@ Models (limits and contact off in both libraries, controls held at random
 values, which makes the activations move):
 
 * ``arm``: the oracle test's model (tests/io/test_mjcf_actuators.py):
-  3 DoF (two hinges and a slide), 8 actuators — a motor with gear and
+  3 DoF (two hinges and a slide), 9 actuators — a motor with gear and
   ctrlrange, a position servo, a velocity servo, a filter actuator, an
   affine actuator on a fixed tendon, a position servo with a time
-  constant, an integrated-velocity servo with actearly and a muscle (4
-  activations); dt = 2 ms;
+  constant, an integrated-velocity servo with actearly, a muscle and a
+  filter with actearly (5 activations); dt = 2 ms;
 * ``chain20``: a 20-hinge chain with a position servo and a motor on
   every joint (40 actuators, no activations).
 

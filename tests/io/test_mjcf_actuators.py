@@ -6,7 +6,7 @@ equal MuJoCo's Euler (``eulerdamp`` disabled: MuJoCo's Euler otherwise
 integrates joint damping implicitly, which no integrator here does) and
 our ``rk4`` MuJoCo's RK4, to 1e-8 — for a motor with gear and ctrlrange, a
 position servo (also with a time constant), a velocity servo, an
-integrated-velocity servo with actearly, a filter actuator, an actuator on
+integrated-velocity servo and a filter with actearly, a filter actuator, an actuator on
 a fixed tendon, muscles on a joint and on a spatial tendon, and passive
 tendon springs and dampers. Then the loader's records, its warning and
 its errors.
@@ -60,6 +60,7 @@ JOINTS_ONLY = f"""<mujoco model="actuated">
   <general name="integrator" joint="shoulder" dyntype="integrator" gainprm="8" biastype="affine" biasprm="0 -8 0"
            actrange="-0.5 0.5" actearly="true"/>
   <muscle name="biceps" joint="elbow" lengthrange="-1.5 1.5" force="30"/>
+  <general name="early" joint="rail" dyntype="filter" dynprm="0.04" gainprm="3" actearly="true"/>
 </actuator>
 </mujoco>"""
 
@@ -126,7 +127,8 @@ def test_trajectories_equal_mujocos(xml, ours, theirs):
 def test_the_loader_records_actuators_and_tendons():
     model = mb.load_mjcf(JOINTS_ONLY)
     specs = {a.name: a for a in model.actuators}
-    assert list(specs) == ["motor", "position", "velocity", "filter", "tendon", "smooth", "integrator", "biceps"]
+    assert list(specs) == ["motor", "position", "velocity", "filter", "tendon", "smooth", "integrator", "biceps",
+                           "early"]
     assert specs["motor"].gear == 3.0 and specs["motor"].ctrlrange == (-1.0, 1.0)
     assert specs["position"].biastype == "affine" and specs["position"].biasprm[:3] == (0.0, -15.0, -0.5)
     assert specs["smooth"].dyntype == "filterexact" and specs["integrator"].actearly
@@ -148,8 +150,8 @@ def test_automatic_muscle_force_is_mujocos():
     """A muscle without force: MuJoCo's scale / acc0, resolved at load."""
     xml = JOINTS_ONLY.replace('force="30"', "")
     m = mujoco.MjModel.from_xml_string(xml)
-    spec = mb.load_mjcf(xml).actuators[-1]
-    assert spec.gainprm[2] == pytest.approx(200.0 / m.actuator_acc0[-1], rel=1e-15)
+    spec = mb.load_mjcf(xml).actuators[-2]
+    assert spec.gainprm[2] == pytest.approx(200.0 / m.actuator_acc0[-2], rel=1e-15)
 
 
 def test_the_warning_names_only_what_is_not_loaded():
@@ -164,7 +166,7 @@ def test_the_warning_names_only_what_is_not_loaded():
     assert "'enc'" in message and "load_sensors" in message
     for loaded in ("'motor'", "'position'", "'coupler'", "'biceps'"):
         assert loaded not in message
-    assert len(model.actuators) == 8
+    assert len(model.actuators) == 9
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mb.load_mjcf(JOINTS_ONLY)  # everything in it is loaded: no warning

@@ -199,6 +199,7 @@ def test_activation_updates_are_mujocos():
     assert np.allclose(traj.activation[:, 2], np.minimum(t, 0.1), rtol=0, atol=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the explicit run overflows (without JIT numpy says so)
 def test_stiff_position_servo_needs_its_stiffness():
     """A servo with kp·h²/m far above 4: explicit and semi-implicit Euler
     blow up (or oscillate out), implicit Euler (exact K and D) settles on

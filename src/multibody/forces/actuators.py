@@ -217,6 +217,26 @@ def advance_activations(ai, af, act, rate, h):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def rk4_activation_stage(ai, af, ctrl, act, k, s, h, stage, rate, update):
+    """RK4's stage ``s`` of the activations (MuJoCo's mj_RungeKutta; their
+    rates do not depend on q or v): ``stage = act + c_s h k[s−1]`` (c = ½,
+    ½, 1; stage 0: ``act``), ``rate = k[s] = ȧ(c, stage)``; after stage 3
+    ``update`` gets the update's rate ``k₀/6 + k₁/3 + k₂/3 + k₃/6``
+    (MuJoCo's B, summed in its order), which :func:`advance_activations`
+    applies."""
+    na = act.shape[0]
+    c = h if s == 3 else 0.5 * h
+    for j in range(na):
+        stage[j] = act[j] if s == 0 else act[j] + c * k[s - 1, j]
+    activation_rates(ai, af, ctrl, stage, rate)
+    for j in range(na):
+        k[s, j] = rate[j]
+    if s == 3:
+        for j in range(na):
+            update[j] = (1.0 / 6.0) * k[0, j] + (1.0 / 3.0) * k[1, j] + (1.0 / 3.0) * k[2, j] + (1.0 / 6.0) * k[3, j]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def linear_forces(ai, af, tq, tv, tc, ctrl, act, act_dot, h, q, v, out, force, work, record):
     """``out += Σ Jᵀ f`` of the actuators on linear transmissions (entries
     ``tq``, ``tv``, ``tc``: ``l = Σ c q[iq]``, ``l̇ = Σ c v[iv]``), at the
@@ -282,20 +302,12 @@ def _forces_py(ai, af, ctrl, act, h, length, rate, out):
 @njit(cache=True, nogil=True)
 def _rk4_stages_py(ai, af, ctrl, act, h, stages, rate):
     """Python path: RK4's four stage activations ``stages`` (4, na) and the
-    weighted rate of its update ``rate`` (mj_RungeKutta on the activations,
-    whose rates do not depend on q or v: what the fused RK4 stages)."""
-    na = act.shape[0]
-    k = np.zeros((4, na))
-    for j in range(na):
-        stages[0, j] = act[j]
-    activation_rates(ai, af, ctrl, act, k[0])
-    for s in range(1, 4):
-        c = h if s == 3 else 0.5 * h
-        for j in range(na):
-            stages[s, j] = act[j] + c * k[s - 1, j]
-        activation_rates(ai, af, ctrl, stages[s], k[s])
-    for j in range(na):
-        rate[j] = (1.0 / 6.0) * k[0, j] + (1.0 / 3.0) * k[1, j] + (1.0 / 3.0) * k[2, j] + (1.0 / 6.0) * k[3, j]
+    weighted rate of its update ``rate`` (:func:`rk4_activation_stage`, as
+    the fused RK4 stages them)."""
+    k = np.zeros((4, act.shape[0]))
+    scratch = np.zeros(act.shape[0])
+    for s in range(4):
+        rk4_activation_stage(ai, af, ctrl, act, k, s, h, stages[s], scratch, rate)
 
 
 @njit(cache=True, nogil=True)

@@ -52,7 +52,8 @@ from .._status import CONTACT_FAILED, CONTACT_NON_FINITE, CONTACT_NOT_CONVERGED,
 from ..constraints import _contact as CF
 from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_projector, loop_tuple, \
     project_step, set_views, sie_step, soft_sie_step, table_set
-from ..forces.actuators import NI, NP, activation_rates, advance_activations, linear_forces, linear_jacobians
+from ..forces.actuators import (NI, NP, activation_rates, advance_activations, linear_forces, linear_jacobians,
+                                rk4_activation_stage)
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_posed, ltdl_kernel, ltdl_solve, \
     rnea_kernel, rnea_posed
 from ..kinematics.kernels import fk_kernel
@@ -281,24 +282,12 @@ def commit_activations(A, dt):
 
 @njit(cache=True, nogil=True)
 def stage_activations(A, s, dt):
-    """RK4's stage ``s`` of the activations: ``a_s = a + c_s h ȧ_{s−1}``
-    (c = ½, ½, 1; stage 0: the activations) and its rate ``ȧ_s = ȧ(c, a_s)``,
-    which the forces of that stage use (``actearly``); after stage 3 the
-    update's rate ``ȧ₀/6 + ȧ₁/3 + ȧ₂/3 + ȧ₃/6`` (MuJoCo's B, summed in its
-    order)."""
+    """RK4's stage ``s`` of the activations into the stage activations and
+    their rates, which that stage's forces use
+    (:func:`~multibody.forces.actuators.rk4_activation_stage`; after stage
+    3 the update's rate)."""
     V = _actuators_of(A)
-    na = V.act.shape[0]
-    if s > 0:
-        c = dt if s == 3 else 0.5 * dt
-        for j in range(na):
-            V.stage[j] = V.act[j] + c * V.k[s - 1, j]
-        activation_rates(V.ai, V.af, V.ctrl, V.stage, V.dot)
-    for j in range(na):
-        V.k[s, j] = V.dot[j]
-    if s == 3:
-        for j in range(na):
-            V.rate[j] = (1.0 / 6.0) * V.k[0, j] + (1.0 / 3.0) * V.k[1, j] + (1.0 / 3.0) * V.k[2, j] \
-                + (1.0 / 6.0) * V.k[3, j]
+    rk4_activation_stage(V.ai, V.af, V.ctrl, V.act, V.k, s, dt, V.stage, V.dot, V.rate)
 
 
 @njit(cache=True, nogil=True, inline="always")
