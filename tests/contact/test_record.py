@@ -90,3 +90,22 @@ def test_recorded_contacts_are_saved_and_loaded(tmp_path):
     plain = mb.Simulator(model, dt=1e-3, q0=q0).rollout(steps=5)
     plain.save(tmp_path / "plain.npz")
     assert mb.Trajectory.load(tmp_path / "plain.npz").contacts is None
+
+
+def test_a_file_with_contacts_and_actuators_keeps_both(tmp_path):
+    """A trajectory with recorded contacts and actuators (a motor pushing a
+    box along the floor) saves and loads with its actuator names and
+    records intact (the contact geometries' names once replaced them)."""
+    xml = """<mujoco><option timestep="0.002"/><worldbody><geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="box" pos="0 0 0.1"><joint name="x" type="slide" axis="1 0 0"/>
+    <joint name="z" type="slide" axis="0 0 1"/><geom name="b" type="box" size="0.1 0.1 0.1" mass="1"/></body>
+    </worldbody><actuator><motor name="push" joint="x" gear="2"/></actuator></mujoco>"""
+    model = mb.load_mjcf(xml)
+    sim = mb.Simulator(model, dt=0.002)
+    traj = sim.rollout(steps=20, control=np.array([1.5]), contacts=True)
+    assert traj.contacts.count[1:].min() >= 1
+    traj.save(tmp_path / "push.npz")
+    back = mb.Trajectory.load(tmp_path / "push.npz", model=model)
+    assert back.actuator_names == ("push",) and sorted(back.contacts.geometries) == ["b", "floor"]
+    assert np.array_equal(back.control, traj.control) and np.array_equal(back.actuator_force, traj.actuator_force)
+    assert np.array_equal(back.contacts.force, traj.contacts.force)

@@ -449,10 +449,10 @@ class Trajectory:
         _check_arrays(path, arrays, len(labels), len(names))
         record = None
         if contacts is not None:
-            names = header.get("contact_geometries")
-            if not (isinstance(names, list) and all(isinstance(x, str) for x in names)):
+            geometries = header.get("contact_geometries")  # (not `names`: the actuators' names below)
+            if not (isinstance(geometries, list) and all(isinstance(x, str) for x in geometries)):
                 raise InputError(f"trajectory file '{path}' has a corrupted header (contact_geometries)")
-            record = _contact_record(path, names, contacts, len(arrays["t"]))
+            record = _contact_record(path, geometries, contacts, len(arrays["t"]))
         if sensors is not None and not all(isinstance(x, str) for x in sensors):
             raise InputError(f"trajectory file '{path}' has a corrupted header (sensor_names)")
         if sensors is not None:
