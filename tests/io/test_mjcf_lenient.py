@@ -272,9 +272,9 @@ def test_motor_effort_limits_are_mujocos_largest_actuator_force():
     np.testing.assert_allclose(model.effort_limit, expected, rtol=1e-15)
     # h1: |2|·3; h2: |-3|·1 = 3 under actuatorfrcrange 5; s3: 1.5·min(2, 1) + 1·4·0.5
     np.testing.assert_allclose(model.effort_limit[:3], (6.0, 3.0, 3.5), rtol=1e-15)
-    # the position and velocity actuators are named in the one warning
-    assert len(w) == 1
-    assert "2 actuator(s) other than motors on a hinge/slide joint ('servo', 'damper')" in w[0], w
+    # the position and velocity actuators are loaded as actuators (docs/actuators.md), not dropped
+    assert w == []
+    assert [a.name for a in model.actuators] == ["m1", "m2", "m3a", "m3b", "m4", "servo", "damper"]
 
 
 def test_one_warning_names_everything_dropped():
@@ -295,8 +295,10 @@ def test_one_warning_names_everything_dropped():
     assert "contact" not in w[0]
     assert [(p.geom1, p.geom2) for p in model.collision_pairs] == [("ga", "gb")]
     assert model.excluded_link_pairs == (("a", "b"),)
-    for part in ("2 actuator(s) other than motors on a hinge/slide joint ('p', 'm')", "2 tendon(s) ('t1', 't2')",
-                 "2 sensor(s) ('enc', 'sensor1')", "1 keyframe(s) ('home')",
+    # actuators and tendons are loaded (model.actuators, model.tendons); sensors are read by load_sensors
+    assert "actuator" not in w[0] and "tendon" not in w[0]
+    assert [a.name for a in model.actuators] == ["p", "m"] and [t.name for t in model.tendons] == ["t1", "t2"]
+    for part in ("2 sensor(s) ('enc', 'sensor1'; multibody.load_sensors reads them)", "1 keyframe(s) ('home')",
                  "1 inactive equality constraint(s) ('off')", "the cone limit of 1 ball joint(s) ('k')",
                  "1 mocap bod(ies) ('target'", "gravity compensation of 1 bod(ies) ('b')",
                  "fluid forces (option density)", "1 unnamed site(s)",
