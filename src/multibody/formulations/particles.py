@@ -44,7 +44,7 @@ from scipy.sparse.linalg import splu, bicgstab
 from ..dynamics import crba, rnea
 from ..errors import InputError, ModelError, SimulationError
 from ..forces import Gravity, generalized_forces
-from ..forces._kin import State, geometric, hat
+from ..forces._kin import State, geometric
 from ..kinematics import forward_kinematics
 from ..model.checks import as_vector
 from .attachments import compose_weights, solve_saddle, topological_order
@@ -767,12 +767,8 @@ class ParticleSystem:
             Wb = np.zeros((3 * len(S.attached_body), nv))
             st = kin.st
             for b in S.bodies:
-                sel = np.nonzero(S.body_of == b)[0]
-                dV, w = st.dV(b), st.V(b)[:3]
-                for a in sel:
-                    x = kin.xb[a]
-                    Pa = kin.Ppt[3 * a:3 * a + 3]
-                    Wb[3 * a:3 * a + 3] = dV[3:] - hat(x) @ dV[:3] + hat(w) @ Pa
+                for a in np.nonzero(S.body_of == b)[0]:
+                    Wb[3 * a:3 * a + 3] = st.point_velocity_derivative(b, kin.xb[a], kin.Ppt[3 * a:3 * a + 3])
             W = np.zeros((nv + 3 * self.n, nz))
             W[nv:, :nv] = S.Cb @ Wb
             Kred += Pd.T @ Df @ W
