@@ -25,4 +25,26 @@ from .forces.actuators import Actuator, Motor, Muscle, PositionServo, TendonSpri
 from .constraints.contact import Compliance, add_foundation_elements
 from .simulation import ComputedTorque, PD, Sensors, Simulator, State, Trajectory, load_sensors
 
+# The one place the version is written (pyproject.toml reads it: [tool.setuptools.dynamic]).
 __version__ = "0.1.0"
+
+__all__ = [
+    # errors (multibody.errors)
+    "MultibodyError", "ModelError", "ModelFileError", "InputError", "SimulationError", "ContactSolveError",
+    "ModelWarning", "SimulationWarning",
+    # models and loading
+    "Model", "ModelBuilder", "Data", "load_urdf", "load_mjcf", "load_srdf",
+    # kinematics
+    "forward_kinematics", "frame_placements", "frame_pose", "body_motion", "frame_velocity", "frame_acceleration",
+    "jacobian", "jacobian_dot_v", "joint_jacobians", "center_of_mass", "com_jacobian", "kinetic_energy",
+    "potential_energy", "momentum", "centroidal_momentum", "centroidal_momentum_matrix",
+    # dynamics
+    "rnea", "bias_forces", "gravity_forces", "crba", "inverse_inertia", "operational_space_inverse_inertia",
+    "kinetic_energy_gradient", "aba", "forward_dynamics", "floating_base_forward_dynamics",
+    "floating_base_inverse_dynamics", "hybrid_dynamics", "regressor", "inertial_parameters",
+    # forces, actuators, compliance
+    "forces", "Actuator", "Motor", "PositionServo", "VelocityServo", "Muscle", "TendonSpring", "Compliance",
+    "add_foundation_elements",
+    # simulation
+    "Simulator", "State", "Trajectory", "PD", "ComputedTorque", "Sensors", "load_sensors",
+]

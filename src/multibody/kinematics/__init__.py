@@ -6,3 +6,7 @@ from .motion import (body_motion, frame_acceleration, frame_velocity, jacobian, 
                      joint_jacobians)
 from .mass import (center_of_mass, centroidal_momentum, centroidal_momentum_matrix, com_jacobian,
                    kinetic_energy, momentum, potential_energy)
+
+__all__ = ["forward_kinematics", "frame_placements", "frame_pose", "body_motion", "frame_velocity",
+           "frame_acceleration", "jacobian", "jacobian_dot_v", "joint_jacobians", "center_of_mass", "com_jacobian",
+           "kinetic_energy", "potential_energy", "momentum", "centroidal_momentum", "centroidal_momentum_matrix"]

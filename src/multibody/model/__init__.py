@@ -5,3 +5,6 @@ from .data import Data
 from .model import LOOP_JOINT_TYPES, Coupling, EqualityConstraint, FrameInfo, Geometry, JointInfo, LoopJoint, Model
 from .geometry import CollisionPair
 from .joints import JOINT_TYPES
+
+__all__ = ["Model", "ModelBuilder", "Data", "JointInfo", "FrameInfo", "Geometry", "CollisionPair", "LoopJoint",
+           "Coupling", "EqualityConstraint", "JOINT_TYPES", "LOOP_JOINT_TYPES"]
