@@ -1,0 +1,86 @@
+"""Analytic derivatives of the dynamics: multibody vs Pinocchio in one process.
+
+    python benchmarks/derivatives.py [--models ur5,solo12,talos,chain100] [--batch 256]
+
+Per call from Python (median of timed blocks, both libraries with a reused
+workspace): ``rnea_derivatives`` against ``pin.computeRNEADerivatives`` and
+``aba_derivatives`` against ``pin.computeABADerivatives``, with ``data=``
+and as plain calls (new arrays, the user's first call). Before timing, the
+two libraries' results are compared (converted to one convention). With
+``--batch B``: one multibody batch call against a Python loop over
+Pinocchio, per state. Ratios are multibody / Pinocchio (lower is better).
+"""
+import argparse
+
+import numpy as np
+import pinocchio as pin
+
+from multibody.dynamics import aba_derivatives, rnea_derivatives
+from _common import Mapping, load, timeit
+
+
+def pin_matrix(mp, X):
+    """An (nv, nv) multibody matrix in Pinocchio's order on both axes."""
+    return mp.v_to_pin_columns(mp.v_to_pin_columns(X.T).T)
+
+
+def run(name, batch):
+    model, pm = load(name)
+    mp = Mapping(model, pm)
+    pd = pm.createData()
+    import multibody as mb
+    data = mb.Data(model)
+    rng = np.random.default_rng(0)
+    qp = pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq))
+    vp, ap, taup = rng.normal(size=(3, pm.nv))
+    q, v, a, tau = mp.q_from_pin(qp), mp.v_from_pin(vp), mp.v_from_pin(ap), mp.v_from_pin(taup)
+    got = rnea_derivatives(model, q, v, a)
+    exp = [X.copy() for X in pin.computeRNEADerivatives(pm, pd, qp, vp, ap)]
+    err_r = max(np.abs(pin_matrix(mp, g) - e).max() / max(1.0, np.abs(e).max()) for g, e in zip(got, exp))
+    got = aba_derivatives(model, q, v, tau)
+    exp = [X.copy() for X in pin.computeABADerivatives(pm, pd, qp, vp, taup)]
+    err_a = max(np.abs(pin_matrix(mp, g) - e).max() / max(1.0, np.abs(e).max()) for g, e in zip(got, exp))
+    rows = {
+        "rnea_derivatives": (timeit(lambda: pin.computeRNEADerivatives(pm, pd, qp, vp, ap)),
+                             timeit(lambda: rnea_derivatives(model, q, v, a, data=data)),
+                             timeit(lambda: rnea_derivatives(model, q, v, a))),
+        "aba_derivatives": (timeit(lambda: pin.computeABADerivatives(pm, pd, qp, vp, taup)),
+                            timeit(lambda: aba_derivatives(model, q, v, tau, data=data)),
+                            timeit(lambda: aba_derivatives(model, q, v, tau))),
+    }
+    print(f"{name} (nv = {model.nv}; max relative difference to Pinocchio: rnea {err_r:.1e}, aba {err_a:.1e})")
+    for k, (tp, td, tn) in rows.items():
+        print(f"  {k:18s} pinocchio {tp * 1e6:8.2f} us   multibody data= {td * 1e6:8.2f} us ({td / tp:4.2f}x)"
+              f"   plain {tn * 1e6:8.2f} us ({tn / tp:4.2f}x)")
+    if batch:
+        Qp = np.stack([pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq)) for _ in range(batch)])
+        Vp, Ap = rng.normal(size=(2, batch, pm.nv))
+        Q = np.stack([mp.q_from_pin(x) for x in Qp])
+        V = np.stack([mp.v_from_pin(x) for x in Vp])
+        A = np.stack([mp.v_from_pin(x) for x in Ap])
+
+        def pin_loop(f):
+            for b in range(batch):
+                f(pm, pd, Qp[b], Vp[b], Ap[b])
+
+        tp = timeit(lambda: pin_loop(pin.computeRNEADerivatives), blocks=7) / batch
+        tm = timeit(lambda: rnea_derivatives(model, Q, V, A), blocks=7) / batch
+        print(f"  batch {batch}: rnea_derivatives per state pinocchio loop {tp * 1e6:.2f} us, "
+              f"multibody {tm * 1e6:.2f} us ({tm / tp:.2f}x)")
+        tp = timeit(lambda: pin_loop(pin.computeABADerivatives), blocks=7) / batch
+        tm = timeit(lambda: aba_derivatives(model, Q, V, A), blocks=7) / batch
+        print(f"  batch {batch}: aba_derivatives  per state pinocchio loop {tp * 1e6:.2f} us, "
+              f"multibody {tm * 1e6:.2f} us ({tm / tp:.2f}x)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="ur5,solo12,talos,chain100")
+    ap.add_argument("--batch", type=int, default=0)
+    args = ap.parse_args()
+    for name in args.models.split(","):
+        run(name, args.batch)
+
+
+if __name__ == "__main__":
+    main()
