@@ -73,7 +73,10 @@ class Viewer:
     (a checkbox toggles it, as it does the body frames, the centres of mass
     and the contacts). ``colors``, ``max_faces``: see
     :class:`~multibody.viz.scene.Scene`. ``fps``: most scene updates pushed
-    per second. ``host``: the interface to listen on.
+    per second. ``host``: the interface to listen on. ``camera``: the
+    initial view ``{"position", "target", "fov"}`` (world frame, m,
+    vertical degrees; z is up). ``flat``: unlit colours (no environment
+    map, no grid; every pixel of a geometry is its colour: for tests).
 
     ``url`` is the page's address; ``pushes`` counts the updates sent
     (each one: the world pose of every body, the total centre of mass and
@@ -81,7 +84,7 @@ class Viewer:
     """
 
     def __init__(self, model, port=None, collision=False, colors=None, max_faces=20000, fps=60,
-                 host="0.0.0.0", verbose=True):
+                 host="0.0.0.0", camera=None, flat=False, verbose=True):
         viser = _viser()
         self.model = model
         self.scene = Scene(model, collision=True, colors=colors, max_faces=max_faces)
@@ -100,17 +103,28 @@ class Viewer:
         self._error = None
         self.pushes = 0
         self.time = None
-        self._build(collision)
+        self._build(collision, flat)
+        if camera is not None:
+            cam = self.server.initial_camera
+            cam.position, cam.look_at = tuple(camera["position"]), tuple(camera["target"])
+            cam.fov = float(np.radians(camera.get("fov", 45.0)))
         self._gui_player = None
         self.update(model.neutral())
         self._thread = threading.Thread(target=self._pusher, name="multibody-viewer", daemon=True)
         self._thread.start()
 
     # ------------------------------------------------------------------ scene
-    def _build(self, collision):
+    def _build(self, collision, flat):
         s, sc, model = self.server, self.server.scene, self.model
         sc.set_up_direction("+z")
-        sc.add_grid("/grid", width=4.0, height=4.0, cell_size=0.25, section_size=1.0)
+        if flat:
+            # a white ambient light of intensity pi is the identity on a Lambertian colour (three.js
+            # divides diffuse reflection by pi)
+            sc.configure_environment_map(None)
+            sc.configure_default_lights(False)
+            sc.add_light_ambient("/ambient", color=(255, 255, 255), intensity=float(np.pi))
+        else:
+            sc.add_grid("/grid", width=4.0, height=4.0, cell_size=0.25, section_size=1.0)
         names = [n.replace("/", "_") for n in model.body_names]
         self._nodes = [None] + [sc.add_frame(f"/bodies/{names[i]}", show_axes=False) for i in range(1, model.nbodies)]
         self._visual, self._collision = [], []

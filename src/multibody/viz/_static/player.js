@@ -13,7 +13,7 @@
   const idx = (b64, wide) => wide ? new Uint32Array(bytes(b64)) : new Uint16Array(bytes(b64));
 
   const W = window.innerWidth, H = window.innerHeight;
-  const renderer = new THREE.WebGLRenderer({antialias: true, preserveDrawingBuffer: true});
+  const renderer = new THREE.WebGLRenderer({antialias: !D.flat, preserveDrawingBuffer: true});
   renderer.setPixelRatio(1);
   renderer.setSize(W, H);
   document.body.appendChild(renderer.domElement);
@@ -35,6 +35,7 @@
     scene.add(grid);
   }
 
+  // flat: unlit and without antialiasing, so every pixel is exactly one geometry's colour
   // one group per body; meshes in the body frame below it
   const bodies = [];
   for (let i = 0; i < D.nbodies; i++) {
