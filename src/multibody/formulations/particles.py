@@ -73,6 +73,18 @@ def _point(value, what):
     return a.copy()
 
 
+class _Constant:
+    """``t -> value``: a fixed particle's position (or zero velocity); a
+    class, not a lambda, so that a system with fixed particles pickles (a
+    simulator with particles is pickled with its particle system)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self, t):
+        return self.value
+
+
 class ParticleSystem:
     """Particles and springs coupled to ``model`` (module docstring).
 
@@ -92,7 +104,8 @@ class ParticleSystem:
     def __init__(self, model, forces=(), gravity=True, joint_damping=True, particle_damping=0.0, q=None, v=None):
         self.model = model
         self.nv = model.nv
-        self.elements = tuple(forces) + ((Gravity(),) if gravity and model.nv else ())
+        self.forces, self.gravity = tuple(forces), bool(gravity)  # as given (a Simulator adds its own forces)
+        self.elements = self.forces + ((Gravity(),) if gravity and model.nv else ())
         self.g = np.array(model.gravity, dtype=float) if gravity else np.zeros(3)
         self.joint_damping = model.damping.copy() if joint_damping else np.zeros(model.nv)
         if not (np.isfinite(particle_damping) and particle_damping >= 0):
@@ -245,7 +258,7 @@ class ParticleSystem:
             pb = place[:3, :3] @ local + place[:3, 3]
             if body == 0:   # the world: a fixed particle
                 x0 = oMb[:3, :3] @ local + oMb[:3, 3]
-                self._prescribed[i] = (lambda t, x0=x0: x0, lambda t: np.zeros(3))
+                self._prescribed[i] = (_Constant(x0), _Constant(np.zeros(3)))
             else:
                 self._body[i] = (body, pb, target)
 
@@ -255,7 +268,7 @@ class ParticleSystem:
         self._free_check(i)
         self._invalidate()
         x0 = self._x[i].copy() if position is None else _point(position, "position")
-        self._prescribed[i] = (lambda t, x0=x0: x0, lambda t: np.zeros(3))
+        self._prescribed[i] = (_Constant(x0), _Constant(np.zeros(3)))
 
     def prescribe(self, particle, position, velocity=None):
         """Drive ``particle`` along ``position(t)`` (world, a callable of t;
@@ -777,8 +790,7 @@ class ParticleSystem:
 
     def kinetic_energy(self):
         """``½ uᵀ M u`` of the model and every particle (prescribed ones included)."""
-        S = self._structure()
-        T = 0.5 * float(S.m3 @ (self.velocities().ravel() ** 2))
+        T = self.particle_energy(self.positions(), self.velocities())[0]
         if self.nv:
             T += 0.5 * float(self.v @ crba(self.model, self.q) @ self.v)
         return T
@@ -786,19 +798,36 @@ class ParticleSystem:
     def potential_energy(self):
         """Gravity of bodies and particles, the model's conservative elements
         and the springs' elastic energy (J)."""
-        S = self._structure()
-        x = self.positions()
-        V = -float(S.mass @ (x @ self.g))
-        if len(S.si):
-            l = np.linalg.norm(x[S.sj] - x[S.si], axis=1)
-            lin = ~S.green
-            V += float(0.5 * S.k[lin] @ (l[lin] - S.r[lin]) ** 2)
-            if np.any(S.green):
-                g = S.green
-                V += float(S.k[g] @ ((l[g] ** 2 - S.r[g] ** 2) ** 2 / (8 * S.r[g] ** 2)))
+        V = self.particle_energy(self.positions(), np.zeros((self.n, 3)))[1]
         for e in self.elements:
             V += e.potential_energy(self.model, self.q)
         return V
+
+    def particle_energy(self, x, xd):
+        """The particles' part at world positions ``x`` and velocities ``xd``
+        ((n, 3), or a batch (N, n, 3)): ``(kinetic, potential, damping)`` —
+        ``½ Σ m |ẋ|²`` (J), gravity ``−Σ m gᵀx`` plus the springs' elastic
+        energy (J; ``½k(l − r)²``, Green: ``k(l² − r²)²/(8r²)``), and the
+        power (W, ≤ 0) of the particle damping and the springs' dampers,
+        ``−α Σ m |ẋ|² − Σ d l̇²``. Floats, or (N,) arrays for a batch."""
+        S = self._structure()
+        x, xd = np.asarray(x, dtype=float), np.asarray(xd, dtype=float)
+        speed2 = (xd ** 2).sum(axis=-1) @ S.mass
+        kinetic, damping = 0.5 * speed2, -self.particle_damping * speed2
+        potential = -(x @ self.g) @ S.mass
+        if len(S.si):
+            dx = x[..., S.sj, :] - x[..., S.si, :]
+            l = np.linalg.norm(dx, axis=-1)
+            lin, g = ~S.green, S.green
+            potential = potential + 0.5 * ((l[..., lin] - S.r[lin]) ** 2) @ S.k[lin]
+            if np.any(g):
+                potential = potential + ((l[..., g] ** 2 - S.r[g] ** 2) ** 2 / (8 * S.r[g] ** 2)) @ S.k[g]
+            # l̇ = uᵀΔẋ (0 for a spring of zero length: its direction is undefined)
+            ldot = (dx * (xd[..., S.sj, :] - xd[..., S.si, :])).sum(axis=-1) / np.where(l > 0, l, np.inf)
+            damping = damping - (ldot ** 2) @ S.d
+        if x.ndim == 2:
+            return float(kinetic), float(potential), float(damping)
+        return kinetic, potential, damping
 
     # ------------------------------------------------------------------ rollout
     def rollout(self, duration, h, method="implicit", attachments="eliminate", solver="direct", stiffness="definite"):

@@ -1,5 +1,6 @@
 """The simulator: a model, a formulation, an integrator and force
 elements composed into ``step`` and ``rollout`` (DESIGN.md)."""
+import copy
 import math
 import numbers
 import warnings
@@ -22,6 +23,7 @@ from ..forces.joint import joint_spring_elements
 from ..formulations import RedmaxFormulation, ReducedSystem
 from ..integrators import INTEGRATORS, RK4, RKMK, Integrator
 from ..integrators.maximal import MaximalStepper
+from ..integrators.particles import METHODS as PARTICLE_METHODS, ParticleStepper
 from ..integrators.fused import NO_CONTROL, fused_table
 from ..integrators._kernels import contact_after, contact_after_kernel, contact_apply, contact_apply_kernel, \
     contact_problem, contact_problem_kernel
@@ -179,7 +181,9 @@ class Checkpoint:
     run that was not interrupted. :meth:`Simulator.checkpoint`
     takes one (copies), :meth:`Simulator.restore` returns to it; it pickles.
     ``control`` (nu) and ``activation`` (na): the actuators' controls and
-    activations (None: left as they are by :meth:`Simulator.restore`)."""
+    activations (None: left as they are by :meth:`Simulator.restore`).
+    With particles the integrator's state is the free particles' world
+    positions and velocities."""
     t: float
     q: np.ndarray
     v: np.ndarray
@@ -307,9 +311,26 @@ class Simulator:
     :class:`~multibody.forces.actuators.TendonSpring` elements, with the
     joint springs (``joint_springs``) and damping (``joint_damping``).
 
-    The state starts at ``q0`` (default: neutral) and ``v0`` (default:
-    zero). Deterministic: the same inputs give bit-identical
-    trajectories."""
+    ``particles`` (docs/deformables.md, "In the simulator"): a
+    :class:`~multibody.formulations.ParticleSystem` on this model —
+    particles, springs and cloth attached to its bodies — stepped with the
+    bodies by the particle system's step (``integrator``
+    "implicit_euler": linearly implicit Euler; "semi_implicit_euler"; or a
+    :class:`~multibody.integrators.ParticleStepper` for its other
+    options). The simulator works on its own copy (:attr:`particles`), made
+    when it is built: the system given is not changed. Its force
+    elements, gravity and joint damping are the particle system's, with
+    this simulator's ``forces`` (and the model's joint and tendon springs)
+    added; ``gravity`` and ``joint_damping`` must agree with it. Actuators
+    act through τ held over the step. Contact, position limits, loop
+    constraints and the other formulations are refused (InputError naming
+    them). The free particles' positions and velocities are part of the
+    state (checkpoints, pickles, :meth:`reset`), and trajectories record
+    every particle (``particle_position``, ``particle_velocity``).
+
+    The state starts at ``q0`` (default: neutral, or the particle system's
+    q) and ``v0`` (default: zero, or the particle system's v).
+    Deterministic: the same inputs give bit-identical trajectories."""
 
     def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
                  joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0,
@@ -317,9 +338,12 @@ class Simulator:
                  baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
                  friction=None, max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
                  contact_model=None, contact_iterations=None, contact_failure="warn", lie_group=None,
-                 formulation="reduced", actuators=None):
+                 formulation="reduced", actuators=None, particles=None):
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
+        if particles is not None:  # checked first: the arguments keep a copy of the particles as they are now
+            particles, stepper = _particle_arguments(model, particles, integrator, formulation, lie_group, gravity,
+                                                     joint_damping, ground)
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
         self._arguments = dict(dt=dt, integrator=integrator, forces=forces, gravity=gravity,
                                joint_damping=joint_damping, joint_springs=joint_springs, clamp_effort=clamp_effort,
@@ -331,7 +355,9 @@ class Simulator:
                                contact_distance=contact_distance, contact_tolerance=contact_tolerance,
                                contact_model=contact_model, contact_iterations=contact_iterations,
                                contact_failure=contact_failure, lie_group=lie_group, formulation=formulation,
-                               actuators=actuators)
+                               actuators=actuators, particles=particles)
+        if particles is not None:
+            integrator = stepper
         dt = _real(dt, "dt (the time step, s)")
         if not (math.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
@@ -385,12 +411,21 @@ class Simulator:
             actuators = ()
         self._act_set = ActuatorSet(actuators, model, self.dt) if actuators else None
         self.actuators = () if self._act_set is None else self._act_set.actuators
-        if self._act_set is not None and formulation != "maximal":  # maximal: added to τ in the step
+        # maximal and particles: the actuators' forces are added to τ in the step, held over it
+        self._actuators_in_tau = formulation == "maximal" or particles is not None
+        if self._act_set is not None and not self._actuators_in_tau:
             forces += (self._act_set,)
+        self._particles = None
+        if particles is not None:  # the simulator's own copy, stepped with the simulator's forces added
+            self._particles = copy.deepcopy(particles, {id(model): model})
+            self._particles.elements = self._particles.forces + forces + self._particles.elements[
+                len(self._particles.forces):]
+            forces = self._particles.forces + forces  # what the energies and powers are computed from
+            integrator.bind(self._particles, model)
         self.integrator = integrator
         # the library's integrators return float64 (nq,), (nv,) arrays; a user's is checked each step
         self._foreign_integrator = type(integrator) not in INTEGRATORS.values() and \
-            not isinstance(integrator, MaximalStepper)
+            not isinstance(integrator, (MaximalStepper, ParticleStepper))
         self.formulation = formulation
         if constraints is True:
             constraints = Constraints(model)
@@ -421,6 +456,13 @@ class Simulator:
         self.limits = JointLimits(model) if limits else None
         if self.limits is not None and not len(self.limits):
             self.limits = None
+        if self._particles is not None and self.constraints is not None:
+            raise InputError(f"a simulator with particles takes no loop constraints or couplings (the model has "
+                             f"{len(self.constraints)} constraint row(s)): give constraints=False, or step the "
+                             f"model without particles")
+        if self._particles is not None and self.limits is not None:
+            raise InputError("a simulator with particles does not solve position limits (their impulses would act "
+                             "on the bodies without the attached particles' mass): give limits=False")
         self._limit_rows = self.limits if self.limits is not None else JointLimits.none(model)
         self._rigid_limits = self.limits  # the limits solved at the end of the step (not compliant ones)
         self.restitution = float(restitution)
@@ -460,12 +502,16 @@ class Simulator:
                                       contact_model if compliant else None)
         if compliant and self.contact is not None:  # the limits are compliant rows of the contact stage
             self._limit_rows, self._rigid_limits = JointLimits.none(model), None
+        if self._particles is not None and self.contact is not None:
+            raise InputError("a simulator with particles has no contact (the model has collision pairs"
+                             + (" and ground=True" if ground else "") + "): give contact_solver=None")
         if self.contact is not None:
             self.system.data.allocate("M")  # the contact kernels reach M through the workspace handle
         # the fused compiled step (integrators/fused.py) where one covers this system and integrator,
         # else None: the integrator's Python step
         reference = self.contact is not None and self.contact.reference is not None
-        self.fused = None if self._foreign_integrator or reference or formulation != "reduced" else fused_table(
+        self.fused = None if self._foreign_integrator or reference or formulation != "reduced" or \
+            self._particles is not None else fused_table(
             self.system, integrator.name, self.dt, self._rigid_limits, self.restitution, self.restitution_threshold,
             self._effort, self._vmax, self.project, self.contact)
         self._last_tau, self._last_clamped = np.zeros(model.nv), (np.zeros(model.nv, bool), np.zeros(model.nv, bool))
@@ -478,6 +524,8 @@ class Simulator:
                                float(contact_distance), float(contact_tolerance), contact_model,
                                None if self.contact is None else self.contact.max_iterations, contact_failure,
                                formulation)
+        if self._particles is not None:
+            self._particles_start = (self._particles.q.copy(), self._particles.v.copy())
         self.reset(q0, v0)
         self._steps = 0
         if self.contact is not None:
@@ -515,13 +563,17 @@ class Simulator:
         size, non-finite or complex values raise :class:`InputError`. With
         hard constraints the state is first assembled: projected onto φ = 0
         and G v = 0 (InputError naming the constraint if that fails). The
-        actuators' controls are left as they are."""
+        actuators' controls are left as they are. With particles, the
+        defaults of q and v are the particle system's initial ones, and the
+        free particles return to where they were when the simulator was
+        built (attached ones follow q)."""
         model = self.model
         t = _real(t, "t (the start time, s)")
         if not math.isfinite(t):
             raise InputError(f"t (the start time, s) must be finite, got {t}")
-        q = model.neutral() if q is None else model.check_configuration(state_vector(q, "q", model.nq))
-        v = np.zeros(model.nv) if v is None else state_vector(v, "v", model.nv)
+        q0, v0 = (model.neutral(), np.zeros(model.nv)) if self._particles is None else self._particles_start
+        q = q0.copy() if q is None else model.check_configuration(state_vector(q, "q", model.nq))
+        v = v0.copy() if v is None else state_vector(v, "v", model.nv)
         if self.project:
             q = project_positions(model, self.constraints, q)[0]
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
@@ -805,7 +857,7 @@ class Simulator:
             applied = tau
             if aset is not None:  # the forces of the step, at its start (what the fused step records)
                 aset.io.force[:] = aset.forces(s.q, s.v, s.t)
-                if self.formulation == "maximal":  # not a force element there: held over the step
+                if self._actuators_in_tau:  # not a force element there: held over the step
                     applied = tau + aset.evaluate(self.model, s.q, s.v, s.t)[0]
             staged = aset is not None and aset.na and type(self.integrator) is RK4
             if staged:  # the stage activations of MuJoCo's RK4 for the four evaluations of the step
@@ -1115,11 +1167,36 @@ class Simulator:
         v = self.state.v if v is None else state_vector(v, "v", m.nv)
         return q, v
 
+    @property
+    def particles(self):
+        """The simulator's :class:`~multibody.formulations.ParticleSystem`
+        (its own copy; None without particles), at the simulator's current
+        state: ``sim.particles.positions()``, ``.velocities()`` give every
+        particle's world position and velocity. Read it; a particle, spring
+        or attachment added to it is not taken by the simulator."""
+        ps = self._particles
+        if ps is not None:
+            s = self.state
+            ps.q, ps.v, ps.t = s.q.copy(), s.v.copy(), s.t
+        return ps
+
+    def _particle_sample(self):
+        """Every particle's world position and velocity (n, 3) at the current state."""
+        ps, s = self._particles, self.state
+        kin = ps._kinematics(ps._structure(), s.q, s.v, s.t, ps._xf, ps._xdf, need_dv=False)
+        return kin.x, kin.xd
+
     def energy(self, q=None, v=None):
         """(kinetic, potential) energy (J) of a state (default: the current
         one): potential of gravity, of the conservative force elements and
-        of soft constraints."""
+        of soft constraints. With particles: of the whole system (the
+        particles' kinetic energy, their gravity and the springs' elastic
+        energy added; the free particles as they are now)."""
         q, v = self._state_or(q, v)
+        if self._particles is not None:
+            ps = self.particles
+            ps.q, ps.v = q.copy(), v.copy()
+            return ps.kinetic_energy(), ps.potential_energy()
         V = potential_energy(self.model, q) if self.system.gravity else 0.0
         V += total_potential_energy(self.system.forces, self.model, q) + self.system.constraint_energy(q)
         return kinetic_energy(self.model, q, v), V
@@ -1152,6 +1229,11 @@ class Simulator:
         if self._act_set is not None:
             labels.append("actuators")
             values.append(float(self._act_set.evaluate(self.model, q, v, self.state.t)[0] @ v))
+        if self._particles is not None:  # the particles as they are now, the bodies at (q, v)
+            ps = self.particles
+            ps.q, ps.v = q.copy(), v.copy()
+            labels.append("particle damping")
+            values.append(ps.particle_energy(ps.positions(), ps.velocities())[2])
         if self.system._damped:
             labels.append("joint damping")
             values.append(float(-(self.system.damping * v) @ v))
@@ -1236,6 +1318,10 @@ class Simulator:
         flags = np.zeros(rows, np.int64)
         masks = np.zeros((rows, 2, model.nv), np.bool_)
         Q[0], V[0] = s0.q, s0.v
+        ps = self._particles
+        if ps is not None:  # every particle's world position and velocity at each sample
+            PX, PV = np.empty((rows, ps.n, 3)), np.empty((rows, ps.n, 3))
+            PX[0], PV[0] = self._particle_sample()
         record = ContactRecord.empty(rows, self.contact) if contacts else None
         # times as the steps add them up: t0 + dt + dt + ... (np.add.accumulate is sequential)
         t = np.add.accumulate(np.concatenate(([s0.t], np.full(n, self.dt))))
@@ -1302,6 +1388,8 @@ class Simulator:
                             masks[r] = self._last_clamped
                     if nu:
                         Uc[r], Fa[r], Ac[r] = aset.io.ctrl, aset.io.force, aset.io.act
+                    if ps is not None:
+                        PX[r], PV[r] = self._particle_sample()
                     if record is not None and self.contact is not None:
                         record.capture(r, self.contact)
                 if bar is not None:
@@ -1310,9 +1398,10 @@ class Simulator:
             if bar is not None:
                 bar.close()
         meta = dict(model=model.name, integrator=self.integrator.name, dt=self.dt)
+        particles = None if ps is None else (PX, PV)
         traj = Trajectory.recorded(t[::every], Q, V, tau, masks[:, 0], masks[:, 1], meta,
-                                   model_fingerprint(model), self._derived_quantities(),
-                                   (self.actuator_names, Uc, Ac, Fa))
+                                   model_fingerprint(model), self._derived_quantities(particles),
+                                   (self.actuator_names, Uc, Ac, Fa), particles)
         traj.contacts = record
         if sensors is not None:
             traj.sensors = sensors.over(traj, self)
@@ -1369,19 +1458,25 @@ class Simulator:
             raise InputError(f"control[{r}, {c}] = {table[r, c]} is not finite")
         return np.ascontiguousarray(table, dtype=np.float64).copy()
 
-    def _derived_quantities(self):
-        """The function computing a trajectory's energies, powers and
-        constraint residuals from its states and forces (on first access,
-        :meth:`Trajectory.recorded`): the values :meth:`energy`,
-        :meth:`power` and :meth:`constraint_residual` give for each sample,
-        in batch where a batch kernel exists."""
+    def _derived_quantities(self, particles=None):
+        """``(power_labels, derive, lengths)``: the functions computing a
+        trajectory's energies, powers and constraint residuals from its
+        states and forces, and its actuators' lengths and rates from its
+        states (None without actuators), on first access
+        (:meth:`Trajectory.recorded`): the values :meth:`energy`,
+        :meth:`power`, :meth:`constraint_residual` and
+        :meth:`actuator_lengths` give for each sample, in batch where a
+        batch kernel exists. ``particles``: the recorded ``(positions,
+        velocities)`` of the particles, whose energies join the model's and
+        whose damping is the power "particle damping"."""
         model, system = self.model, self.system
         forces, limits, constraints = self._elements(), self.limits, self.constraints
         gravity, damped, damping = system.gravity, system._damped, system.damping.copy()
         soft = system.soft
         aset = self._act_set
+        ps = self._particles
         labels = ["tau"] + [f"{k}:{e!r}" for k, e in enumerate(forces)] + (["actuators"] if aset else []) + \
-            (["joint damping"] if damped else [])
+            (["particle damping"] if ps is not None else []) + (["joint damping"] if damped else [])
 
         def derive(t, Q, V, tau, force):
             N = len(t)
@@ -1402,6 +1497,10 @@ class Simulator:
                 except MultibodyError as e:  # e.g. a force element's callable failing at that time
                     raise _with_context(e, f"deriving the trajectory's energies and powers at sample {i} "
                                            f"(t = {t[i]:.6g} s): {e}") from e
+            if ps is not None and N:  # the particles' energies and damping (ParticleSystem.particle_energy)
+                pk, pp, pd = ps.particle_energy(*particles)
+                kinetic, potential = kinetic + pk, potential + pp
+                power[:, len(labels) - 1 - damped] = pd
             if damped:
                 power[:, -1] = -np.einsum("ij,ij->i", damping * V, V)
             residual = np.zeros(N)
@@ -1412,7 +1511,13 @@ class Simulator:
                     residual[i] = max(residual[i], float(np.abs(constraints.evaluate(Q[i])[0]).max()))
             return kinetic, potential, power, residual
 
-        return tuple(labels), derive
+        def lengths(t, Q, V):
+            L, Ld = np.empty((len(t), aset.nu)), np.empty((len(t), aset.nu))
+            for i in range(len(t)):
+                L[i], Ld[i] = aset.lengths(Q[i], V[i], t[i])
+            return L, Ld
+
+        return tuple(labels), derive, (lengths if aset is not None else None)
 
 def _contact_table(model, dt, solver, friction, max_contacts, distance, threshold, tolerance, soft, iterations,
                    limits, restitution, compliance=None):
@@ -1460,6 +1565,41 @@ def _contact_table(model, dt, solver, friction, max_contacts, distance, threshol
         table.reference = "drumwright_paper"
     table.reference_friction = friction
     return table if table.stage else None
+
+
+def _particle_arguments(model, particles, integrator, formulation, lie_group, gravity, joint_damping, ground):
+    """Check what a simulator with ``particles`` is given; returns a copy of
+    the particle system as it is now (what the simulator is built from,
+    and pickled as) and the :class:`ParticleStepper` of ``integrator``."""
+    from ..formulations import ParticleSystem
+    from .trajectory import model_fingerprint as fingerprint
+    if not isinstance(particles, ParticleSystem):
+        raise InputError(f"particles must be a multibody.formulations.ParticleSystem, got {particles!r}")
+    if formulation != "reduced":
+        raise InputError(f"particles are stepped with the model in joint coordinates (formulation='reduced'), "
+                         f"not with formulation={formulation!r}")
+    if lie_group is not None:
+        raise InputError("lie_group goes with integrator='rkmk4', which does not step particles")
+    if ground:
+        raise InputError("a simulator with particles has no contact: the particles would pass through the ground "
+                         "(give ground=False)")
+    if isinstance(integrator, ParticleStepper):
+        stepper = integrator.copy()
+    elif isinstance(integrator, str) and integrator in PARTICLE_METHODS:
+        stepper = ParticleStepper(integrator)
+    else:
+        raise InputError(f"a simulator with particles steps with integrator={' or '.join(map(repr, PARTICLE_METHODS))} "
+                         f"(or a multibody.integrators.ParticleStepper), not {integrator!r}")
+    if particles.model is not model and fingerprint(particles.model) != fingerprint(model):
+        raise InputError(f"the particle system is built on model '{particles.model.name}', not on the simulator's "
+                         f"model '{model.name}'")
+    if bool(gravity) != particles.gravity:
+        raise InputError(f"gravity={bool(gravity)} but the particle system was built with gravity="
+                         f"{particles.gravity}: the simulator steps the particle system's gravity")
+    if bool(joint_damping and np.any(model.damping)) != bool(np.any(particles.joint_damping)):
+        raise InputError(f"joint_damping={bool(joint_damping)} but the particle system was built with joint_damping="
+                         f"{not joint_damping}: the simulator steps the particle system's joint damping")
+    return copy.deepcopy(particles, {id(particles.model): model}), stepper
 
 
 def _rebuild(model, arguments, checkpoint):

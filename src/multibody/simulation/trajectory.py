@@ -30,6 +30,12 @@ _DERIVED = ("kinetic", "potential", "power", "constraint_residual")
 # the actuators' records (docs/actuators.md): name -> number of columns ("nu" controls, "na" activations);
 # optional in files (absent: no actuators)
 _ACTUATOR_ARRAYS = {"control": "nu", "activation": "na", "actuator_force": "nu"}
+# the transmissions' lengths and rates at each sample (MuJoCo's actuator_length / actuator_velocity): derived
+# from the recorded states when first read; optional in files (absent: NaN, not recorded)
+_LENGTHS = ("actuator_length", "actuator_velocity")
+# the particles of a simulator with a ParticleSystem (docs/deformables.md): (N, n, 3) world positions and
+# velocities of every particle; optional in files (absent: no particles)
+_PARTICLE_ARRAYS = ("particle_position", "particle_velocity")
 # the optional contact record (ContactRecord's arrays): name -> (dtype kind, trailing shape after (N, cap))
 _CONTACT_SHAPES = {"count": ("i", None), "geom": ("i", (2,)), "body": ("i", (2,)), "position": ("f", (3,)),
                    "frame": ("f", (3, 3)), "distance": ("f", ()), "impulse": ("f", (3,)), "force": ("f", (3,))}
@@ -202,6 +208,18 @@ class Trajectory:
     before the moment arm) of the step that ended at each sample (row 0:
     zeros, as ``tau``), ``activation`` (N, na) the activations at each
     sample, ``actuator_names`` (nu names); (N, 0) without actuators.
+    ``actuator_length`` and ``actuator_velocity`` (N, nu): the length (m
+    or rad) and rate of each actuator's transmission at each sample
+    (MuJoCo's ``actuator_length`` / ``actuator_velocity``; for a muscle
+    with a rigid tendon the fiber length is the transmission's length less
+    the tendon's), computed from the recorded states when first read; NaN
+    when not recorded (a file written before they were, a trajectory
+    built by hand without them). ``particle_position`` and
+    ``particle_velocity`` (N, n, 3): every particle's world position (m)
+    and velocity (m/s) at each sample when the simulator steps a
+    :class:`~multibody.formulations.ParticleSystem` (attached and
+    prescribed particles included; docs/deformables.md), (N, 0, 3)
+    otherwise.
     ``sensors``: the sensors' readings (a dict name -> (N, dim) array,
     docs/sensors.md) when the rollout was given
     :class:`~multibody.simulation.sensors.Sensors`, else None."""
@@ -225,40 +243,59 @@ class Trajectory:
     actuator_force: np.ndarray = None
     actuator_names: tuple = ()
     sensors: dict = None
+    actuator_length: np.ndarray = field(default_factory=lambda: None)
+    actuator_velocity: np.ndarray = field(default_factory=lambda: None)
+    particle_position: np.ndarray = None
+    particle_velocity: np.ndarray = None
 
     @classmethod
     def recorded(cls, t, q, v, tau, effort_clamped, velocity_clamped, meta, model_fingerprint, derived,
-                 actuators=None):
+                 actuators=None, particles=None):
         """The trajectory of a rollout: the recorded arrays as given (not
         checked or copied), and ``derived = (power_labels, fn)`` where
         ``fn(t, q, v, tau) -> (kinetic, potential, power,
         constraint_residual)`` computes the derived quantities in one batch
         when one of them is first read (a rollout records only what its
-        steps compute). ``actuators``: ``(names, control, activation,
-        actuator_force)`` or None (no actuators)."""
+        steps compute); ``derived`` may have a third member, ``lengths(t,
+        q, v) -> (actuator_length, actuator_velocity)``, likewise computed
+        when one of them is first read (None or absent: NaN, not recorded).
+        ``actuators``: ``(names, control, activation, actuator_force)`` or
+        None (no actuators). ``particles``: ``(particle_position,
+        particle_velocity)`` or None (no particles)."""
         self = cls.__new__(cls)
         N = len(t)
         names, control, activation, force = actuators if actuators is not None else \
             ((), np.zeros((N, 0)), np.zeros((N, 0)), np.zeros((N, 0)))
+        lengths = derived[2] if len(derived) > 2 else None
+        px, pv = particles if particles is not None else (np.zeros((N, 0, 3)), np.zeros((N, 0, 3)))
         self.__dict__.update(t=t, q=q, v=v, tau=tau, effort_clamped=effort_clamped,
                              velocity_clamped=velocity_clamped, meta=meta, power_labels=tuple(derived[0]),
                              model_fingerprint=model_fingerprint, contacts=None, control=control,
                              activation=activation, actuator_force=force, actuator_names=tuple(names),
-                             sensors=None, _derive=derived[1])
+                             sensors=None, particle_position=px, particle_velocity=pv, _derive=derived[1])
+        if lengths is None:
+            nu = control.shape[1]
+            self.__dict__.update(actuator_length=np.full((N, nu), np.nan), actuator_velocity=np.full((N, nu), np.nan))
+        else:
+            self.__dict__["_lengths"] = lengths
         return self
 
     def __getattr__(self, name):
-        """The derived quantities of :meth:`recorded`, computed on first access."""
-        derive = self.__dict__.get("_derive")
-        if derive is None or name not in _DERIVED:
+        """The derived quantities of :meth:`recorded` (energies, powers and
+        residuals; the actuators' lengths and rates), computed on first
+        access."""
+        group, key, args = (_DERIVED, "_derive", ("t", "q", "v", "tau", "actuator_force")) if name in _DERIVED else \
+            (_LENGTHS, "_lengths", ("t", "q", "v"))
+        derive = self.__dict__.get(key) if name in _DERIVED + _LENGTHS else None
+        if derive is None:
             raise AttributeError(f"'Trajectory' object has no attribute '{name}'")
-        self.__dict__.update(zip(_DERIVED, derive(self.t, self.q, self.v, self.tau, self.actuator_force)))
-        del self.__dict__["_derive"]
+        self.__dict__.update(zip(group, derive(*(self.__dict__[a] for a in args))))
+        del self.__dict__[key]
         return self.__dict__[name]
 
     def __getstate__(self):
         """Pickle (and copy) with the derived quantities computed."""
-        for name in _DERIVED:
+        for name in _DERIVED + _LENGTHS:
             getattr(self, name)
         return self.__dict__
 
@@ -294,11 +331,22 @@ class Trajectory:
             except (TypeError, ValueError) as e:
                 raise InputError(f"Trajectory.{name} must be an array of numbers: {e}") from None
         nu = self.control.shape[1] if self.control.ndim == 2 else -1
+        n = self.particle_position.shape[1] if self.particle_position is not None and \
+            np.ndim(self.particle_position) == 3 else 0
+        lengths = dict(actuator_length=((N, max(nu, 0)), np.nan), actuator_velocity=((N, max(nu, 0)), np.nan),
+                       particle_position=((N, n, 3), 0.0), particle_velocity=((N, n, 3), 0.0))
+        for name, (shape, fill) in lengths.items():
+            value = getattr(self, name)
+            try:
+                setattr(self, name, np.full(shape, fill) if value is None else np.asarray(value, dtype=float))
+            except (TypeError, ValueError) as e:
+                raise InputError(f"Trajectory.{name} must be an array of numbers: {e}") from None
         if not isinstance(self.actuator_names, (tuple, list)) or not all(isinstance(x, str)
                                                                           for x in self.actuator_names):
             raise InputError(f"Trajectory.actuator_names must be a tuple of strings, got {self.actuator_names!r}")
         self.actuator_names = tuple(self.actuator_names) or tuple(f"actuator{k}" for k in range(max(nu, 0)))
-        _check_arrays("(in memory)", {name: getattr(self, name) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS)},
+        _check_arrays("(in memory)", {name: getattr(self, name) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS, *_LENGTHS,
+                                                                              *_PARTICLE_ARRAYS)},
                       len(self.power_labels), len(self.actuator_names))
         if self.sensors is not None:
             self.sensors = _sensor_arrays("Trajectory", self.sensors, N)
@@ -352,7 +400,9 @@ class Trajectory:
                              "contact_geometries": None if record is None else list(record.geometries),
                              "actuator_names": _jsonable(list(self.actuator_names), "actuator_names"),
                              "sensor_names": None if self.sensors is None else list(self.sensors)})
-        arrays = {name: np.asarray(getattr(self, name)) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS)}
+        arrays = {name: np.asarray(getattr(self, name)) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS, *_LENGTHS)}
+        if self.particle_position.shape[1]:  # optional members: a trajectory without particles writes none
+            arrays.update({name: np.asarray(getattr(self, name)) for name in _PARTICLE_ARRAYS})
         if self.sensors is not None:  # optional members "sensors.<k>" (names in the header: any string)
             arrays.update({f"sensors.{k}": np.asarray(a) for k, a in enumerate(self.sensors.values())})
         if record is not None:  # optional members "contacts.<field>"
@@ -405,7 +455,8 @@ class Trajectory:
                 header = json.loads(str(z["header"][()]))
                 arrays = {name: z[name] for name in _ARRAYS}
                 # the actuators' records: absent from files without actuators written before they existed
-                arrays.update({name: z[name] for name in _ACTUATOR_ARRAYS if name in z.files})
+                arrays.update({name: z[name] for name in (*_ACTUATOR_ARRAYS, *_LENGTHS, *_PARTICLE_ARRAYS)
+                               if name in z.files})
                 contacts = {name: z[f"contacts.{name}"] for name in _CONTACT_ARRAYS} \
                     if f"contacts.{_CONTACT_ARRAYS[0]}" in z.files else None
                 sensor_names = header.get("sensor_names") if isinstance(header, dict) else None
@@ -446,6 +497,15 @@ class Trajectory:
                     raise InputError(f"trajectory file '{path}' is inconsistent: it names actuators but has no "
                                      f"{name}")
                 arrays[name] = np.zeros((N, 0))
+        for name in _LENGTHS:  # files written before the lengths were recorded: not recorded
+            if name not in arrays:
+                arrays[name] = np.full((N, len(names)), np.nan)
+        if (_PARTICLE_ARRAYS[0] in arrays) != (_PARTICLE_ARRAYS[1] in arrays):
+            raise InputError(f"trajectory file '{path}' is inconsistent: it has only one of "
+                             f"{' and '.join(_PARTICLE_ARRAYS)}")
+        for name in _PARTICLE_ARRAYS:
+            if name not in arrays:
+                arrays[name] = np.zeros((N, 0, 3))
         _check_arrays(path, arrays, len(labels), len(names))
         record = None
         if contacts is not None:
@@ -469,15 +529,19 @@ class Trajectory:
 
 def _check_arrays(path, arrays, P, nu=0):
     """The arrays of a trajectory (file ``path``) have the dtypes and the
-    shapes (N,), (N, nq), (N, nv), (N, P), and the actuators' (N, nu),
-    (N, na), of one recording."""
+    shapes (N,), (N, nq), (N, nv), (N, P), the actuators' (N, nu), (N, na),
+    and the particles' (N, n, 3), of one recording."""
     N = arrays["t"].shape[0] if arrays["t"].ndim == 1 else -1
     nq = arrays["q"].shape[1] if arrays["q"].ndim == 2 else -1
     nv = arrays["v"].shape[1] if arrays["v"].ndim == 2 else -1
     act = arrays.get("activation")
     na = act.shape[1] if act is not None and act.ndim == 2 else -1
-    cols = {None: (), "nq": (nq,), "nv": (nv,), "P": (P,), "nu": (nu,), "na": (na,)}
-    specs = dict(_ARRAYS, **{name: ("f", c) for name, c in _ACTUATOR_ARRAYS.items() if name in arrays})
+    px = arrays.get(_PARTICLE_ARRAYS[0])
+    n = px.shape[1] if px is not None and px.ndim == 3 else -1
+    cols = {None: (), "nq": (nq,), "nv": (nv,), "P": (P,), "nu": (nu,), "na": (na,), "np3": (n, 3)}
+    specs = dict(_ARRAYS, **{name: ("f", c) for name, c in _ACTUATOR_ARRAYS.items() if name in arrays},
+                 **{name: ("f", "nu") for name in _LENGTHS if name in arrays},
+                 **{name: ("f", "np3") for name in _PARTICLE_ARRAYS if name in arrays})
     for name, (kind, c) in specs.items():
         a = arrays[name]
         expected = (N,) + cols[c]
