@@ -2,7 +2,8 @@
 
     python benchmarks/derivatives.py [--models ur5,solo12,talos,chain100] [--batch 256]
 
-Per call from Python (median of timed blocks, both libraries with a reused
+Per call from Python (the minimum over interleaved rounds of the median of
+timed blocks, both libraries with a reused
 workspace): ``rnea_derivatives`` against ``pin.computeRNEADerivatives`` and
 ``aba_derivatives`` against ``pin.computeABADerivatives``, with ``data=``
 and as plain calls (new arrays, the user's first call). Before timing, the
@@ -24,7 +25,7 @@ def pin_matrix(mp, X):
     return mp.v_to_pin_columns(mp.v_to_pin_columns(X.T).T)
 
 
-def run(name, batch):
+def run(name, batch, rounds):
     model, pm = load(name)
     mp = Mapping(model, pm)
     pd = pm.createData()
@@ -40,14 +41,17 @@ def run(name, batch):
     got = aba_derivatives(model, q, v, tau)
     exp = [X.copy() for X in pin.computeABADerivatives(pm, pd, qp, vp, taup)]
     err_a = max(np.abs(pin_matrix(mp, g) - e).max() / max(1.0, np.abs(e).max()) for g, e in zip(got, exp))
-    rows = {
-        "rnea_derivatives": (timeit(lambda: pin.computeRNEADerivatives(pm, pd, qp, vp, ap)),
-                             timeit(lambda: rnea_derivatives(model, q, v, a, data=data)),
-                             timeit(lambda: rnea_derivatives(model, q, v, a))),
-        "aba_derivatives": (timeit(lambda: pin.computeABADerivatives(pm, pd, qp, vp, taup)),
-                            timeit(lambda: aba_derivatives(model, q, v, tau, data=data)),
-                            timeit(lambda: aba_derivatives(model, q, v, tau))),
+    # interleaved rounds, the minimum of each: this machine's other jobs only ever slow a round down
+    calls = {
+        "rnea_derivatives": (lambda: pin.computeRNEADerivatives(pm, pd, qp, vp, ap),
+                             lambda: rnea_derivatives(model, q, v, a, data=data),
+                             lambda: rnea_derivatives(model, q, v, a)),
+        "aba_derivatives": (lambda: pin.computeABADerivatives(pm, pd, qp, vp, taup),
+                            lambda: aba_derivatives(model, q, v, tau, data=data),
+                            lambda: aba_derivatives(model, q, v, tau)),
     }
+    rows = {k: [min(ts) for ts in zip(*[[timeit(f, blocks=11) for f in fs] for _ in range(rounds)])]
+            for k, fs in calls.items()}
     print(f"{name} (nv = {model.nv}; max relative difference to Pinocchio: rnea {err_r:.1e}, aba {err_a:.1e})")
     for k, (tp, td, tn) in rows.items():
         print(f"  {k:18s} pinocchio {tp * 1e6:8.2f} us   multibody data= {td * 1e6:8.2f} us ({td / tp:4.2f}x)"
@@ -77,9 +81,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="ur5,solo12,talos,chain100")
     ap.add_argument("--batch", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (the minimum is reported)")
     args = ap.parse_args()
     for name in args.models.split(","):
-        run(name, args.batch)
+        run(name, args.batch, args.rounds)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import pytest
 
 import multibody as mb
 from multibody.dynamics import aba_derivatives, rnea_derivatives
+from multibody.dynamics import derivative_kernels as DK
 from multibody.errors import InputError, NonFiniteError
 from oracles import ALL_JOINTS, ROBOTS, SUEDA_JOINTS, random_tree, to_pinocchio
 from .helpers import Robot, assert_rel, robot, with_armature
@@ -46,7 +47,7 @@ def fd_x(f, x, h=1e-3):
     return np.stack([(f(x + e) - f(x - e)) / (2 * h) for e in h * np.eye(len(x))], axis=-1)
 
 
-@pytest.fixture(scope="module", params=["ur5", "solo12", "pin_tree_fixed", "pin_tree_floating"])
+@pytest.fixture(scope="module", params=["ur5", "solo12", "pin_tree_fixed", "pin_tree_floating", "pin_tree_large"])
 def system(request):
     return _system(request.param)
 
@@ -54,7 +55,8 @@ def system(request):
 def _system(name):
     if name in ROBOTS:
         return robot(name)
-    b = random_tree(41 if "floating" in name else 42, n=8, floating="floating" in name, joints=PIN_JOINTS)
+    floating = "floating" in name or "large" in name
+    b = random_tree(41 if floating else 42, n=16 if "large" in name else 8, floating=floating, joints=PIN_JOINTS)
     with_armature(b, 3)
     b.gravity = np.array([1.0, -2.0, -9.0])
     model = b.build()
@@ -80,7 +82,10 @@ def _against_pinocchio(r, n_states):
 
 
 def test_against_pinocchio(system):
-    """∂τ/∂q, ∂τ/∂v, M and ∂q̈/∂q, ∂q̈/∂v, M⁻¹ equal Pinocchio's (with and without external forces)."""
+    """∂τ/∂q, ∂τ/∂v, M and ∂q̈/∂q, ∂q̈/∂v, M⁻¹ equal Pinocchio's (with and without external forces).
+    pin_tree_large has more than LTDL_NV coordinates (M⁻¹ by the ABA-based recursion), the others
+    fewer (M⁻¹ by LᵀDL)."""
+    assert (system.model.nv > DK.LTDL_NV) == (system.name == "pin_tree_large")
     _against_pinocchio(system, 4)
 
 

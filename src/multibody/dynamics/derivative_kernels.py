@@ -42,20 +42,22 @@ central difference of that one joint's ``cᴶ`` (h = 6e-6, relative error
 ~1e-10), the only numerical step of the algorithm.
 """
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange
 
-from .._compiled import BAD_SHAPE, chunk_count, diagonal_overflowed, overflowed
+from .._compiled import BAD_SHAPE, chunk_count, diagonal_overflowed, f64_pointer, i64_pointer, overflowed
 from .._status import ARG
 from ..kinematics.kernels import fk_kernel, world_inertia_into
+from ..model.data import handle_workspace, owned
 from ..model.joints import (C_ARMATURE, C_AX2, C_GRAVITY, C_NV, C_PARENT, C_Q, C_TYPE, C_V, UNIVERSAL,
                             VARYING_SUBSPACE, joint_bias, subspace_column, subspace_rate_into)
 from ..spatial.kernel_algebra import cross_force, cross_motion, force_to_parent, to_parent
-from .kernels import _ws, aba_kernel, state_status
+from .kernels import _ws, aba_kernel, inverse_inertia_kernel, ltdl_kernel, state_status
 from .minv_kernels import minv_aba_kernel, minv_workspace
 
 # blocks (8, 6, nv): per velocity column
 B_S, B_DV, B_DA, B_GAM, B_F, B_G, B_Q, B_R = 0, 1, 2, 3, 4, 5, 6, 7
 N_BLOCKS = 8
+LTDL_NV = 24  # up to this many coordinates, M⁻¹ of the ABA derivatives by LᵀDL (aba_derivatives_kernel)
 H_SUEDA = 6e-6  # step of the central difference of a Sueda joint's c_J (cube root of machine epsilon)
 
 
@@ -373,14 +375,23 @@ def minus_product(A, X, out):
 
 
 @njit(cache=True, nogil=True)
-def aba_derivatives_kernel(tree, q, v, tau, gravity_on, fext, fext_on, aws, dws, mws, ddq, dq, dv, Minv):
+def aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws, dws, mws, ddq, dq, dv, Minv):
     """``ddq = aba(q, v, tau)``, ``dq = ∂q̈/∂q``, ``dv = ∂q̈/∂q̇`` and
     ``Minv = ∂q̈/∂τ = M⁻¹``: q̈ by ABA, ``∂τ/∂q`` and ``∂τ/∂q̇`` of RNEA at
     a = q̈ (same external forces), M⁻¹ by the ABA-based O(n²) recursion,
     then ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` (notes §2). ``aws``: ABA workspace
     (poses, jac, spatial, inertia6, U, Dinv, dofs); ``dws``: the
     derivative workspace plus (tau, ∂τ/∂q, ∂τ/∂q̇, M) scratch; ``mws``:
-    M⁻¹ workspace (P, F, idx, work). Returns 0 or the singular body."""
+    M⁻¹ workspace (P, F, idx, work); ``lam`` the model's ``dof_parent``.
+    Returns 0 or the singular body.
+
+    M⁻¹: up to ``LTDL_NV`` coordinates, from the M that the RNEA derivatives
+    produce anyway, by the sparse LᵀDL factorization and its inverse
+    (Featherstone Table 6.3; ``kernels.inverse_inertia_kernel``); above, by
+    the O(n²) ABA-based recursion (``minv_kernels``), which does not grow
+    with the depth squared. Measured (benchmarks, this machine): 0.5 vs
+    1.1 µs on UR5, 2.5 vs 3.9 µs on Solo12, 15 vs 10 µs on Talos and 1070
+    vs 37 µs on a 100-link chain."""
     poses, jac, spatial, inertia6, U, Dinv, dofs = aws
     dposes, blocks, Yb, vec, idx, scratch, tau2, tq, tv, Mw = dws
     P, Fm, midx, mwork = mws
@@ -395,9 +406,12 @@ def aba_derivatives_kernel(tree, q, v, tau, gravity_on, fext, fext_on, aws, dws,
         ddq[k] = dofs[1, k]
     rnea_derivatives_kernel(tree, q, v, ddq, gravity_on, fext, fext_on, dposes, blocks, Yb, vec, idx, scratch,
                             tau2, tq, tv, Mw)
-    b = minv_aba_kernel(tree, q, poses, jac, inertia6, U, Dinv, P, Fm, midx, mwork, Minv)
-    if b:
-        return b
+    if v.shape[0] > LTDL_NV or ltdl_kernel(lam, Mw) != 0:
+        b = minv_aba_kernel(tree, q, poses, jac, inertia6, U, Dinv, P, Fm, midx, mwork, Minv)
+        if b:
+            return b
+    else:
+        inverse_inertia_kernel(lam, Mw, Minv)
     minus_product(Minv, tq, dq)
     minus_product(Minv, tv, dv)
     return 0
@@ -432,19 +446,19 @@ def aba_workspaces(nb, nq, nv):
 
 
 @njit(cache=True, nogil=True)
-def aba_derivatives_rows(tree, q, v, tau, gravity_on, fext, fext_on, ddq, dq, dv, Minv, status, lo, hi):
+def aba_derivatives_rows(tree, lam, q, v, tau, gravity_on, fext, fext_on, ddq, dq, dv, Minv, status, lo, hi):
     aws, dws, mws = aba_workspaces(tree.shape[0], q.shape[1], v.shape[1])
     for b in range(lo, hi):
-        status[b] = aba_derivatives_kernel(tree, q[b], v[b], tau[b], gravity_on, fext[b], fext_on, aws, dws, mws,
+        status[b] = aba_derivatives_kernel(tree, lam, q[b], v[b], tau[b], gravity_on, fext[b], fext_on, aws, dws, mws,
                                            ddq[b], dq[b], dv[b], Minv[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def aba_derivatives_batch(tree, q, v, tau, gravity_on, fext, fext_on, ddq, dq, dv, Minv, status):
+def aba_derivatives_batch(tree, lam, q, v, tau, gravity_on, fext, fext_on, ddq, dq, dv, Minv, status):
     B = q.shape[0]
     n = chunk_count(B)
     for c in prange(n):
-        aba_derivatives_rows(tree, q, v, tau, gravity_on, fext, fext_on, ddq, dq, dv, Minv, status, c * B // n,
+        aba_derivatives_rows(tree, lam, q, v, tau, gravity_on, fext, fext_on, ddq, dq, dv, Minv, status, c * B // n,
                              (c + 1) * B // n)
 
 
@@ -465,15 +479,76 @@ def rnea_derivatives_checked(tree, q, v, a, gravity_on, fext, fext_on, poses, bl
 
 
 @njit(cache=True, nogil=True)
-def aba_derivatives_checked(tree, q, v, tau, gravity_on, fext, fext_on, aws, dws, mws, ddq, dq, dv, Minv):
+def aba_derivatives_checked(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws, dws, mws, ddq, dq, dv, Minv):
     """:func:`aba_derivatives_kernel` after :func:`kernels.state_status` of
     (q, v, tau); a singular body b gives ``-ARG - b``, an overflow
     ``BAD_SHAPE``."""
     st = state_status(tree, q, v, tau)
     if st == 0:
-        b = aba_derivatives_kernel(tree, q, v, tau, gravity_on, fext, fext_on, aws, dws, mws, ddq, dq, dv, Minv)
+        b = aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws, dws, mws, ddq, dq, dv, Minv)
         if b:
             return -ARG - b
         if diagonal_overflowed(dq) or diagonal_overflowed(dv) or overflowed(ddq):
             return BAD_SHAPE
     return st
+
+
+# ------------------------------------------- fast paths (Data.handle + derivative handle)
+# The derivative workspace publishes its arrays through a table of addresses, as Data does
+# (docs/architecture.md, rule 5): the fast kernels take two integers and the state vectors instead of
+# ~20 arrays (each unboxed for ~0.036 us). Slots: nb, nq, nv, then the addresses in this order.
+D_ARRAYS = ("blocks", "Yb", "vec", "idx", "scratch", "tau", "dq", "dv", "M", "fext0",
+            "P", "F", "midx", "mwork", "ddq", "adq", "adv", "Minv")
+N_DSLOTS = 3 + len(D_ARRAYS)
+
+
+def derivative_shapes(nb, nq, nv):
+    """The shapes of :data:`D_ARRAYS` (``idx`` and ``midx`` int64, the rest float64)."""
+    return {"blocks": (N_BLOCKS, 6, nv), "Yb": (2, nb, 6, 6), "vec": (3, nb, 6), "idx": (nb,),
+            "scratch": (2 * nv + nq + 72,), "tau": (nv,), "dq": (nv, nv), "dv": (nv, nv), "M": (nv, nv),
+            "fext0": (nb, 6), "P": (nb, 6, nv), "F": (6, nv), "midx": (2, nb), "mwork": (4, 6, 6),
+            "ddq": (nv,), "adq": (nv, nv), "adv": (nv, nv), "Minv": (nv, nv)}
+
+
+@njit(cache=True, nogil=True, inline="always")
+def derivative_arrays(dh):
+    """The arrays behind a derivative workspace's handle, in :data:`D_ARRAYS` order."""
+    t = carray(i64_pointer(dh), (N_DSLOTS,))
+    nb, nq, nv = t[0], t[1], t[2]
+    return (carray(f64_pointer(t[3]), (N_BLOCKS, 6, nv)), carray(f64_pointer(t[4]), (2, nb, 6, 6)),
+            carray(f64_pointer(t[5]), (3, nb, 6)), carray(i64_pointer(t[6]), (nb,)),
+            carray(f64_pointer(t[7]), (2 * nv + nq + 72,)), carray(f64_pointer(t[8]), (nv,)),
+            carray(f64_pointer(t[9]), (nv, nv)), carray(f64_pointer(t[10]), (nv, nv)),
+            carray(f64_pointer(t[11]), (nv, nv)), carray(f64_pointer(t[12]), (nb, 6)),
+            carray(f64_pointer(t[13]), (nb, 6, nv)), carray(f64_pointer(t[14]), (6, nv)),
+            carray(i64_pointer(t[15]), (2, nb)), carray(f64_pointer(t[16]), (4, 6, 6)),
+            carray(f64_pointer(t[17]), (nv,)), carray(f64_pointer(t[18]), (nv, nv)),
+            carray(f64_pointer(t[19]), (nv, nv)), carray(f64_pointer(t[20]), (nv, nv)))
+
+
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
+def rnea_derivatives_fast(handle, dh, q, v, a, gravity_on):
+    """:func:`rnea_derivatives_checked` (no external forces) on the Data
+    behind ``handle`` (its poses) and the derivative workspace behind ``dh``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or a.shape[0] != w.nv or not owned(handle):
+        return BAD_SHAPE
+    blocks, Yb, vec, idx, scratch, tau, dq, dv, M, fext0, P, F, midx, mwork, ddq, adq, adv, Minv = \
+        derivative_arrays(dh)
+    return rnea_derivatives_checked(w.tree, q, v, a, gravity_on, fext0, False, w.poses, blocks, Yb, vec, idx,
+                                    scratch, tau, dq, dv, M)
+
+
+@njit(cache=True)  # keeps the GIL: see _compiled (fast paths)
+def aba_derivatives_fast(handle, dh, q, v, tau, gravity_on):
+    """:func:`aba_derivatives_checked` (no external forces) on the Data
+    behind ``handle`` (its ABA workspace) and the derivative workspace behind ``dh``."""
+    w = handle_workspace(handle)
+    if q.shape[0] != w.nq or v.shape[0] != w.nv or tau.shape[0] != w.nv or not owned(handle):
+        return BAD_SHAPE
+    blocks, Yb, vec, idx, scratch, tau2, dq, dv, M, fext0, P, F, midx, mwork, ddq, adq, adv, Minv = \
+        derivative_arrays(dh)
+    aws = (w.poses, w.jac, w.spatial, w.inertia6, w.U, w.Dinv, w.dofs)
+    dws = (w.poses, blocks, Yb, vec, idx, scratch, tau2, dq, dv, M)
+    return aba_derivatives_checked(w.tree, w.lam, q, v, tau, gravity_on, fext0, False, aws, dws, (P, F, midx, mwork), ddq,
+                                   adq, adv, Minv)

@@ -14,7 +14,7 @@ is never needed: to move along a derivative, integrate with
 """
 import numpy as np
 
-from .._compiled import BAD_SHAPE, JIT
+from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
 from ..errors import InputError, NonFiniteError
 from ..model.checks import finite_result
 from . import derivative_kernels as DK
@@ -25,37 +25,37 @@ F64 = np.dtype(np.float64)
 
 
 class _Workspace:
-    """The derivative workspaces of one Data (kept on it as ``_derivatives``)."""
+    """The derivative workspace of one Data (kept on it as ``_derivatives``):
+    the arrays of :data:`derivative_kernels.D_ARRAYS`, published through a
+    table of addresses (``handle``) for the fast kernels, as Data does."""
 
     def __init__(self, model):
         nb, nq, nv = model.nbodies, model.nq, model.nv
-        self.fext0 = np.zeros((nb, 6))
-        self.poses = np.tile(np.eye(4), (2, nb, 1, 1))
-        self.blocks = np.zeros((DK.N_BLOCKS, 6, nv))
-        self.Yb = np.zeros((2, nb, 6, 6))
-        self.vec = np.zeros((3, nb, 6))
-        self.idx = np.zeros(nb, dtype=np.int64)
-        self.scratch = np.zeros(2 * nv + nq + 72)
-        self.tau = np.zeros(nv)
-        self.dq = np.zeros((nv, nv))
-        self.dv = np.zeros((nv, nv))
-        self.M = np.zeros((nv, nv))
-        self._aba = None
+        self._slots = np.zeros(DK.N_DSLOTS, dtype=np.int64)
+        self._slots[:3] = nb, nq, nv
+        for k, (name, shape) in enumerate(DK.derivative_shapes(nb, nq, nv).items()):
+            x = np.zeros(shape, dtype=np.int64 if name in ("idx", "midx") else np.float64)
+            setattr(self, name, x)
+            self._slots[3 + k] = x.ctypes.data
+        assert tuple(DK.derivative_shapes(nb, nq, nv)) == DK.D_ARRAYS
+        self.poses = np.tile(np.eye(4), (2, nb, 1, 1))  # the general path's (the fast paths use the Data's)
+        self.handle = int(self._slots.ctypes.data)
+        self._aws = None
 
-    def aba(self, model):
-        """``(aws, dws, mws, ddq, dq, dv, Minv)`` of the ABA derivatives (allocated on first use)."""
-        if self._aba is None:
+    def rnea_arrays(self):
+        return (self.poses, self.blocks, self.Yb, self.vec, self.idx, self.scratch, self.tau, self.dq, self.dv,
+                self.M)
+
+    def aba_arrays(self, model):
+        """``(aws, dws, mws)`` of the general path's ABA derivatives."""
+        if self._aws is None:
             nb, nv = model.nbodies, model.nv
-            aws = (np.tile(np.eye(4), (2, nb, 1, 1)), np.zeros((3, 6, nv)), np.zeros((4, nb, 6)),
-                   np.zeros((nb, 6, 6)), np.zeros((6, nv)), np.zeros((nv, 6)), np.zeros((4, nv)))
-            dws = (self.poses, self.blocks, self.Yb, self.vec, self.idx, self.scratch, self.tau, self.dq, self.dv,
-                   self.M)
-            mws = (np.zeros((nb, 6, nv)), np.zeros((6, nv)), np.zeros((2, nb), dtype=np.int64), np.zeros((4, 6, 6)))
-            self._aba = (aws, dws, mws, np.zeros(nv), np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv)))
-        return self._aba
+            self._aws = (np.tile(np.eye(4), (2, nb, 1, 1)), np.zeros((3, 6, nv)), np.zeros((4, nb, 6)),
+                         np.zeros((nb, 6, 6)), np.zeros((6, nv)), np.zeros((nv, 6)), np.zeros((4, nv)))
+        return self._aws, self.rnea_arrays(), (self.P, self.F, self.midx, self.mwork)
 
 
-def _workspace(model, data):
+def _data_and_workspace(model, data):
     """(Data, its derivative workspace, plain) for a call with ``data`` (or None)."""
     plain = data is None
     if plain:
@@ -63,16 +63,32 @@ def _workspace(model, data):
             data = model._workspaces.data
         except AttributeError:
             data = workspace(model)
-    elif getattr(data, "model", None) is not model:
+    try:
+        return data, data._derivatives, plain
+    except AttributeError:
         if not isinstance(data, Data):
             raise InputError(f"data must be a multibody Data workspace (mb.Data(model)), got {type(data).__name__}")
-        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
-    else:
-        data.check_thread()
-    ws = data.__dict__.get("_derivatives")
-    if ws is None:
-        ws = data.__dict__["_derivatives"] = _Workspace(model)
-    return ws, plain
+        if data.model is not model:
+            raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
+        data._derivatives = ws = _Workspace(model)
+        return data, ws, plain
+
+
+_RNEA_D = _ABA_D = None
+
+
+def _rnea_entry():
+    global _RNEA_D
+    from numba import types
+    _RNEA_D = entry(DK.rnea_derivatives_fast, INT, INT, F64_1, F64_1, F64_1, types.boolean)
+    return _RNEA_D
+
+
+def _aba_entry():
+    global _ABA_D
+    from numba import types
+    _ABA_D = entry(DK.aba_derivatives_fast, INT, INT, F64_1, F64_1, F64_1, types.boolean)
+    return _ABA_D
 
 
 def _states(model, q, v, x, xname, f_ext):
@@ -82,14 +98,6 @@ def _states(model, q, v, x, xname, f_ext):
     x = velocity(model, x, q, xname)
     fe = external_forces(model, f_ext, q.shape[0] if q.ndim == 2 else None)
     return q, v, x, fe, q.ndim == 2
-
-
-def _fast(q, v, x, f_ext):
-    try:
-        return (JIT and f_ext is None and q.dtype is F64 and v.dtype is F64 and x.dtype is F64
-                and q.ndim == 1 and v.ndim == 1 and x.ndim == 1)
-    except AttributeError:
-        return False
 
 
 def rnea_derivatives(model, q, v, a, f_ext=None, gravity=True, data=None):
@@ -115,24 +123,35 @@ def rnea_derivatives(model, q, v, a, f_ext=None, gravity=True, data=None):
     ``rnea(model, q, v, a)``."""
     if f_ext is not None and isinstance(f_ext, Data):
         f_ext, data = None, f_ext
-    ws, plain = _workspace(model, data)
-    if not _fast(q, v, a, f_ext) or q.shape[0] != model.nq or v.shape[0] != model.nv or a.shape[0] != model.nv:
-        q, v, a, fe, batch = _states(model, q, v, a, "a", f_ext)
-        if batch:
-            B, nv = q.shape[0], model.nv
-            tau, dq, dv, M = np.empty((B, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
-            fb = np.zeros((B, model.nbodies, 6)) if fe is None else np.ascontiguousarray(
-                np.broadcast_to(fe, (B, model.nbodies, 6)))
-            if B == 1:
-                DK.rnea_derivatives_rows(model._tree, q, v, a, bool(gravity), fb, fe is not None, tau, dq, dv, M, 0, 1)
-            else:
-                DK.rnea_derivatives_batch(model._tree, q, v, a, bool(gravity), fb, fe is not None, tau, dq, dv, M)
-            return finite_result("rnea_derivatives", dq, dv, M)
-    else:
-        fe = None
+    data, ws, plain = _data_and_workspace(model, data)
+    if JIT and f_ext is None:
+        try:
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and a.dtype is F64
+                    and q.ndim == 1 and v.ndim == 1 and a.ndim == 1)
+        except AttributeError:  # not arrays: the general path says which
+            fast = False
+        if fast:
+            st = (_RNEA_D or _rnea_entry())(data.handle, ws.handle, q, v, a, gravity)
+            if not st:
+                return (ws.dq.copy(), ws.dv.copy(), ws.M.copy()) if plain else (ws.dq, ws.dv, ws.M)
+            if st != BAD_SHAPE:
+                raise_state_status(model, q, st, ("q", "v", "a"))
+    if not plain and data.model is not model:
+        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
+    q, v, a, fe, batch = _states(model, q, v, a, "a", f_ext)
+    if batch:
+        B, nv = q.shape[0], model.nv
+        tau, dq, dv, M = np.empty((B, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
+        fb = np.zeros((B, model.nbodies, 6)) if fe is None else np.ascontiguousarray(
+            np.broadcast_to(fe, (B, model.nbodies, 6)))
+        if B == 1:
+            DK.rnea_derivatives_rows(model._tree, q, v, a, bool(gravity), fb, fe is not None, tau, dq, dv, M, 0, 1)
+        else:
+            DK.rnea_derivatives_batch(model._tree, q, v, a, bool(gravity), fb, fe is not None, tau, dq, dv, M)
+        return finite_result("rnea_derivatives", dq, dv, M)
+    data.check_thread()
     st = DK.rnea_derivatives_checked(model._tree, q, v, a, bool(gravity), ws.fext0 if fe is None else fe,
-                                     fe is not None, ws.poses, ws.blocks, ws.Yb, ws.vec, ws.idx, ws.scratch, ws.tau,
-                                     ws.dq, ws.dv, ws.M)
+                                     fe is not None, *ws.rnea_arrays())
     if st:
         if st == BAD_SHAPE:
             raise NonFiniteError("rnea_derivatives: the result is not finite although the inputs are: they are too "
@@ -164,29 +183,43 @@ def aba_derivatives(model, q, v, tau, f_ext=None, gravity=True, data=None):
     without, new arrays."""
     if f_ext is not None and isinstance(f_ext, Data):
         f_ext, data = None, f_ext
-    ws, plain = _workspace(model, data)
-    if not _fast(q, v, tau, f_ext) or q.shape[0] != model.nq or v.shape[0] != model.nv or tau.shape[0] != model.nv:
-        q, v, tau, fe, batch = _states(model, q, v, tau, "tau", f_ext)
-        if batch:
-            B, nv = q.shape[0], model.nv
-            ddq, dq, dv, Mi = np.empty((B, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
-            status = np.zeros(B, dtype=np.int64)
-            fb = np.zeros((B, model.nbodies, 6)) if fe is None else np.ascontiguousarray(
-                np.broadcast_to(fe, (B, model.nbodies, 6)))
-            args = (model._tree, q, v, tau, bool(gravity), fb, fe is not None, ddq, dq, dv, Mi, status)
-            if B == 1:
-                DK.aba_derivatives_rows(*args, 0, 1)
-            else:
-                DK.aba_derivatives_batch(*args)
-            if status.any():
-                k = int(np.argmax(status != 0))
-                singular_body(model, int(status[k]), "aba_derivatives", q[k])
-            return finite_result("aba_derivatives", dq, dv, Mi)
-    else:
-        fe = None
-    aws, dws, mws, ddq, dq, dv, Mi = ws.aba(model)
-    st = DK.aba_derivatives_checked(model._tree, q, v, tau, bool(gravity), ws.fext0 if fe is None else fe,
-                                    fe is not None, aws, dws, mws, ddq, dq, dv, Mi)
+    data, ws, plain = _data_and_workspace(model, data)
+    if JIT and f_ext is None:
+        try:
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
+                    and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
+        except AttributeError:  # not arrays: the general path says which
+            fast = False
+        if fast:
+            st = (_ABA_D or _aba_entry())(data.handle, ws.handle, q, v, tau, gravity)
+            if not st:
+                return (ws.adq.copy(), ws.adv.copy(), ws.Minv.copy()) if plain else (ws.adq, ws.adv, ws.Minv)
+            if st < -DK.ARG:
+                singular_body(model, -st - DK.ARG, "aba_derivatives", q)
+            if st != BAD_SHAPE:
+                raise_state_status(model, q, st, ("q", "v", "tau"))
+    if not plain and data.model is not model:
+        raise InputError(f"data was created for another model than '{model.name}': use mb.Data(model)")
+    q, v, tau, fe, batch = _states(model, q, v, tau, "tau", f_ext)
+    if batch:
+        B, nv = q.shape[0], model.nv
+        ddq, dq, dv, Mi = np.empty((B, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
+        status = np.zeros(B, dtype=np.int64)
+        fb = np.zeros((B, model.nbodies, 6)) if fe is None else np.ascontiguousarray(
+            np.broadcast_to(fe, (B, model.nbodies, 6)))
+        args = (model._tree, model.dof_parent, q, v, tau, bool(gravity), fb, fe is not None, ddq, dq, dv, Mi, status)
+        if B == 1:
+            DK.aba_derivatives_rows(*args, 0, 1)
+        else:
+            DK.aba_derivatives_batch(*args)
+        if status.any():
+            k = int(np.argmax(status != 0))
+            singular_body(model, int(status[k]), "aba_derivatives", q[k])
+        return finite_result("aba_derivatives", dq, dv, Mi)
+    data.check_thread()
+    aws, dws, mws = ws.aba_arrays(model)
+    st = DK.aba_derivatives_checked(model._tree, model.dof_parent, q, v, tau, bool(gravity), ws.fext0 if fe is None else fe,
+                                    fe is not None, aws, dws, mws, ws.ddq, ws.adq, ws.adv, ws.Minv)
     if st:
         if st == BAD_SHAPE:
             raise NonFiniteError("aba_derivatives: the result is not finite although the inputs are: they are too "
@@ -195,5 +228,5 @@ def aba_derivatives(model, q, v, tau, f_ext=None, gravity=True, data=None):
             singular_body(model, -st - DK.ARG, "aba_derivatives", q)
         raise_state_status(model, q, st, ("q", "v", "tau"))
     if plain:
-        return dq.copy(), dv.copy(), Mi.copy()
-    return dq, dv, Mi
+        return ws.adq.copy(), ws.adv.copy(), ws.Minv.copy()
+    return ws.adq, ws.adv, ws.Minv
