@@ -227,3 +227,25 @@ def test_bad_input_raises_input_error():
             fn(model, q, v, v, data=mb.Data(_system("pin_tree_fixed").model))
         with pytest.raises(InputError, match="overflow"), np.errstate(all="ignore"):  # (interpreted: numpy warns)
             fn(model, q, np.full(model.nv, 1e200), v)
+
+
+def test_joint_jacobians_time_variation():
+    """J̇ against Pinocchio's computeJointJacobiansTimeVariation (WORLD,
+    rows swapped to angular first) and against central differences of
+    mb.joint_jacobians along q ⊕ t v, for every joint of the catalog."""
+    from multibody.dynamics.jacobian_rate import joint_jacobians_time_variation
+    swap = np.r_[3:6, 0:3]
+    for name in ("ur5", "pin_tree_floating"):
+        r = _system(name)
+        pd = r.pm.createData()
+        for qp, q, vp, v, *_ in r.states(3, 5):
+            pin.computeJointJacobiansTimeVariation(r.pm, pd, qp, vp)
+            assert_rel(r.v_to_pin(joint_jacobians_time_variation(r.model, q, v))[swap], pd.dJ.copy(),
+                       what=f"{name} dJ")
+    for joint in ALL_JOINTS + SUEDA_JOINTS:
+        model = random_tree(90 + len(joint), n=3, floating=True, joints=(joint,), pin_compatible=False).build()
+        q = model.random_configuration(seed=1)
+        v = np.random.default_rng(1).normal(size=model.nv)
+        h = 1e-5
+        fd = (mb.joint_jacobians(model, model.integrate(q, h * v)) - mb.joint_jacobians(model, model.integrate(q, -h * v))) / (2 * h)
+        assert_rel(joint_jacobians_time_variation(model, q, v), fd, FD_RTOL_Q, f"{joint} dJ")
