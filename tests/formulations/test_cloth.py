@@ -149,6 +149,25 @@ def test_hanging_cloth_settles_to_the_energy_minimum(stiffness):
     assert X[:, -1, 2].max() < -0.3                           # it hangs
 
 
+def test_hanging_cloth_in_the_simulator_settles_to_the_energy_minimum():
+    """The same cloth stepped by Simulator(particles=...): its trajectory's
+    energy (bodies and particles) never rises, and it comes to the same
+    minimum of the potential energy."""
+    n = 6
+    ps, idx = hanging_cloth(n)
+    sim = mb.Simulator(ps.model, 0.01, "implicit_euler", particles=ps)
+    for _ in range(6):
+        traj = sim.rollout(steps=250, record_every=10)
+        assert np.all(np.diff(traj.energy) < 1e-9)                # damped: no energy gain
+        if np.abs(traj.particle_velocity[-1]).max() < 1e-10 and abs(traj.v[-1, 0]) < 1e-10:
+            break
+    X = traj.particle_position[-1][idx]
+    th, Xmin = equilibrium(n, 100.0, 5.0, 0.1, 0.3, 0.5, X, traj.q[-1, 0])
+    assert abs(traj.q[-1, 0] - th) < 1e-6
+    assert np.abs(X - Xmin).max() < 1e-6
+    assert X[:, -1, 2].max() < -0.3                           # it hangs
+
+
 @pytest.mark.slow
 def test_hanging_cloth_30x30():
     n = 30
