@@ -1,6 +1,6 @@
 """Trajectories record the actuators' transmission lengths and rates
-(``actuator_length``, ``actuator_velocity``: a muscle's fiber length with a
-rigid tendon is its length less the tendon's) — checked against MuJoCo's
+(``actuator_length``, ``actuator_velocity``: a muscle's tendon is rigid,
+so its fiber length follows from this length) — checked against MuJoCo's
 ``actuator_length`` / ``actuator_velocity`` (mj_forward at every recorded
 state) for joint, fixed-tendon and spatial-tendon transmissions; saved,
 loaded, pickled and carried by batch members."""

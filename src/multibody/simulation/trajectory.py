@@ -210,9 +210,10 @@ class Trajectory:
     sample, ``actuator_names`` (nu names); (N, 0) without actuators.
     ``actuator_length`` and ``actuator_velocity`` (N, nu): the length (m
     or rad) and rate of each actuator's transmission at each sample
-    (MuJoCo's ``actuator_length`` / ``actuator_velocity``; for a muscle
-    with a rigid tendon the fiber length is the transmission's length less
-    the tendon's), computed from the recorded states when first read; NaN
+    (MuJoCo's ``actuator_length`` / ``actuator_velocity``; a muscle's
+    tendon is rigid, so its normalized fiber length is ``range₀ + (l −
+    lr₀)/L0`` of this length, :class:`~multibody.forces.actuators.Muscle`),
+    computed from the recorded states when first read; NaN
     when not recorded (a file written before they were, a trajectory
     built by hand without them). ``particle_position`` and
     ``particle_velocity`` (N, n, 3): every particle's world position (m)
