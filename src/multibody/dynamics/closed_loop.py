@@ -10,6 +10,10 @@ handled by every method: a rank-revealing QR with column pivoting
 (LAPACK geqp3) selects independent rows or columns, the numerically stable
 counterpart of the complete-pivoting LU of §8.8.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.linalg import qr, solve, solve_triangular
 from scipy.sparse import coo_matrix
@@ -22,6 +26,12 @@ from .closed_loop_kernels import range_space_acceleration
 from .inertia import crba, not_positive_definite
 from .inverse import rnea
 from .kernels import ltdl_kernel
+
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
 
 METHODS = ("kkt", "range_space", "null_space")
 
@@ -72,7 +82,7 @@ def loop_clusters(K):
     return clusters
 
 
-def null_space_basis(K, k):
+def null_space_basis(K: Array, k: Array) -> tuple[Array, Array]:
     """``(G, g)`` with ``K G = 0`` (G: n x (n − r), full column rank) and
     ``K g = k`` (Featherstone §8.8, Eqs. 8.48–8.51), exploiting the loop
     clusters of §8.9: G is block diagonal — one block per cluster, from
@@ -100,7 +110,9 @@ def null_space_basis(K, k):
     return G, g
 
 
-def closed_loop_forward_dynamics(model, q, v, tau, K, k, method="kkt", gravity=True, data=None):
+def closed_loop_forward_dynamics(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, K: ArrayLike, k: ArrayLike,
+                                 method: str = "kkt", gravity: bool = True,
+                                 data: Data | None = None) -> tuple[Array, Array | None]:
     """``(q̈, λ)`` of the tree under joint forces ``tau`` (nv) and the loop
     constraints ``K q̈ = k`` (K: nc x nv), with constraint forces ``Kᵀλ``
     (Featherstone Eq. 8.6). Methods of §8.5, which agree to round-off:
@@ -166,7 +178,9 @@ def _range_space(model, q, v, tau, K, k, gravity, data):
     return finite_result("closed_loop_forward_dynamics", qdd), lam
 
 
-def closed_loop_inverse_dynamics(model, q, v, a, K, actuated=None, weights=None, passive=None, gravity=True):
+def closed_loop_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, K: ArrayLike,
+                                 actuated: ArrayLike | None = None, weights: ArrayLike | None = None,
+                                 passive: ArrayLike | None = None, gravity: bool = True) -> Array:
     """Actuator forces ``u`` that produce the (loop-consistent) motion
     (q, v, q̈ = a) of a closed-loop system (Featherstone §8.12, Eqs.
     8.61–8.63): with ``τ_ID = rnea(q, v, a)`` and G a basis of K's null

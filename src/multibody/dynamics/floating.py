@@ -16,6 +16,10 @@ the time derivative of ``v[0:6]``, with gravity included. Both algorithms
 run in floating-base coordinates (see
 :mod:`multibody.dynamics.floating_kernels`).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import InputError, ModelError, NonFiniteError, SimulationError
@@ -24,6 +28,12 @@ from ..model.checks import as_float_array, finite_result
 from . import floating_kernels as FK
 from ._common import config, data_for, external_forces, singular_body, velocity
 from .inverse import raise_state_status
+
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
 
 F64 = np.dtype(np.float64)
 
@@ -76,7 +86,9 @@ def _raise(model, st, q, what, names):
     raise_state_status(model, q, st, names)
 
 
-def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, data=None):
+def floating_base_forward_dynamics(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike,
+                                   f_ext: ArrayLike | None = None, gravity: bool = True,
+                                   data: Data | None = None) -> Array:
     """Forward dynamics of a free-floating system by the floating-base
     articulated-body algorithm (Featherstone §9.4, Table 9.4), O(n).
 
@@ -106,9 +118,9 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
     data = data_for(model, data)  # checks the model and the thread
     if f_ext is None:
         try:
-            fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.ndim == 1
-                    and tau.shape[0] in (model.nv - 6, model.nv) and q.dtype == F64 and v.dtype == F64
-                    and tau.dtype == F64)
+            fast = (q.shape == model.q_shape and v.shape == model.v_shape and tau.ndim == 1  # type: ignore[union-attr]
+                    and tau.shape[0] in (model.nv - 6, model.nv) and q.dtype == F64 and v.dtype == F64  # type: ignore[union-attr]
+                    and tau.dtype == F64)  # type: ignore[union-attr]
         except AttributeError:
             fast = False
         if fast:  # model and state validated inside the kernel call
@@ -142,7 +154,9 @@ def floating_base_forward_dynamics(model, q, v, tau, f_ext=None, gravity=True, d
     return finite_result("floating_base_forward_dynamics", data.ddq.copy() if plain else data.ddq)
 
 
-def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=True, data=None):
+def floating_base_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, qdd_joints: ArrayLike,
+                                   f_ext: ArrayLike | None = None, gravity: bool = True,
+                                   data: Data | None = None) -> tuple[Array, Array]:
     """Floating-base inverse dynamics IDfb (Featherstone §9.5, Eqs.
     9.18–9.25, Table 9.6), O(n): given the accelerations of the non-base
     joints, find the base acceleration and the joint forces, with no force
@@ -173,8 +187,8 @@ def floating_base_inverse_dynamics(model, q, v, qdd_joints, f_ext=None, gravity=
     data = data_for(model, data)  # checks the model and the thread
     if f_ext is None:
         try:
-            fast = (q.shape == model.q_shape and v.shape == model.v_shape and qdd_joints.shape == (model.nv - 6,)
-                    and q.dtype == F64 and v.dtype == F64 and qdd_joints.dtype == F64)
+            fast = (q.shape == model.q_shape and v.shape == model.v_shape and qdd_joints.shape == (model.nv - 6,)  # type: ignore[union-attr]
+                    and q.dtype == F64 and v.dtype == F64 and qdd_joints.dtype == F64)  # type: ignore[union-attr]
         except AttributeError:
             fast = False
         if fast:  # model and state validated inside the kernel call

@@ -1,5 +1,9 @@
 """Forward dynamics: the articulated-body algorithm (Featherstone ch. 7,
 Table 7.1) and, as a second method, CRBA + sparse LᵀDL (§6.5)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import types
 
@@ -12,6 +16,12 @@ from ._common import (Data, batch_output, config, data_for, external_forces, sin
 from .inertia import not_positive_definite
 from .inverse import raise_state_status
 
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
+
 F64 = np.dtype(np.float64)
 _ABA = None
 _FD_CRBA = None
@@ -23,7 +33,8 @@ def _aba_entry():
     return _ABA
 
 
-def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
+def aba(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None = None, gravity: bool = True,
+        data: Data | None = None, out: Array | None = None) -> Array:
     """Joint accelerations ``q̈`` (nv) under joint forces ``tau`` and
     external forces, by the articulated-body algorithm in O(n)
     (Featherstone Table 7.1, in world coordinates like Pinocchio's WORLD
@@ -45,14 +56,14 @@ def aba(model, q, v, tau, f_ext=None, gravity=True, data=None, out=None):
             data = workspace(model)
     if JIT and f_ext is None and out is None:
         try:
-            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
-                    and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64  # type: ignore[union-attr]
+                    and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)  # type: ignore[union-attr]
         except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
-            st = (_ABA or _aba_entry())(data.handle, q, v, tau, gravity)
+            st = (_ABA or _aba_entry())(data.handle, q, v, tau, gravity)  # type: ignore[union-attr]
             if not st:
-                return data.ddq.copy() if plain else data.ddq
+                return data.ddq.copy() if plain else data.ddq  # type: ignore[union-attr]
             if st < -K.ARG:
                 singular_body(model, -st - K.ARG, "aba", q)
             if st != BAD_SHAPE:
@@ -88,7 +99,8 @@ def _fd_crba_entry():
     return _FD_CRBA
 
 
-def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, data=None):
+def forward_dynamics(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None = None,
+                     method: str = "aba", gravity: bool = True, data: Data | None = None) -> Array:
     """Joint accelerations ``q̈ = H⁻¹(τ − C)``. ``method="aba"``: the O(n)
     articulated-body algorithm; ``method="crba"``: H by CRBA and C by RNEA,
     solved with the sparse LᵀDL factorization (O(n d²); Featherstone §10.3
@@ -108,18 +120,18 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba", gravity=True, d
             data = workspace(model)
     if JIT and f_ext is None:
         try:
-            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64
-                    and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and tau.dtype is F64  # type: ignore[union-attr]
+                    and q.ndim == 1 and v.ndim == 1 and tau.ndim == 1)  # type: ignore[union-attr]
         except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
-            st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)
+            st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)  # type: ignore[union-attr]
             if st == NEEDS_MATRIX:  # first use of this Data's nv x nv buffers
-                data.allocate("M")
-                data.allocate("L")
-                st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)
+                data.allocate("M")  # type: ignore[union-attr]
+                data.allocate("L")  # type: ignore[union-attr]
+                st = (_FD_CRBA or _fd_crba_entry())(data.handle, q, v, tau, gravity)  # type: ignore[union-attr]
             if not st:
-                return data.ddq.copy() if plain else data.ddq
+                return data.ddq.copy() if plain else data.ddq  # type: ignore[union-attr]
             if st < -K.ARG:
                 raise not_positive_definite(model, -st - K.ARG - 1)
             if st != BAD_SHAPE:

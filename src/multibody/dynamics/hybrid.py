@@ -3,6 +3,10 @@ some coordinates and the forces at the others; find the unknown forces and
 accelerations. Solved in O(n) by the articulated-body hybrid algorithm
 (Table 9.3), generalized to a per-coordinate split (see
 :mod:`multibody.dynamics.hybrid_kernels`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import InputError, NonFiniteError
@@ -10,6 +14,12 @@ from ..model.checks import as_float_array, finite_result
 from . import hybrid_kernels as HK
 from ._common import config, data_for, external_forces, singular_body, velocity
 from .inverse import raise_state_status
+
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
 
 F64 = np.dtype(np.float64)
 BOOL = np.dtype(np.bool_)
@@ -53,7 +63,9 @@ def _results(data, copy):
     return (data.ddq.copy(), data.tau.copy()) if copy else (data.ddq, data.tau)
 
 
-def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, gravity=True, data=None):
+def hybrid_dynamics(model: Model, q: ArrayLike, v: ArrayLike, qdd_given: ArrayLike, tau_given: ArrayLike,
+                    prescribed: ArrayLike, f_ext: ArrayLike | None = None, gravity: bool = True,
+                    data: Data | None = None) -> tuple[Array, Array]:
     """Hybrid dynamics by the articulated-body hybrid algorithm
     (Featherstone §9.2, Table 9.3), O(n).
 
@@ -95,10 +107,10 @@ def hybrid_dynamics(model, q, v, qdd_given, tau_given, prescribed, f_ext=None, g
     data = data_for(model, data)  # checks the model and the thread
     if f_ext is None:
         try:
-            fast = (q.shape == model.q_shape and v.shape == model.v_shape and qdd_given.shape == model.v_shape
-                    and tau_given.shape == model.v_shape and prescribed.shape == model.v_shape
-                    and q.dtype == F64 and v.dtype == F64 and qdd_given.dtype == F64 and tau_given.dtype == F64
-                    and prescribed.dtype == BOOL)
+            fast = (q.shape == model.q_shape and v.shape == model.v_shape and qdd_given.shape == model.v_shape  # type: ignore[union-attr]
+                    and tau_given.shape == model.v_shape and prescribed.shape == model.v_shape  # type: ignore[union-attr]
+                    and q.dtype == F64 and v.dtype == F64 and qdd_given.dtype == F64 and tau_given.dtype == F64  # type: ignore[union-attr]
+                    and prescribed.dtype == BOOL)  # type: ignore[union-attr]
         except AttributeError:
             fast = False
         if fast:  # validated inside the kernel call

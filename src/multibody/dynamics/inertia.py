@@ -2,7 +2,12 @@
 algorithm (Featherstone ch. 6), its sparse LᵀDL factorization without
 fill-in (§6.5), its inverse, and the operational-space inverse inertia
 ``J H⁻¹ Jᵀ`` (§7.2.1)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, NEEDS_MATRIX, entry
 from ..errors import InputError, NonFiniteError, SimulationError
@@ -10,6 +15,12 @@ from ..model.checks import as_float_array, finite_result
 from . import kernels as K
 from . import minv_kernels as MK
 from ._common import batch_output, config, data_for, raise_status, single_state_out, velocity, workspace
+
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
 
 F64 = np.dtype(np.float64)
 _CRBA = None
@@ -21,7 +32,7 @@ def _crba_entry():
     return _CRBA
 
 
-def crba(model, q, data=None, out=None):
+def crba(model: Model, q: ArrayLike, data: Data | None = None, out: Array | None = None) -> Array:
     """Joint-space inertia matrix ``H(q)`` (nv x nv, symmetric positive
     definite), including the armature on the diagonal. Built in world
     coordinates (Table 6.2 with Pinocchio's WORLD convention); its
@@ -39,16 +50,16 @@ def crba(model, q, data=None, out=None):
             data = workspace(model)
     if JIT and out is None:
         try:
-            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1  # type: ignore[union-attr]
         except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
-            st = (_CRBA or _crba_entry())(data.handle, q)
+            st = (_CRBA or _crba_entry())(data.handle, q)  # type: ignore[union-attr]
             if st == NEEDS_MATRIX:  # first use of this Data's nv x nv buffers
-                data.allocate("M")
-                st = (_CRBA or _crba_entry())(data.handle, q)
+                data.allocate("M")  # type: ignore[union-attr]
+                st = (_CRBA or _crba_entry())(data.handle, q)  # type: ignore[union-attr]
             if not st:
-                return data._M.copy() if plain else data._M  # (the property costs 0.3 us)
+                return data._M.copy() if plain else data._M  # type: ignore[union-attr]  # (the property costs 0.3 us)
             if st != BAD_SHAPE:
                 raise_status(model, q, st)
     q = config(model, q)
@@ -76,7 +87,7 @@ def require_vector_joints(model, what):
                              f"translational); joint '{j.name}' is {j.type}")
 
 
-def kinetic_energy_gradient(model, q, v, data=None):
+def kinetic_energy_gradient(model: Model, q: ArrayLike, v: ArrayLike, data: Data | None = None) -> Array:
     """``∂T/∂q`` (nv) at fixed v of the kinetic energy ``T = ½ vᵀH(q)v``,
     i.e. ``½ vᵀ (∂H/∂q_k) v`` — the configuration force of Lagrange's
     equations ``d/dt(Hv) − ∂T/∂q = τ``, in O(n): perturbing joint k moves
@@ -97,7 +108,7 @@ def kinetic_energy_gradient(model, q, v, data=None):
     return finite_result("kinetic_energy_gradient", out)
 
 
-def dof_parents(model):
+def dof_parents(model: Model) -> npt.NDArray[np.int64]:
     """Expanded parent array λ' of the coordinates (Table 6.4): ``λ'[k]`` is
     the coordinate before k on the path to the root, or -1."""
     lam = np.full(model.nv, -1, dtype=np.int64)
@@ -140,7 +151,7 @@ class InertiaFactor:
             L[np.diag_indices_from(L)] = 1.0
         return L
 
-    def solve(self, b):
+    def solve(self, b: ArrayLike) -> Array:
         """``H⁻¹ b`` for b of shape (nv,) or (nv, k) (Table 6.5)."""
         b = np.array(b, dtype=np.float64)
         if b.shape[0] != self._LD.shape[0]:
@@ -154,7 +165,7 @@ class InertiaFactor:
             solve(self.lam, self._LD, c)
         return cols.T.copy()
 
-    def inverse(self):
+    def inverse(self) -> Array:
         """``H⁻¹`` (nv x nv) from the factor: ``L⁻¹ D⁻¹ L⁻ᵀ`` column by column,
         each column of ``L⁻ᵀ`` touching only the ancestors of its coordinate
         (O(n · nnz)). :func:`inverse_inertia` is faster from q (O(n²))."""
@@ -176,7 +187,7 @@ class InertiaFactor:
         K.l_multiply(self.lam, self._LD, x, y, bool(transpose), self.kind == "ltdl")
         return y
 
-    def multiply(self, x, H):
+    def multiply(self, x: ArrayLike, H: Array) -> Array:
         """``H x`` using only the branch-induced nonzeros of H (Table 6.5)."""
         n = self._LD.shape[0]
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -203,7 +214,7 @@ def _joint_of_dof(model, k):
     return 0
 
 
-def inverse_inertia(model, q, data=None):
+def inverse_inertia(model: Model, q: ArrayLike, data: Data | None = None) -> Array:
     """``H(q)⁻¹`` (nv x nv, symmetric, armature included) by the ABA-based
     recursion (Carpentier 2018; Pinocchio's ``computeMinverse``): the
     articulated-body algorithm with v = 0 and a symbolic τ, in world
@@ -222,16 +233,16 @@ def inverse_inertia(model, q, data=None):
             data = workspace(model)
     if JIT:
         try:
-            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1  # type: ignore[union-attr]
         except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
-            st = (_MINV or _minv_entry())(data.handle, q)
+            st = (_MINV or _minv_entry())(data.handle, q)  # type: ignore[union-attr]
             if st == NEEDS_MATRIX:  # first use of this Data's nv x nv buffers
-                data.allocate("Minv")
-                st = (_MINV or _minv_entry())(data.handle, q)
+                data.allocate("Minv")  # type: ignore[union-attr]
+                st = (_MINV or _minv_entry())(data.handle, q)  # type: ignore[union-attr]
             if not st:
-                return data._Minv.copy() if plain else data._Minv
+                return data._Minv.copy() if plain else data._Minv  # type: ignore[union-attr]
             if st != BAD_SHAPE:
                 _raise_minv_status(model, q, st)
     q = config(model, q)
@@ -271,7 +282,7 @@ def _raise_minv_status(model, q, st):
     raise_status(model, q, st)
 
 
-def operational_space_inverse_inertia(model, q, J):
+def operational_space_inverse_inertia(model: Model, q: ArrayLike, J: ArrayLike) -> Array:
     """``Λ⁻¹ = J H⁻¹ Jᵀ`` for a Jacobian ``J`` (m x nv): the inverse
     operational-space (or contact-space) inertia (Featherstone §7.2.1,
     Eq. 7.10), by sparse solves with the LᵀDL factor of H."""

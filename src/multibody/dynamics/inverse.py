@@ -2,6 +2,10 @@
 ch. 5, Table 5.1): joint forces from positions, velocities and
 accelerations, and the bias and gravity terms of the equation of motion
 ``τ = H(q) q̈ + C(q, q̇)`` (Eq. 1.1)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
@@ -11,6 +15,12 @@ from ..model.checks import finite_result
 from . import kernels as K
 from ._common import (Data, batch_output, config, data_for, external_forces, raise_status, single_state_out,
                       velocity, workspace)
+
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
 
 F64 = np.dtype(np.float64)
 _RNEA = None
@@ -31,7 +41,8 @@ def raise_state_status(model, q, st, names=("q", "v", "a")):
     raise NonFiniteError(f"{names[which]} has a non-finite entry at index {index}")
 
 
-def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
+def rnea(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, f_ext: ArrayLike | None = None, gravity: bool = True,
+         data: Data | None = None, out: Array | None = None) -> Array:
     """Joint forces ``τ`` (nv) that produce accelerations ``a`` at state
     (q, v): ``τ = H(q) a + C(q, v) − Σ Jᵢᵀ f_extᵢ``, including gravity
     (``model.gravity``, unless ``gravity=False``) and the armature term
@@ -57,14 +68,14 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
             data = workspace(model)
     if JIT and f_ext is None and out is None:
         try:
-            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and a.dtype is F64
-                    and q.ndim == 1 and v.ndim == 1 and a.ndim == 1)
+            fast = ((plain or data.model is model) and q.dtype is F64 and v.dtype is F64 and a.dtype is F64  # type: ignore[union-attr]
+                    and q.ndim == 1 and v.ndim == 1 and a.ndim == 1)  # type: ignore[union-attr]
         except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
-            st = (_RNEA or _rnea_entry())(data.handle, q, v, a, gravity)
+            st = (_RNEA or _rnea_entry())(data.handle, q, v, a, gravity)  # type: ignore[union-attr]
             if not st:
-                return data.tau.copy() if plain else data.tau
+                return data.tau.copy() if plain else data.tau  # type: ignore[union-attr]
             if st != BAD_SHAPE:
                 raise_state_status(model, q, st)
     q = config(model, q)
@@ -85,7 +96,8 @@ def rnea(model, q, v, a, f_ext=None, gravity=True, data=None, out=None):
     return finite_result("rnea", data.tau.copy() if plain else data.tau)
 
 
-def bias_forces(model, q, v, f_ext=None, data=None):
+def bias_forces(model: Model, q: ArrayLike, v: ArrayLike, f_ext: ArrayLike | None = None,
+                data: Data | None = None) -> Array:
     """``C(q, v)`` (nv): Coriolis, centrifugal and gravity forces minus the
     external forces, i.e. ``rnea(q, v, 0)`` (Featherstone Eq. 6.2;
     Pinocchio's nonLinearEffects)."""
@@ -96,7 +108,7 @@ def bias_forces(model, q, v, f_ext=None, data=None):
     return rnea(model, q, v, zeros, f_ext=f_ext, data=data)
 
 
-def gravity_forces(model, q, data=None):
+def gravity_forces(model: Model, q: ArrayLike, data: Data | None = None) -> Array:
     """``g(q)`` (nv): the joint forces that hold the system still against
     gravity, ``rnea(q, 0, 0)`` (Pinocchio's computeGeneralizedGravity)."""
     q = config(model, q)

@@ -3,6 +3,10 @@
 ``τ = Y(q, v, a) π`` (Atkeson, An & Hollerbach 1986), which is what
 parameter identification and the equivalence transformations of Table 9.7
 work with."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..spatial.spatial import inertia_to_params
@@ -12,10 +16,16 @@ from . import regressor_kernels as RK
 from ._common import config, data_for, velocity
 from .inverse import raise_state_status
 
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
+
 F64 = np.dtype(np.float64)
 
 
-def inertial_parameters(model):
+def inertial_parameters(model: Model) -> Array:
     """Inertia parameters of every moving body, shape (nbodies−1, 10): row
     ``i−1`` is body i's ``π = (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz,
     I_yz, I_zz)`` in its body frame (kg, kg·m, kg·m²), with the rotational
@@ -41,7 +51,8 @@ def inertial_parameters(model):
     return out
 
 
-def regressor(model, q, v, a, gravity=True, data=None):
+def regressor(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, gravity: bool = True,
+              data: Data | None = None) -> Array:
     """Joint-torque regressor ``Y`` (nv x 10·(nbodies−1)) such that
     ``Y @ inertial_parameters(model).ravel() + model.armature * a ==
     rnea(model, q, v, a)`` (Featherstone §9.7; Atkeson et al. 1986).
@@ -66,8 +77,8 @@ def regressor(model, q, v, a, gravity=True, data=None):
     ncol = 10 * (model.nbodies - 1)
     data = data_for(model, data)  # checks the model and the thread
     try:
-        fast = (q.shape == model.q_shape and v.shape == model.v_shape and a.shape == model.v_shape
-                and q.dtype == F64 and v.dtype == F64 and a.dtype == F64)
+        fast = (q.shape == model.q_shape and v.shape == model.v_shape and a.shape == model.v_shape  # type: ignore[union-attr]
+                and q.dtype == F64 and v.dtype == F64 and a.dtype == F64)  # type: ignore[union-attr]
     except AttributeError:
         fast = False
     if fast:  # validated inside the kernel call

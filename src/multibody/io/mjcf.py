@@ -126,12 +126,18 @@ Conversion (SI units; MuJoCo's compiled angles are radians):
   :mod:`multibody.constraints` puts a connect / weld on a frame's host body
   at the frame's placement.
 """
+from __future__ import annotations
+
 import warnings
+
+from typing import Any
 
 import numpy as np
 
+from .._typing import Source
 from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
+from ..model.model import Model
 from ..model.geometry import convex_hull
 from ..model.model import ActuatorSpec, TendonSpec
 from ._common import axis_angle_rotation, pose, quat_to_rotation, read_source, unique_name
@@ -153,7 +159,8 @@ def _import_mujoco():
 INERTIA_MODES = ("warn", "strict", "fix")
 
 
-def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn", meshes="warn"):
+def load_mjcf(path_or_string: Source | Any, name: str | None = None, merge_fixed: bool = True, inertia: str = "warn",
+              meshes: str = "warn") -> Model:
     """Load a MuJoCo MJCF model into a :class:`~multibody.model.Model`.
 
     Parameters
@@ -197,18 +204,31 @@ def load_mjcf(path_or_string, name=None, merge_fixed=True, inertia="warn", meshe
         one ModelWarning naming it; ``"strict"``: a ModelFileError
         instead; ``"skip"``: no hulls, mesh geoms are left out of collision.
 
-    The compiled model is converted as the module docstring says; in short,
-    ``q`` = MuJoCo ``qpos``, ``v`` = ``qvel`` except free joints (angular
-    first, linear in the body frame), and the frame named after each MuJoCo
-    body has MuJoCo's body pose. Joint springs are kept in
-    ``model.stiffness`` / ``model.spring_reference``, actuators and tendons
-    in ``model.actuators`` / ``model.tendons`` (the Simulator's default
-    actuators; motors also become effort limits), and whatever else is not
-    converted is named in one :class:`~multibody.errors.ModelWarning`. Raises
-    :class:`~multibody.errors.ModelFileError` (with MuJoCo's message) if the
-    file is missing, MuJoCo cannot compile it, or a compiled number multibody
-    uses is not finite (naming the element); ImportError if ``mujoco`` is not
-    installed.
+    Returns
+    -------
+    Model
+        The compiled model converted as the module docstring says; in short,
+        ``q`` = MuJoCo ``qpos``, ``v`` = ``qvel`` except free joints (angular
+        first, linear in the body frame), and the frame named after each
+        MuJoCo body has MuJoCo's body pose. Joint springs are kept in
+        ``model.stiffness`` / ``model.spring_reference``, actuators and
+        tendons in ``model.actuators`` / ``model.tendons`` (the Simulator's
+        default actuators; motors also become effort limits).
+
+    Raises
+    ------
+    ModelFileError
+        With MuJoCo's message, if the file is missing, MuJoCo cannot compile
+        it, or a compiled number multibody uses is not finite (naming the
+        element).
+    ImportError
+        If ``mujoco`` is not installed.
+
+    Warns
+    -----
+    ModelWarning
+        One, naming whatever is not converted; others for balanced inertias
+        and left-out meshes.
     """
     if inertia not in INERTIA_MODES:
         raise InputError(f"load_mjcf: inertia must be one of {', '.join(map(repr, INERTIA_MODES))}, "

@@ -31,17 +31,20 @@ not read. Errors: :class:`~multibody.errors.ModelFileError` naming the file
 for malformed XML or a ``<disable_collisions>`` / ``<group_state>`` without
 its attributes.
 """
+from __future__ import annotations
+
 import math
 import warnings
 
 import numpy as np
 
+from .._typing import Source
 from ..errors import InputError, ModelFileError, ModelWarning
 from ..model.model import Model
 from ._common import read_robot_xml
 
 
-def load_srdf(model, path_or_string):
+def load_srdf(model: Model, path_or_string: Source) -> Model:
     """A new :class:`~multibody.model.Model`: ``model`` with the SRDF's
     disabled collisions added to ``excluded_link_pairs`` and its group
     states added to ``reference_postures`` (see the module docstring).
@@ -50,7 +53,7 @@ def load_srdf(model, path_or_string):
     if not isinstance(model, Model):
         raise InputError(f"load_srdf: expected a multibody Model, got {type(model).__name__}")
     root, path, src = read_robot_xml(path_or_string, "SRDF")
-    notes = []
+    notes: list[str] = []
     pairs = _disabled_pairs(model, root, src, notes)
     postures = _group_states(model, root, src, notes)
     for msg in notes:

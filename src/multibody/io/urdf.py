@@ -127,15 +127,21 @@ mb.ModelWarning)`` turns them into errors).
 Cost: linear in the number of links (a 10,000-link chain loads in 1.8 s of
 CPU; docs/loading.md).
 """
+from __future__ import annotations
+
 import gc
 import math
 import os
 import warnings
 
+from typing import Sequence
+
 import numpy as np
 
+from .._typing import PathLike, Source
 from ..errors import InputError, ModelError, ModelFileError, ModelWarning
 from ..model.builder import WORLD, ModelBuilder
+from ..model.model import Model
 from ..spatial import spatial as sp
 from ..spatial.euler import rpy_to_rotation
 from ._common import pose, read_robot_xml, unique_name
@@ -149,8 +155,10 @@ INERTIA_MODES = ("warn", "fix", "strict")
 _EYE4 = np.eye(4)
 
 
-def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixed=True, name=None, *,
-              inertia="warn", allow_mesh_outside=False, meshes="warn", srdf=None):
+def load_urdf(path_or_string: Source, floating_base: bool = False,
+              package_dirs: PathLike | Sequence[PathLike] | None = None, merge_fixed: bool = True,
+              name: str | None = None, *, inertia: str = "warn", allow_mesh_outside: bool = False,
+              meshes: str = "warn", srdf: Source | None = None) -> Model:
     """Load a URDF robot description into a :class:`~multibody.model.Model`.
 
     Parameters
@@ -210,16 +218,25 @@ def load_urdf(path_or_string, floating_base=False, package_dirs=None, merge_fixe
         its ``<disable_collisions>`` become ``model.excluded_link_pairs`` and
         its ``<group_state>`` postures ``model.reference_postures``.
 
-    Collision geometry gets MuJoCo's default contact parameters (friction
-    (1, 0.005, 0.0001), condim 3, contype = conaffinity = 1, ...; URDF has
-    none): see :class:`~multibody.model.Geometry` and docs/collision.md.
+    Returns
+    -------
+    Model
+        Its bodies, joints and frames carry the URDF link and joint names (SI
+        units: m, rad, kg, kg m², N, N m); see the module docstring for the
+        conventions. Collision geometry gets MuJoCo's default contact
+        parameters (friction (1, 0.005, 0.0001), condim 3, contype =
+        conaffinity = 1, ...; URDF has none): see
+        :class:`~multibody.model.Geometry` and docs/collision.md.
 
-    Returns a Model whose bodies, joints and frames carry the URDF link and
-    joint names (SI units: m, rad, kg, kg m², N, N m). See the module
-    docstring for the conventions. Raises
-    :class:`~multibody.errors.ModelFileError` naming the file and the
-    offending element on malformed input; warns with
-    :class:`~multibody.errors.ModelWarning` for kept or repaired inertias.
+    Raises
+    ------
+    ModelFileError
+        Naming the file and the offending element, on malformed input.
+
+    Warns
+    -----
+    ModelWarning
+        For kept or repaired inertias and left-out meshes.
     """
     if inertia not in INERTIA_MODES:
         raise InputError(f"load_urdf: inertia={inertia!r} is not one of {', '.join(map(repr, INERTIA_MODES))}")
@@ -266,7 +283,8 @@ def _climbs(rel):
     return n == ".." or n.startswith(".." + os.sep)
 
 
-def resolve_mesh(filename, package_dirs=(), base_dir=None, allow_outside=False):
+def resolve_mesh(filename: str, package_dirs: Sequence[str] = (), base_dir: str | None = None,
+                 allow_outside: bool = False) -> str:
     """The local file a URDF mesh reference names, or ``filename`` unchanged
     if no such file is found (a missing mesh is not an error).
 

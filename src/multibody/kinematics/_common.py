@@ -1,10 +1,13 @@
 """Shared plumbing of the kinematics API: argument checks that turn a
 kernel status into a clear error, reference-frame names, frame lookup."""
+from __future__ import annotations
+
 from ..errors import InputError, NonFiniteError
 from ..model.checks import as_vector, check_quaternions
 from ..model.configuration import q_status, q_status_rows
 from ..model.data import Data, data_for, workspace  # noqa: F401  (re-exported)
 from ..model.model import Model
+from .._typing import Array, ArrayLike
 from . import kernels as K
 
 REFERENCES = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
@@ -34,7 +37,7 @@ def raise_status(model, q, status, name="q"):
     raise InputError(f"{name}: a quaternion is not unit norm (joint of body '{model.body_names[-status]}')")
 
 
-def config(model, q, name="q", batch=True):
+def config(model: Model, q: ArrayLike, name: str = "q", batch: bool = True) -> Array:
     """``q`` checked: float64, shape (nq,) or (if ``batch``) (B, nq),
     finite, unit quaternions (one compiled pass,
     :func:`~multibody.model.configuration.q_status`)."""
@@ -52,7 +55,7 @@ def config(model, q, name="q", batch=True):
     return q
 
 
-def velocity(model, v, q, name="v"):
+def velocity(model: Model, v: ArrayLike, q: Array, name: str = "v") -> Array:
     """``v`` checked: float64, finite, of shape ``q.shape[:-1] + (nv,)``."""
     v = as_vector(v, name, model.nv)
     if v.shape[:-1] != q.shape[:-1]:

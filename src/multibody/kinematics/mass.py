@@ -1,5 +1,9 @@
 """Mass-dependent kinematic quantities: centre of mass and its Jacobian,
 kinetic and potential energy, spatial and centroidal momentum."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._compiled import run_batch
@@ -7,8 +11,14 @@ from ..model.checks import finite_result
 from . import kernels as K
 from ._common import config, velocity
 
+from .._typing import Array, ArrayLike
 
-def center_of_mass(model, q, v=None):
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
+
+
+def center_of_mass(model: Model, q: ArrayLike, v: ArrayLike | None = None) -> Array | tuple[Array, Array]:
     """World position (3,) of the centre of mass at ``q``; with ``v`` also
     its velocity: ``(com, vcom)``. Batches give (B, 3)."""
     q = config(model, q)
@@ -21,7 +31,7 @@ def center_of_mass(model, q, v=None):
     return com if v is None else (com, vcom)
 
 
-def com_jacobian(model, q):
+def com_jacobian(model: Model, q: ArrayLike) -> Array:
     """Jacobian (3 x nv) of the centre of mass in world coordinates:
     ``vcom = Jcom v``. Batches give (B, 3, nv)."""
     q = config(model, q)
@@ -31,12 +41,12 @@ def com_jacobian(model, q):
     return finite_result("com_jacobian", out[0] if q.ndim == 1 else out)
 
 
-def kinetic_energy(model, q, v):
+def kinetic_energy(model: Model, q: ArrayLike, v: ArrayLike) -> float | Array:
     """``½ Σ v_iᵀ I_i v_i`` (J); a float, or (B,) for a batch."""
     return _energy(model, q, v, 0)
 
 
-def potential_energy(model, q):
+def potential_energy(model: Model, q: ArrayLike) -> float | Array:
     """Gravitational potential ``−Σ m_i gᵀ x_i`` (J), zero at the world
     origin; a float, or (B,)."""
     q = config(model, q)
@@ -53,14 +63,14 @@ def _energy(model, q, v, which):
     return finite_result(what, float(out[0, which]) if q.ndim == 1 else out[:, which])
 
 
-def momentum(model, q, v):
+def momentum(model: Model, q: ArrayLike, v: ArrayLike) -> Array:
     """Spatial momentum (6,) of the system at the world origin, world axes:
     (angular about the origin; linear) = ``Σ ⁰X_i* I_i v_i`` (Featherstone
     §2.12). Batches give (B, 6)."""
     return _momenta(model, q, v)[..., 0, :]
 
 
-def centroidal_momentum(model, q, v):
+def centroidal_momentum(model: Model, q: ArrayLike, v: ArrayLike) -> Array:
     """Centroidal momentum (6,): (angular momentum about the centre of mass;
     linear momentum), world axes (Orin & Goswami; angular first, unlike
     Pinocchio). Batches give (B, 6)."""
@@ -76,7 +86,7 @@ def _momenta(model, q, v):
     return finite_result("momentum", out[0] if q.ndim == 1 else out)
 
 
-def centroidal_momentum_matrix(model, q):
+def centroidal_momentum_matrix(model: Model, q: ArrayLike) -> Array:
     """Centroidal momentum matrix ``A_G`` (6 x nv, angular rows first):
     ``centroidal_momentum = A_G v``. Batches give (B, 6, nv)."""
     q = config(model, q)

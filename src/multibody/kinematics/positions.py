@@ -1,5 +1,9 @@
 """Forward kinematics: world poses of bodies and frames (Featherstone
 Examples 4.1–4.4)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._compiled import BAD_SHAPE, F64_1, F64_2C, INT, JIT, entry
@@ -7,8 +11,14 @@ from ..model.checks import finite_result
 from . import kernels as K
 from ._common import config, data_for, frame_of, raise_status, workspace
 
+from .._typing import Array, ArrayLike, Frame
 
-def forward_kinematics(model, q, data=None):
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
+
+
+def forward_kinematics(model: Model, q: ArrayLike, data: Data | None = None) -> Array:
     """World pose (4x4) of every body at configuration ``q``.
 
     ``q``: (nq,) or a batch (B, nq). Returns (nbodies, 4, 4) or
@@ -28,13 +38,13 @@ def forward_kinematics(model, q, data=None):
             data = workspace(model)
     if JIT:
         try:
-            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1  # type: ignore[union-attr]
         except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
-            st = (_FK or _fk_entry())(data.handle, q)
+            st = (_FK or _fk_entry())(data.handle, q)  # type: ignore[union-attr]
             if not st:
-                return data.oMi.copy() if plain else data.oMi
+                return data.oMi.copy() if plain else data.oMi  # type: ignore[union-attr]
             if st != BAD_SHAPE:
                 raise_status(model, q, st)
     q = config(model, q)
@@ -57,7 +67,7 @@ def _fk_entry():
     return _FK
 
 
-def frame_placements(model, q, data=None):
+def frame_placements(model: Model, q: ArrayLike, data: Data | None = None) -> Array:
     """World pose (4x4) of every frame of the model: (nframes, 4, 4), or
     (B, nframes, 4, 4) for a batch of configurations. With ``data`` (one
     state) the result is ``data.oMf``; without, a new array."""
@@ -73,7 +83,7 @@ def frame_placements(model, q, data=None):
     return finite_result("frame_placements", data.oMf.copy() if plain else data.oMf)
 
 
-def frame_pose(model, q, frame, data=None):
+def frame_pose(model: Model, q: ArrayLike, frame: Frame, data: Data | None = None) -> Array:
     """World pose (4x4, a new array) of one frame (name or index) at ``q``:
     the world pose of its body times its placement in the body. A batch of
     configurations gives (B, 4, 4). ``data``: the workspace the body poses
@@ -87,12 +97,12 @@ def frame_pose(model, q, frame, data=None):
             data = workspace(model)
     if JIT:
         try:
-            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1
+            fast = (plain or data.model is model) and q.dtype is F64 and q.ndim == 1  # type: ignore[union-attr]
         except AttributeError:  # not arrays, or data not a Data: the general path says which
             fast = False
         if fast:
             out = np.empty((4, 4))
-            st = (_FRAME or _frame_entry())(data.handle, q, body, place, out)
+            st = (_FRAME or _frame_entry())(data.handle, q, body, place, out)  # type: ignore[union-attr]
             if not st:
                 return out
             if st != BAD_SHAPE:

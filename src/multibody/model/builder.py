@@ -80,13 +80,13 @@ class _Body:
     armature: np.ndarray
     stiffness: np.ndarray
     spring_reference: np.ndarray
-    factors: np.ndarray = None  # Sueda's product-of-exponentials joints: the factor block (sueda_joints)
+    factors: np.ndarray | None = None  # Sueda's product-of-exponentials joints: the factor block (sueda_joints)
     frames: list = field(default_factory=list)  # (name, placement in this body, kind)
     collision: list = field(default_factory=list)
     visual: list = field(default_factory=list)
 
 
-_FULL = {}  # (n, default) -> template array, copied (np.full per coordinate cost 5% of a large load)
+_FULL: dict[tuple[int, float], np.ndarray] = {}  # (n, default) -> template array, copied (np.full per coordinate cost 5% of a large load)
 
 
 def _per_dof(value, n, what, default):

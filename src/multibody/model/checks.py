@@ -1,15 +1,18 @@
 """Argument validation shared by every checked public function: shapes,
 dtypes, finiteness and unit quaternions. Errors name the array and the
 expected shape (DESIGN.md: bad input gets a clear error)."""
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
 
 from ..errors import InputError, NonFiniteError
+from .._typing import Array, ArrayLike
 from .data import Data
 
 
-def as_float_array(x, name):
+def as_float_array(x: ArrayLike, name: str) -> Array:
     """``x`` as a C-contiguous float64 array: from a float or integer
     array, number or (nested, rectangular) sequence of them. Anything else
     (complex values, booleans, strings, dicts, ragged lists, None, a Data
@@ -34,7 +37,7 @@ def as_float_array(x, name):
     return np.asarray(a, dtype=np.float64, order="C")  # (np.ascontiguousarray makes a 0-d array 1-d)
 
 
-def as_vector(x, name, size, batch=True, finite=True):
+def as_vector(x: ArrayLike, name: str, size: int, batch: bool = True, finite: bool = True) -> Array:
     """``x`` as a C-contiguous float64 array of shape ``(size,)`` or, if
     ``batch``, ``(B, size)`` (B ≥ 1); raises :class:`InputError` otherwise
     or (if ``finite``) if any entry is not finite."""

@@ -22,9 +22,12 @@ the compiled fast path). :meth:`Data.release` hands a workspace over.
 Calls without ``data`` use :func:`workspace`, one cached Data per model and
 per thread, so plain calls are thread-safe and need no set-up.
 """
+from __future__ import annotations
+
 import threading
 import weakref
 from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import carray, njit
@@ -32,6 +35,10 @@ from numba import carray, njit
 from .._compiled import f64_pointer, i64_pointer, thread_id
 from ..errors import InputError
 from .joints import N_COL
+from .._typing import Array
+
+if TYPE_CHECKING:
+    from .model import Model
 
 # The handle table (int64): slots 0-2 hold nb, nq, nv; then the address of each array of _LAYOUT, in
 # its order; then the owner's thread id and the model table's width (N_COL, more for a model with
@@ -100,6 +107,29 @@ class Data:
     is for workspaces private to an object that documents its own threading
     rules (the simulator's).
     """
+
+    # the arrays (views into them, and the handle table's address) set by __init__, declared for type checkers
+    model: Model
+    handle: int
+    poses: Array
+    spatial: Array
+    jac: Array
+    dofs: Array
+    inertia6: Array
+    U: Array
+    Dinv: Array
+    oMi: Array
+    liMi: Array
+    oMf: Array
+    v: Array
+    a: Array
+    f: Array
+    S: Array
+    J: Array
+    frame_J: Array
+    tau: Array
+    ddq: Array
+    dof_parent: Array
 
     def __init__(self, model, thread_checked=True):
         from .model import Model
@@ -177,7 +207,7 @@ class Data:
                 "one mb.Data(model) per thread, call without data= (per-thread workspaces), or call "
                 "data.release() in the owning thread to hand it over")
 
-    def release(self):
+    def release(self) -> None:
         """Forget the owning thread: the next thread that computes with this
         workspace becomes its owner."""
         if self._slots[OWNER] > 0:
@@ -213,7 +243,7 @@ class _Cached(Data):
     model = property(lambda self: self._model_ref(), lambda self, m: None)
 
 
-def workspace(model):
+def workspace(model: Model) -> Data:
     """The calling thread's workspace for ``model`` (created on first use,
     dropped with the model or the thread). Public functions called without
     ``data`` compute in it and return copies of its results."""
@@ -228,7 +258,7 @@ def workspace(model):
         return d
 
 
-def data_for(model, data):
+def data_for(model: Model, data: Data | None) -> Data:
     """``data`` if it was made for ``model`` and the calling thread may use
     it; the thread's cached :func:`workspace` if it is None."""
     if data is None:
@@ -241,7 +271,7 @@ def data_for(model, data):
     return data
 
 
-Workspace = namedtuple("Workspace", ("nb", "nq", "nv") + _ARRAYS)
+Workspace = namedtuple("Workspace", ("nb", "nq", "nv") + _ARRAYS)  # type: ignore[misc]  # fields from _LAYOUT
 
 
 @njit(cache=True, nogil=True, inline="always")

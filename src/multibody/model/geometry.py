@@ -108,9 +108,9 @@ class Geometry:
     placement: np.ndarray
     shape: str
     size: tuple = ()
-    mesh: str = None
+    mesh: str | None = None
     scale: tuple = (1.0, 1.0, 1.0)
-    rgba: tuple = None
+    rgba: tuple | None = None
     friction: tuple = DEFAULT_FRICTION
     restitution: float = 0.0
     contype: int = 1
@@ -121,10 +121,10 @@ class Geometry:
     priority: int = 0
     solref: tuple = DEFAULT_SOLREF
     solimp: tuple = DEFAULT_SOLIMP
-    vertices: np.ndarray = None
-    faces: np.ndarray = None
-    heights: np.ndarray = None
-    link: str = None
+    vertices: np.ndarray | None = None
+    faces: np.ndarray | None = None
+    heights: np.ndarray | None = None
+    link: str | None = None
 
     def __post_init__(self):
         # read-only copies: the dataclass is frozen, its arrays must be too
@@ -175,7 +175,7 @@ class CollisionPair:
     ``solref``, ``solreffriction``, ``solimp``, ``margin``, ``gap`` (m)."""
     geom1: str
     geom2: str
-    name: str = None
+    name: str | None = None
     condim: int = 3
     friction: tuple = (1.0, 1.0, 0.005, 0.0001, 0.0001)
     solref: tuple = DEFAULT_SOLREF

@@ -6,12 +6,17 @@ world, every body's parent has a smaller index, and joint ``i`` moves body
 ``i`` relative to ``parent[i]`` (``model.joints[0]`` is the pseudo-joint
 "universe", as in Pinocchio).
 """
+from __future__ import annotations
+
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from typing import Any
+
 import numpy as np
 
+from .._typing import Array, ArrayLike
 from ..errors import InputError
 from . import configuration as _cfg
 from .checks import as_vector, check_quaternions, finite_result, real_number
@@ -99,8 +104,8 @@ class EqualityConstraint:
     coefficients)."""
     kind: str
     name: str
-    body1: str = None
-    body2: str = None
+    body1: str | None = None
+    body2: str | None = None
     data: np.ndarray = field(default_factory=lambda: np.zeros(0))
     objtype: str = "body"
 
@@ -145,11 +150,11 @@ class ActuatorSpec:
     gainprm: tuple = (1.0,)
     biastype: str = "none"
     biasprm: tuple = ()
-    ctrlrange: tuple = None
-    forcerange: tuple = None
-    actrange: tuple = None
+    ctrlrange: tuple | None = None
+    forcerange: tuple | None = None
+    actrange: tuple | None = None
     actearly: bool = False
-    lengthrange: tuple = None
+    lengthrange: tuple | None = None
 
 
 def _readonly(a):
@@ -296,30 +301,30 @@ class Model:
 
     # ------------------------------------------------------------------ names
     @property
-    def njoints(self):
+    def njoints(self) -> int:
         """Number of joints including the "universe" pseudo-joint (= nbodies)."""
         return self.nbodies
 
     @property
-    def total_mass(self):
+    def total_mass(self) -> float:
         """Mass of the moving bodies (kg); links merged into the world are static
         and not counted, as in Pinocchio's computeTotalMass."""
         return float(np.sum(self.body_mass[1:]))
 
-    def body_id(self, name):
+    def body_id(self, name: str) -> int:
         """Index of the body called ``name`` (raises InputError if absent)."""
         try:
             return self._body_index[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name
             raise InputError(f"model '{self.name}' has no body {name!r}") from None
 
-    def joint_id(self, name):
+    def joint_id(self, name: str) -> int:
         try:
             return self._joint_index[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name
             raise InputError(f"model '{self.name}' has no joint {name!r}") from None
 
-    def frame_id(self, name):
+    def frame_id(self, name: str) -> int:
         """Index of the frame called ``name``; every body has a frame of its name."""
         try:
             return self._frame_index[name]
@@ -328,21 +333,21 @@ class Model:
 
     # ------------------------------------------------------------- parameters
     @property
-    def parameter_names(self):
+    def parameter_names(self) -> tuple[str, ...]:
         """Names of the physical parameters (``"<body>.mass"``,
         ``"<joint>.damping"``, ``"gravity"``, ...; see
         :mod:`multibody.model.parameters`), as a tuple."""
         from .parameters import parameter_names
         return parameter_names(self)
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         """The physical parameters as a dict name -> value (floats and
         copied arrays); names, units and frames in
         :mod:`multibody.model.parameters`."""
         from .parameters import parameters
         return parameters(self)
 
-    def with_params(self, params):
+    def with_params(self, params: Mapping[str, Any]) -> Model:
         """A new Model with the parameters named in the mapping ``params``
         changed (e.g. ``{"link1.mass": 2.0, "gravity": (0, 0, -1.62)}``),
         validated as the builder validates them; this model is unchanged.
@@ -368,7 +373,8 @@ class Model:
         out.__dict__.update(new)
         return out
 
-    def with_ground(self, height=0.0, friction=None, restitution=0.0, name="ground", **contact):
+    def with_ground(self, height: float = 0.0, friction: ArrayLike | float | None = None, restitution: float = 0.0,
+                    name: str = "ground", **contact: Any) -> Model:
         """A new Model with a ground plane: a collision geometry ``name``
         (default "ground") of shape "plane" on the world body, its surface
         the horizontal plane z = ``height`` (m, world frame; solid below,
@@ -409,7 +415,7 @@ class Model:
         return (f"Model('{self.name}', nbodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
                 f"frames={len(self.frames)}, mass={self.total_mass:.4g} kg)")
 
-    def summary(self):
+    def summary(self) -> str:
         """A human-readable table of the bodies and joints."""
         lines = [repr(self), f"gravity: {tuple(float(g) for g in self.gravity)}",
                  f"{'#':>3} {'body':<28} {'parent':<24} {'joint':<28} {'type':<13} {'q':>9} {'v':>9} {'mass':>9}"]
@@ -421,7 +427,7 @@ class Model:
         return "\n".join(lines)
 
     # ----------------------------------------------------------- configurations
-    def neutral(self):
+    def neutral(self) -> Array:
         """The neutral configuration: zero joint values, identity quaternions,
         clipped into the position limits."""
         q = np.zeros(self.nq)
@@ -434,7 +440,8 @@ class Model:
         q[bounded] = np.clip(q[bounded], self.lower_limit[bounded], self.upper_limit[bounded])
         return q
 
-    def random_configuration(self, seed=None, size=None, unbounded_range=np.pi):
+    def random_configuration(self, seed: int | np.random.Generator | None = None, size: int | None = None,
+                             unbounded_range: float = np.pi) -> Array:
         """A configuration drawn uniformly within the position limits; unit
         quaternions drawn uniformly on SO(3). A coordinate with an infinite
         limit is drawn in ``[-unbounded_range, unbounded_range]`` (angles and
@@ -461,7 +468,7 @@ class Model:
             q[..., s:s + 4] = u
         return q
 
-    def integrate(self, q, v, dt=1.0):
+    def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Array:
         """``q ⊕ v·dt`` on the configuration manifold (quaternions stay unit;
         free joints follow the SE(3) exponential of the body twist).
         Accepts one state or a batch."""
@@ -484,7 +491,7 @@ class Model:
         _cfg.integrate_kernel(self._tree, q, v, dt, out)
         return out
 
-    def qdot(self, q, v):
+    def qdot(self, q: ArrayLike, v: ArrayLike) -> Array:
         """Time derivative ``q̇`` (nq) of the configuration when the system
         moves with velocity ``v`` (nv): Featherstone's ``q̇ = Q(q) v``
         (quaternion rates, rotated free/planar translations). One state or
@@ -500,7 +507,7 @@ class Model:
             _cfg.qdot_batch(self._tree, q, v, out)
         return out
 
-    def difference(self, q0, q1):
+    def difference(self, q0: ArrayLike, q1: ArrayLike) -> Array:
         """The velocity ``v`` with ``integrate(q0, v, 1) = q1`` (SE(3), SE(2)
         and quaternion logarithms; shortest rotation)."""
         q0 = as_vector(q0, "q0", self.nq)
@@ -514,20 +521,20 @@ class Model:
             _cfg.difference_batch(self._tree, q0, q1, out)
         return out
 
-    def normalize(self, q):
+    def normalize(self, q: ArrayLike) -> Array:
         """A copy of ``q`` with every quaternion block normalized."""
-        q = as_vector(q, "q", self.nq).copy()
-        if q.ndim == 1:
-            _cfg.normalize_kernel(self._tree, q)
+        out = as_vector(q, "q", self.nq).copy()
+        if out.ndim == 1:
+            _cfg.normalize_kernel(self._tree, out)
         else:
-            _cfg.normalize_batch(self._tree, q)
-        return q
+            _cfg.normalize_batch(self._tree, out)
+        return out
 
-    def check_configuration(self, q, name="q"):
+    def check_configuration(self, q: ArrayLike, name: str = "q") -> Array:
         """``q`` validated (shape, finite, unit quaternions) as float64."""
         q = as_vector(q, name, self.nq)
         check_quaternions(self, q, name)
         return q
 
-    def check_velocity(self, v, name="v"):
+    def check_velocity(self, v: ArrayLike, name: str = "v") -> Array:
         return as_vector(v, name, self.nv)
