@@ -8,8 +8,9 @@ from mypy import api
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TYPED = ["src/multibody/spatial", "src/multibody/model", "src/multibody/io", "src/multibody/kinematics",
          "src/multibody/dynamics", "src/multibody/errors.py", "src/multibody/_typing.py"]
-# mypy's cache outside the repository, kept between runs (a cold check of these modules takes ~1 min)
-CACHE = os.path.join(tempfile.gettempdir(), "multibody-mypy-cache")
+# mypy's cache outside the repository, kept between runs (a cold check of these modules takes ~1 min); one
+# per pass of run.py test (the compiled and the interpreted pass run side by side)
+CACHE = os.path.join(tempfile.gettempdir(), f"multibody-mypy-cache-{os.environ.get('NUMBA_DISABLE_JIT', '0')}")
 
 
 def _mypy(*args):
