@@ -96,9 +96,8 @@ def test_chromium_draws_the_live_arm_where_forward_kinematics_puts_it(arm):
             Browser(1024, 600, timeout=90) as b:  # wide: viser's panel (top right) clears the arm
         b.goto(v.url, "document.querySelector('canvas') !== null", timeout=90)
         for k in (10, 60):
-            n = v.pushes
             v.update(tr.q[k], tr.t[k])
-            wait(lambda: v.pushes > n)
+            wait(lambda: v.time == tr.t[k])
             time.sleep(1.5)  # the browser draws the pushed poses
             img = b.screenshot()
             # viser's client tone-maps colours (cyan 70, 240, 240 is drawn 151, 222, 220) and antialiases

@@ -23,7 +23,7 @@ from ..model.meshes import MeshError, merge_vertices, read_mesh
 from ..spatial.quaternion import from_rotation
 
 #: colour (rgba) of a visual geometry without a material
-DEFAULT_RGBA = (0.75, 0.75, 0.78, 1.0)
+DEFAULT_RGBA = (0.55, 0.57, 0.62, 1.0)
 #: colour (rgba) collision geometry is drawn in (translucent orange, so the visual mesh shows through)
 COLLISION_RGBA = (1.0, 0.45, 0.1, 0.45)
 #: side (m) of the cube drawn for a mesh file that cannot be read and whose extent nothing else gives

@@ -222,6 +222,7 @@ class Viewer:
         self._contact_points = self._contact_forces = None
         if len(P):
             self._contact_points = sc.add_point_cloud("/contacts/points", P.astype(np.float32), (230, 30, 30),
+                                                      precision="float32",
                                                       point_size=0.02, visible=self._show_contacts)
             seg = np.stack([P, P + scale * F], axis=1).astype(np.float32)
             self._contact_forces = sc.add_line_segments("/contacts/forces", seg, (230, 30, 30), thickness=0.005,
