@@ -1,3 +1,4 @@
+"""``python -m multibody``: the command line (multibody.cli)."""
 from .cli import main
 
 raise SystemExit(main())

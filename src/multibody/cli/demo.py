@@ -1,17 +1,17 @@
-"""Command line of multibody (L6): ``python -m multibody demo [URDF]``.
+"""``multibody demo [MODEL]`` (``python3 run.py demo``): the showcase.
 
-The demo loads a robot shipped with the package (or a URDF given on the
-command line), prints its structure and its kinematics, then simulates it
-under computed-torque control tracking a joint trajectory and writes a
-report: a summary in the terminal and a PNG of energy, joint motion and
-tracking error."""
-import argparse
+The demo loads a robot shipped with the package (or a model file given on
+the command line), prints its structure and its kinematics, then simulates
+it under computed-torque control tracking a joint trajectory and writes a
+report: a summary in the terminal, a PNG of energy, joint motion (labelled
+by joint name) and tracking error, the trajectory (``multibody view``
+replays it) and, with the viewer, an HTML animation to open in a browser."""
 import os
 import time
 
 import numpy as np
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "robots")
+from ._common import CommandError, load_model, viz_function
 
 
 def _fmt(v):
@@ -19,14 +19,18 @@ def _fmt(v):
 
 
 def demo(path=None, seed=0, out=print):
-    """Run the demo on ``path`` (default: the shipped 7-DoF arm)."""
+    """Print the structure and kinematics of the model in ``path`` (default:
+    the shipped 7-DoF arm, with its SRDF); returns the model."""
+    return _demo(path, seed, out)[0]
+
+
+def _demo(path, seed, out):
+    """:func:`demo`, returning ``(model, options)``: the loading options
+    that the trajectory records (``multibody view`` reloads the model)."""
     import multibody as mb
 
-    # the shipped arm comes with its SRDF: the self-collision pairs MoveIt would disable (docs/contact.md)
-    srdf = os.path.join(DATA, "mb_arm.srdf") if path is None else None
-    path = path or os.path.join(DATA, "mb_arm.urdf")
     t0 = time.perf_counter()
-    model = mb.load_urdf(path, srdf=srdf)
+    model, path, options = load_model(path or "mb_arm")
     out(f"loaded {os.path.basename(path)} in {1e3 * (time.perf_counter() - t0):.1f} ms")
     out(model.summary())
     out(f"nq = {model.nq}, nv = {model.nv}, bodies = {model.nbodies - 1} (+ world), "
@@ -45,15 +49,20 @@ def demo(path=None, seed=0, out=print):
         out(f"  centre of mass {_fmt(com)} m; potential energy {mb.potential_energy(model, q):.3f} J")
         out(f"  '{tool}' Jacobian (6 x {model.nv}, angular rows first), singular values "
             f"{_fmt(np.linalg.svd(J, compute_uv=False))}")
-    return model
+    return model, options
 
 
-def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print):
+def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print, meta=None, html=True, files=None):
     """Simulate ``model`` for ``duration`` s (RK4, step ``dt``) under
     computed-torque control ``τ = RNEA(q, v, q̈_d + Kp e + Kd ė)``, held
     over each step (a 1/dt Hz controller), tracking
     ``q_d(t) = q0 + A sin(2π f t)`` per joint, with the joint damping of the
-    model file acting; writes ``out_dir/demo.png``."""
+    model file acting; writes ``out_dir/demo.png`` (joints labelled by
+    name), ``out_dir/demo_trajectory.npz`` (with ``meta`` added to its
+    metadata) and, when ``html`` and the viewer is installed,
+    ``out_dir/demo.html``; prints their paths (and records them in the
+    dict ``files``, kind -> path, if given). Returns ``(trajectory,
+    tracking error)``."""
     import multibody as mb
 
     q0 = model.neutral()
@@ -101,28 +110,42 @@ def tracking_demo(model, duration=5.0, dt=1e-3, out_dir="out", out=print):
     out(f"  actuator limits: effort clamped in {int(traj.effort_clamped.any(axis=1).sum())} steps, velocity in "
         f"{int(traj.velocity_clamped.any(axis=1).sum())} steps")
     os.makedirs(out_dir, exist_ok=True)
+    files = {} if files is None else files
     path = os.path.join(out_dir, "demo.png")
     try:
-        from .viz import plot_trajectory
+        plot_trajectory = viz_function("plot_trajectory", "the PNG report")
         plot_trajectory(traj, path, extra={"tracking error (rad)": (traj.t, np.maximum(err, 1e-16))},
-                        title=f"{model.name}: computed-torque tracking")
-        out(f"  report: {path}")
-    except ImportError:
-        out("  (install multibody[viz] for the PNG report)")
-    traj.save(os.path.join(out_dir, "demo_trajectory.npz"))
+                        title=f"{model.name}: computed-torque tracking", model=model)
+        out(f"  plot: {path}")
+        files["plot"] = path
+    except (CommandError, ImportError) as e:  # matplotlib is an extra: the demo runs without it
+        out(f"  (no plot: {e}; pip install multibody[viz])")
+    traj.meta.update(meta or {})
+    path = os.path.join(out_dir, "demo_trajectory.npz")
+    traj.save(path)
+    files["trajectory"] = path
+    out(f"  trajectory: {path}" + (f" (replay it: multibody view {path})" if meta else ""))
+    if html:
+        path = os.path.join(out_dir, "demo.html")
+        try:
+            export_html = viz_function("export_html", "the animation")
+        except CommandError as e:
+            out(f"  (no animation: {e})")
+        else:
+            export_html(model, traj, path)
+            files["html"] = path
+            out(f"  animation: {path} (open it in a web browser)")
     return traj, err
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="multibody", description=__doc__)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("demo", help="load a robot and print its structure and kinematics")
-    d.add_argument("urdf", nargs="?", help="URDF file (default: the shipped 7-DoF arm)")
-    d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--duration", type=float, default=5.0, help="simulated seconds")
-    d.add_argument("--out", default="out", help="folder for the report")
-    args = p.parse_args(argv)
-    if args.cmd == "demo":
-        model = demo(args.urdf, args.seed)
-        tracking_demo(model, args.duration, out_dir=args.out)
-    return 0
+def run_demo(path=None, seed=0, duration=5.0, out_dir="out", open_browser=False, out=print):
+    """The whole demo: :func:`demo`, then :func:`tracking_demo` writing its
+    report into ``out_dir``; with ``open_browser`` the HTML animation is
+    opened in a web browser."""
+    model, options = _demo(path, seed, out)
+    files = {}
+    tracking_demo(model, duration, out_dir=out_dir, out=out, meta=options, files=files)
+    if open_browser and "html" in files:
+        import webbrowser
+        webbrowser.open("file://" + os.path.abspath(files["html"]))
+    return files
