@@ -109,6 +109,7 @@ class Viewer:
             cam.position, cam.look_at = tuple(camera["position"]), tuple(camera["target"])
             cam.fov = float(np.radians(camera.get("fov", 45.0)))
         self._gui_player = None
+        self.sliders = {}
         self.update(model.neutral())
         self._thread = threading.Thread(target=self._pusher, name="multibody-viewer", daemon=True)
         self._thread.start()
@@ -293,7 +294,8 @@ class Viewer:
         """Sliders in the page for every one-coordinate joint (revolute,
         prismatic; within its limits, else ±π or ±1 m) starting at ``q``
         (default: the model's neutral configuration); moving one shows
-        the new configuration. Other joints (free, spherical) stay at q."""
+        the new configuration. Other joints (free, spherical) stay at q.
+        The sliders are ``viewer.sliders`` (joint name -> viser slider)."""
         model = self.model
         qq = model.neutral() if q is None else np.array(q, dtype=float)
         self.update(qq)
@@ -314,6 +316,7 @@ class Viewer:
                     state["q"][i] = s.value
                     self.update(state["q"])
                 s.on_update(moved)
+                self.sliders[j.name] = s
         return self
 
     # ------------------------------------------------------------------ life
