@@ -212,8 +212,14 @@ def _fake_viewer(monkeypatch, calls):
         def close(self):
             calls.append(("close",))
 
+    def show(model, q=None, port=None, collision=False):
+        viewer = Viewer(model, port)
+        viewer.update(model.neutral() if q is None else q)
+        return viewer
+
     monkeypatch.setattr(viz, "export_html", export_html, raising=False)
     monkeypatch.setattr(viz, "Viewer", Viewer, raising=False)
+    monkeypatch.setattr(viz, "show", show, raising=False)
 
 
 def test_simulate_html_and_view(capsys, tmp_path, monkeypatch):
@@ -226,12 +232,12 @@ def test_simulate_html_and_view(capsys, tmp_path, monkeypatch):
     assert calls[0][:2] == ("export_html", "mb_arm") and calls[0][3] == str(html) and html.exists()
     assert calls[1] == ("Viewer", "mb_arm", 8123) and calls[2][0] == "play" and calls[3] == ("close",)
     assert calls[0][2] is calls[2][1] and len(calls[0][2].t) == 51
-    assert f"animation: {html}" in out and "viewer at http://127.0.0.1:8123/" in out
+    assert f"animation: {html}" in out and "in the viewer at http://127.0.0.1:8123/" in out
 
 
 def test_viewer_missing_is_one_line_naming_the_extra(capsys, tmp_path, monkeypatch):
-    monkeypatch.delattr(viz, "export_html", raising=False)
-    monkeypatch.delattr(viz, "Viewer", raising=False)
+    for name in ("export_html", "Viewer", "show"):
+        monkeypatch.delattr(viz, name, raising=False)
     for args in (["simulate", "mb_arm", "--html", str(tmp_path / "t.html")], ["simulate", "mb_arm", "--view"],
                  ["view", "mb_arm"]):
         rc, out, err = run(capsys, *args)

@@ -137,7 +137,7 @@ def play(model, traj, port, out):
     viewer = Viewer(model, port=port)
     try:
         viewer.play(traj)
-        wait(f"viewer at {viewer.url}", out)
+        wait(f"playing '{model.name}' in the viewer at {viewer.url}", out)
     finally:
         viewer.close()
 

@@ -39,8 +39,9 @@ def trajectory_model(traj, path, model_name=None, floating_base=False, srdf=None
 
 def view(name, model_name=None, floating_base=False, srdf=None, q=None, html=None, port=None, out=print):
     """Show the trajectory file or the model file ``name`` (at the
-    configuration ``q``, default neutral): in the viewer, or with ``html``
-    written as an HTML page instead."""
+    configuration ``q``, default neutral, with a slider per joint
+    coordinate: :func:`multibody.viz.show`) in the viewer until the user
+    presses Enter, or with ``html`` write it as an HTML page instead."""
     from .. import Trajectory, potential_energy
     from ._common import parse_configuration
 
@@ -65,12 +66,10 @@ def view(name, model_name=None, floating_base=False, srdf=None, q=None, html=Non
         return model, traj
     if len(traj.t) > 1:
         play(model, traj, port, out)
-    else:
-        Viewer = viz_function("Viewer", "multibody view")
-        viewer = Viewer(model, port=port)
+    else:  # a model: with a slider per joint coordinate
+        viewer = viz_function("show", "multibody view")(model, q=traj.q[0], port=port)
         try:
-            viewer.update(traj.q[0], traj.t[0])
-            wait(f"{what}: viewer at {viewer.url}", out)
+            wait(f"{what} in the viewer at {viewer.url}", out)
         finally:
             viewer.close()
     return model, traj
