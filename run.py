@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Set up and run multibody with nothing but Python 3.10+.
 
-    python3 run.py demo     # create .venv, install multibody, run the main job
+    python3 run.py demo     # create .venv, install multibody[viz], run the main job: `multibody demo`
+                            # (writes out/demo.png, out/demo_trajectory.npz, out/demo.html; --open opens it)
     python3 run.py test     # create .venv, install multibody[test], run the test suite
                             # twice: compiled (everything) and with NUMBA_DISABLE_JIT=1
                             # (without the tests marked slow), side by side on two cores
@@ -44,7 +45,7 @@ def ensure_env(extras):
 def main(argv):
     if not argv or argv[0] not in ("demo", "test", "bench"):
         print(__doc__)
-        return 2
+        return 0 if not argv else 2  # no command: the help; an unknown one: a usage error
     cmd, rest = argv[0], argv[1:]
     if cmd == "demo":
         ensure_env("viz")
