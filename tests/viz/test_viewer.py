@@ -98,11 +98,20 @@ def test_chromium_draws_the_live_arm_where_forward_kinematics_puts_it(arm):
         for k in (10, 60):
             v.update(tr.q[k], tr.t[k])
             wait(lambda: v.time == tr.t[k])
-            time.sleep(1.5)  # the browser draws the pushed poses
-            img = b.screenshot()
-            # viser's client tone-maps colours (cyan 70, 240, 240 is drawn 151, 222, 220) and antialiases
-            # edges over more than one pixel: colours classified by the nearest body colour, pixels 2 px
-            # away from any edge
-            checked = check_drawing(img, scene, mb.forward_kinematics(arm, tr.q[k]), CAMERA, colors, tol=None,
-                                    search=6, margin=2)
+            # the page draws the pushed poses asynchronously (and lays its panel out): the check is retried
+            # on fresh screenshots for up to 30 s, the last failure reported
+            end = time.monotonic() + 30
+            while True:
+                img = b.screenshot()
+                try:
+                    # viser's client tone-maps colours (cyan 70, 240, 240 is drawn 151, 222, 220) and
+                    # antialiases edges over more than one pixel: colours classified by the nearest body
+                    # colour, pixels 2 px away from any edge
+                    checked = check_drawing(img, scene, mb.forward_kinematics(arm, tr.q[k]), CAMERA, colors,
+                                            tol=None, search=6, margin=2)
+                    break
+                except AssertionError:
+                    if time.monotonic() > end:
+                        raise
+                    time.sleep(0.5)
             assert sum(b_ == e for b_, _, e in checked) >= 3
