@@ -178,15 +178,20 @@ def _varying_extras(tree, i, q, v, a, poses, blocks, vec, scratch, backward, dq)
 
 
 @njit(cache=True, nogil=True)
-def rnea_derivatives_kernel(tree, q, v, a, gravity_on, fext, fext_on, poses, blocks, Yb, vec, idx, scratch,
+def rnea_derivatives_kernel(tree, q, v, a, gravity_on, fext, fext_on, posed, poses, blocks, Yb, vec, idx, scratch,
                             tau, dq, dv, M):
     """``tau = rnea(q, v, a)``, ``dq = ∂τ/∂q`` (tangent space), ``dv =
     ∂τ/∂q̇`` and ``M = ∂τ/∂q̈`` (armature included), by the algorithm of the
     module docstring. ``fext`` (nb, 6): body-frame external forces, read
-    when ``fext_on``. Workspaces from :func:`derivative_workspace`."""
+    when ``fext_on``. ``posed``: ``poses`` holds the poses at q already
+    (the ABA derivatives ran ABA at q). Workspaces from
+    :func:`derivative_workspace`. The flags are run-time booleans for every
+    caller: a literal ``False`` would be a second compilation (~minutes
+    cold) of this large kernel."""
     nb = tree.shape[0]
     nv = v.shape[0]
-    fk_kernel(tree, q, poses)
+    if not posed:
+        fk_kernel(tree, q, poses)
     g = 1.0 if gravity_on else 0.0
     for r in range(3):
         vec[0, 0, r] = 0.0
@@ -381,7 +386,8 @@ def aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws,
     a = q̈ (same external forces), M⁻¹ by the ABA-based O(n²) recursion,
     then ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` (notes §2). ``aws``: ABA workspace
     (poses, jac, spatial, inertia6, U, Dinv, dofs); ``dws``: the
-    derivative workspace plus (tau, ∂τ/∂q, ∂τ/∂q̇, M) scratch; ``mws``:
+    derivative workspace plus (tau, ∂τ/∂q, ∂τ/∂q̇, M) scratch (its poses
+    are not used: the RNEA derivatives reuse ABA's poses at q); ``mws``:
     M⁻¹ workspace (P, F, idx, work); ``lam`` the model's ``dof_parent``.
     Returns 0 or the singular body.
 
@@ -393,7 +399,7 @@ def aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws,
     1.1 µs on UR5, 2.5 vs 3.9 µs on Solo12, 15 vs 10 µs on Talos and 1070
     vs 37 µs on a 100-link chain."""
     poses, jac, spatial, inertia6, U, Dinv, dofs = aws
-    dposes, blocks, Yb, vec, idx, scratch, tau2, tq, tv, Mw = dws
+    _, blocks, Yb, vec, idx, scratch, tau2, tq, tv, Mw = dws  # (dws[0]: the poses, those of aws here)
     P, Fm, midx, mwork = mws
     if fext_on:
         for i in range(tree.shape[0]):
@@ -404,8 +410,8 @@ def aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws,
         return b
     for k in range(v.shape[0]):
         ddq[k] = dofs[1, k]
-    rnea_derivatives_kernel(tree, q, v, ddq, gravity_on, fext, fext_on, dposes, blocks, Yb, vec, idx, scratch,
-                            tau2, tq, tv, Mw)
+    rnea_derivatives_kernel(tree, q, v, ddq, gravity_on, fext, fext_on, v.shape[0] >= 0, poses, blocks, Yb, vec, idx,
+                            scratch, tau2, tq, tv, Mw)
     if v.shape[0] > LTDL_NV or ltdl_kernel(lam, Mw) != 0:
         b = minv_aba_kernel(tree, q, poses, jac, inertia6, U, Dinv, P, Fm, midx, mwork, Minv)
         if b:
@@ -423,8 +429,8 @@ def rnea_derivatives_rows(tree, q, v, a, gravity_on, fext, fext_on, tau, dq, dv,
     """States ``lo .. hi−1`` of a batch, serially, in one workspace."""
     poses, blocks, Yb, vec, idx, scratch = derivative_workspace(tree.shape[0], q.shape[1], v.shape[1])
     for b in range(lo, hi):
-        rnea_derivatives_kernel(tree, q[b], v[b], a[b], gravity_on, fext[b], fext_on, poses, blocks, Yb, vec, idx,
-                                scratch, tau[b], dq[b], dv[b], M[b])
+        rnea_derivatives_kernel(tree, q[b], v[b], a[b], gravity_on, fext[b], fext_on, lo < 0, poses, blocks, Yb,
+                                vec, idx, scratch, tau[b], dq[b], dv[b], M[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -471,8 +477,8 @@ def rnea_derivatives_checked(tree, q, v, a, gravity_on, fext, fext_on, poses, bl
     overflowed (finite inputs too large: the caller raises)."""
     st = state_status(tree, q, v, a)
     if st == 0:
-        rnea_derivatives_kernel(tree, q, v, a, gravity_on, fext, fext_on, poses, blocks, Yb, vec, idx, scratch,
-                                tau, dq, dv, M)
+        rnea_derivatives_kernel(tree, q, v, a, gravity_on, fext, fext_on, q.shape[0] < 0, poses, blocks, Yb, vec,
+                                idx, scratch, tau, dq, dv, M)
         if diagonal_overflowed(dq) or diagonal_overflowed(dv) or overflowed(tau):
             return BAD_SHAPE
     return st
@@ -535,7 +541,8 @@ def rnea_derivatives_fast(handle, dh, q, v, a, gravity_on):
         return BAD_SHAPE
     blocks, Yb, vec, idx, scratch, tau, dq, dv, M, fext0, P, F, midx, mwork, ddq, adq, adv, Minv = \
         derivative_arrays(dh)
-    return rnea_derivatives_checked(w.tree, q, v, a, gravity_on, fext0, False, w.poses, blocks, Yb, vec, idx,
+    off = q.shape[0] < 0  # a run-time False (a literal would compile the kernels a second time)
+    return rnea_derivatives_checked(w.tree, q, v, a, gravity_on, fext0, off, w.poses, blocks, Yb, vec, idx,
                                     scratch, tau, dq, dv, M)
 
 
@@ -550,5 +557,6 @@ def aba_derivatives_fast(handle, dh, q, v, tau, gravity_on):
         derivative_arrays(dh)
     aws = (w.poses, w.jac, w.spatial, w.inertia6, w.U, w.Dinv, w.dofs)
     dws = (w.poses, blocks, Yb, vec, idx, scratch, tau2, dq, dv, M)
-    return aba_derivatives_checked(w.tree, w.lam, q, v, tau, gravity_on, fext0, False, aws, dws, (P, F, midx, mwork), ddq,
+    off = q.shape[0] < 0  # a run-time False (a literal would compile the kernels a second time)
+    return aba_derivatives_checked(w.tree, w.lam, q, v, tau, gravity_on, fext0, off, aws, dws, (P, F, midx, mwork), ddq,
                                    adq, adv, Minv)

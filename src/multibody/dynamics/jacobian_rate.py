@@ -94,7 +94,7 @@ def body_motion_derivatives_kernel(tree, q, v, a, body, local, off, poses, block
     ``∂v/∂q̇_k = ∂a/∂q̈_k = S_k``; local: ``X Ψ̇_k``, ``X(Ψ̈_k − v × Ψ̇_k)``,
     ``X(Γ_k − v × S_k)``, ``X S_k`` with X the world-to-body transform (the
     rigid motion of the body frame removes the ``S_k ×`` terms)."""
-    rnea_derivatives_kernel(tree, q, v, a, off, fext0, off, poses, blocks, Yb, vec, idx, scratch, tau, dq, dv, M)
+    rnea_derivatives_kernel(tree, q, v, a, off, fext0, off, off, poses, blocks, Yb, vec, idx, scratch, tau, dq, dv, M)
     nv = v.shape[0]
     for s in range(5):
         for r in range(6):
