@@ -211,6 +211,20 @@ class Scene:
         return np.asarray(self.model.body_com, dtype=float)
 
 
+def default_camera(points, fov=45.0, direction=(1.0, -1.6, 0.8)):
+    """A camera that frames the points (n, 3): ``{"position", "target",
+    "fov"}`` (m, degrees, vertical field of view), looking at their
+    bounding box's centre from ``direction`` (z up) far enough that the
+    bounding sphere fits the view."""
+    P = np.asarray(points, dtype=float).reshape(-1, 3)
+    lo, hi = P.min(axis=0), P.max(axis=0)
+    target = (lo + hi) / 2
+    radius = max(float(np.linalg.norm(hi - lo)) / 2, 0.2)
+    d = np.asarray(direction, dtype=float)
+    dist = 1.15 * radius / np.sin(np.radians(fov) / 2)
+    return {"position": (target + dist * d / np.linalg.norm(d)).tolist(), "target": target.tolist(), "fov": fov}
+
+
 def pose_to_pq(T):
     """Positions (n, 3) and unit quaternions (n, 4), w first, of poses (n, 4, 4)."""
     T = np.asarray(T, dtype=float)

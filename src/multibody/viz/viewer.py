@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from ..errors import InputError
-from .scene import Scene, pose_to_pq
+from .scene import Scene, default_camera, pose_to_pq
 
 #: viser's default port, the first one tried
 DEFAULT_PORT = 8080
@@ -75,7 +75,8 @@ class Viewer:
     :class:`~multibody.viz.scene.Scene`. ``fps``: most scene updates pushed
     per second. ``host``: the interface to listen on. ``camera``: the
     initial view ``{"position", "target", "fov"}`` (world frame, m,
-    vertical degrees; z is up). ``flat``: unlit colours (no environment
+    vertical degrees; z is up; default: framing the model's bodies at its
+    neutral configuration). ``flat``: unlit colours (no environment
     map, no grid; every pixel of a geometry is its colour: for tests).
 
     ``url`` is the page's address; ``pushes`` counts the updates sent
@@ -104,10 +105,12 @@ class Viewer:
         self.pushes = 0
         self.time = None
         self._build(collision, flat)
-        if camera is not None:
-            cam = self.server.initial_camera
-            cam.position, cam.look_at = tuple(camera["position"]), tuple(camera["target"])
-            cam.fov = float(np.radians(camera.get("fov", 45.0)))
+        if camera is None:  # frame the model at its neutral configuration
+            T = self.scene.poses(model.neutral())
+            camera = default_camera(np.concatenate([T[:, :3, 3], [[0.0, 0.0, 0.0]]]))
+        cam = self.server.initial_camera
+        cam.position, cam.look_at = tuple(camera["position"]), tuple(camera["target"])
+        cam.fov = float(np.radians(camera.get("fov", 45.0)))
         self._gui_player = None
         self.sliders = {}
         self.update(model.neutral())
