@@ -254,3 +254,21 @@ def test_what_the_coupled_step_cannot_do_is_refused():
     sim = mb.Simulator(model, 1e-3, "implicit_euler", particles=ps)
     with pytest.raises(InputError, match="fused compiled step"):
         sim.rollout_batch(q0=np.zeros((2, 1)), steps=2)
+
+
+def test_inconsistent_particle_records_are_refused(tmp_path):
+    N = 3
+    base = dict(t=np.arange(N) * 0.1, q=np.zeros((N, 1)), v=np.zeros((N, 1)), tau=np.zeros((N, 1)),
+                kinetic=np.zeros(N), potential=np.zeros(N))
+    with pytest.raises(InputError, match=r"particle_velocity has dtype float64 and shape \(3, 3, 3\), expected"):
+        mb.Trajectory(**base, particle_position=np.zeros((N, 2, 3)), particle_velocity=np.zeros((N, 3, 3)))
+    with pytest.raises(InputError, match=r"particle_position has dtype float64 and shape \(3, 2\)"):
+        mb.Trajectory(**base, particle_position=np.zeros((N, 2)))
+    good = mb.Trajectory(**base, particle_position=np.ones((N, 2, 3)), particle_velocity=np.zeros((N, 2, 3)))
+    good.save(tmp_path / "p.npz")
+    with np.load(tmp_path / "p.npz") as z:
+        members = {k: z[k] for k in z.files if k != "particle_velocity"}
+    np.savez(tmp_path / "half.npz", **members)
+    with pytest.raises(InputError, match="half.npz' is inconsistent: it has only one of particle_position"):
+        mb.Trajectory.load(tmp_path / "half.npz")
+    np.testing.assert_array_equal(mb.Trajectory.load(tmp_path / "p.npz").particle_position, good.particle_position)
