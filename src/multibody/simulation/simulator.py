@@ -3,6 +3,7 @@ elements composed into ``step`` and ``rollout`` (DESIGN.md)."""
 import copy
 import math
 import numbers
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -1243,8 +1244,17 @@ class Simulator:
         """The force elements but the actuators' (reported on their own)."""
         return tuple(e for e in self.system.forces if e is not self._act_set)
 
+    #: how often per simulated second ``rollout(view=...)`` shows the state
+    VIEW_FPS = 30
+
+    def _shower(self, view, n, realtime):
+        """The rollout's hook for ``view`` and ``realtime`` (:meth:`rollout`):
+        a :class:`_Show` over a run of ``n`` steps."""
+        every = max(1, round(1.0 / (self.VIEW_FPS * self.dt)))
+        return _Show(self, view, n, every, view is not None if realtime is None else bool(realtime))
+
     def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True, tau=None,
-                contacts=False, control=None, sensors=None):
+                contacts=False, control=None, sensors=None, view=None, realtime=None):
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
         called before each step, or ``tau`` gives the joint forces open
@@ -1280,6 +1290,15 @@ class Simulator:
         the collection's seed; exact accelerations with ``record_every=1``);
         touch sensors need the contacts, which are then recorded.
 
+        ``view`` (e.g. a :class:`multibody.viz.Viewer`: any object with
+        ``update(q, t, contacts)``) is shown the state about
+        :attr:`VIEW_FPS` times per simulated second (and at the end), with
+        the current contacts when the simulator has contact; the compiled
+        loop then runs in chunks of that many steps. ``realtime`` (default:
+        True with a view, else False) paces the run so that simulated time
+        does not run ahead of wall-clock time (it cannot make a slow run
+        faster).
+
         ``duration`` (s, finite, >= 0) is rounded to a whole number of steps;
         ``steps`` and ``record_every`` are integers (>= 0 and >= 1). The
         controller gets copies of q and v, and must return nv finite real
@@ -1291,6 +1310,9 @@ class Simulator:
         (:func:`~multibody.simulation.model_fingerprint`)."""
         n = _step_count(duration, steps, self.dt)
         every = _count(record_every, "record_every", 1)
+        if view is not None and not callable(getattr(view, "update", None)):
+            raise InputError(f"view must have an update(q, t, contacts) method (e.g. multibody.viz.Viewer), got {view!r}")
+        show = None if view is None and not realtime else self._shower(view, n, realtime)
         if controller is not None and not callable(controller):
             raise InputError(f"controller must be a function (t, q, v) -> tau or None, got {controller!r}")
         taus = self._zero[None, :] if tau is None else self._tau_table(tau, n, controller)
@@ -1335,6 +1357,8 @@ class Simulator:
                     # that clamps for the first time in the run (reported once), or before a step it
                     # cannot take
                     m = n - k if bar is None else min(n - k, 1000)
+                    if show is not None:  # up to the next frame shown
+                        m = min(m, show.every - k % show.every)
                     if record is not None and self.contact is not None:  # up to the next recorded step
                         m = min(m, every - k % every)
                     stop = self._unreported
@@ -1349,6 +1373,8 @@ class Simulator:
                             bar.update(done)
                         if record is not None and self.contact is not None and k % every == 0:
                             record.capture(k // every, self.contact)
+                        if show is not None:
+                            show(k)
                     if st > 0:
                         self._report_first_clamp(f.eff_mask.astype(bool), f.vel_mask.astype(bool), self._steps,
                                                  t[k - 1])
@@ -1394,6 +1420,8 @@ class Simulator:
                         record.capture(r, self.contact)
                 if bar is not None:
                     bar.update(1)
+                if show is not None:
+                    show(k)
         finally:
             if bar is not None:
                 bar.close()
@@ -1615,6 +1643,38 @@ def _with_context(e, msg):
         return type(e)(msg)
     except TypeError:  # a subclass with another constructor
         return SimulationError(msg)
+
+
+class _Show:
+    """Called after step ``k`` of a rollout of ``n`` steps: every
+    ``every``-th state and the last go to ``view.update(q, t, contacts)``
+    (contacts as (points, forces) of the last step, world frame), and with
+    ``realtime`` it sleeps while simulated time is ahead of the wall clock
+    since the run began."""
+
+    def __init__(self, sim, view, n, every, realtime):
+        self.sim, self.view, self.n, self.every, self.realtime = sim, view, n, every, realtime
+        self.t0, self.wall0 = sim.state.t, time.perf_counter()
+        self._show()
+
+    def _show(self):
+        if self.view is None:
+            return
+        s, table = self.sim.state, self.sim.contact
+        contacts = None
+        if table is not None:
+            last = table.last_step()
+            contacts = (last["position"], last["force"])
+        self.view.update(s.q, s.t, contacts)
+
+    def __call__(self, k):
+        if k % self.every and k != self.n:
+            return
+        self._show()
+        if self.realtime:
+            ahead = (self.sim.state.t - self.t0) - (time.perf_counter() - self.wall0)
+            if ahead > 0:
+                time.sleep(ahead)
 
 
 def _progress(n):
