@@ -47,6 +47,7 @@ from ..forces import Gravity, generalized_forces
 from ..forces._kin import State, geometric
 from ..kinematics import forward_kinematics
 from ..model.checks import as_vector
+from ..solvers.sparse_cholesky import SparseCholesky
 from .attachments import compose_weights, solve_saddle, topological_order
 
 LAWS = {"linear": 0, "green": 1}
@@ -550,7 +551,7 @@ class ParticleSystem:
             Dp_u = self._csr(S, Dv, -self.particle_damping * S.m3) @ up
             bp = S.m3 * up - h * Dp_u + h * fp
         else:
-            App = sp.diags(S.m3, format="csr")
+            App = self._csr(S, np.zeros(len(S.inv) - len(S.m3)), S.m3)   # diag(m), on the structure's pattern
             bp = S.m3 * up + h * fp
         if nv:
             M, fe, c, K, D = self._rigid(q, v, t, implicit)
@@ -601,7 +602,10 @@ class ParticleSystem:
         S, kin, Arr, App, br, bp, p_part, vrho, xp1 = self._assemble(h, method == "implicit", definite=definite,
                                                                      tau=tau)
         nv = self.nv
-        if attachments == "eliminate":
+        if attachments == "eliminate" and solver == "direct" and definite:
+            vn, xdf, up = self._solve_cholesky(S, kin, Arr, App, br, bp, p_part)
+            fdrive = self._drive_force(S, App, up, bp, h)
+        elif attachments == "eliminate":
             rp = bp - App @ p_part
             A, B = self._reduced_matrix(S, kin, Arr, App)
             rf = rp[S.free_rows] if S.selection else S.Cf.T @ rp
@@ -623,6 +627,78 @@ class ParticleSystem:
         if not (np.all(np.isfinite(self._xf)) and np.all(np.isfinite(self.v))):
             raise SimulationError(f"the particle system diverged at t = {self.t:g} (non-finite state)")
         return self
+
+    def _free_block(self, S):
+        """The free particles' block ``C_fᵀ App C_f`` of the reduced matrix on
+        a fixed pattern: ``(indptr, indices, T)`` with ``data = T @ App.data``
+        (App's data in the structure's pattern; T a column selection when no
+        particle is attached to a free one), and the sparse Cholesky
+        factorization's symbolic analysis of that pattern (once per
+        structure)."""
+        if getattr(S, "chol", None) is not None:
+            return S.chol, S.T_ff, S.ff_indptr, S.ff_indices
+        n3, nf3 = 3 * self.n, 3 * S.nf
+        prow = np.repeat(np.arange(n3), np.diff(S.indptr))
+        pcol = S.indices.astype(np.int64)
+        Cf = S.Cf.tocsr()
+        # every product Cf[i, r] App[i, j] Cf[j, c] of a stored entry e = (i, j): (r, c, weight, e)
+        cnt_i, cnt_j = np.diff(Cf.indptr)[prow], np.diff(Cf.indptr)[pcol]
+        e = np.repeat(np.arange(len(prow)), cnt_i * cnt_j)
+        R, Cc, W = [], [], []
+        for ee, i, j in zip(range(len(prow)), prow.tolist(), pcol.tolist()):
+            if cnt_i[ee] and cnt_j[ee]:
+                ri = Cf.indices[Cf.indptr[i]:Cf.indptr[i + 1]]
+                wi = Cf.data[Cf.indptr[i]:Cf.indptr[i + 1]]
+                rj = Cf.indices[Cf.indptr[j]:Cf.indptr[j + 1]]
+                wj = Cf.data[Cf.indptr[j]:Cf.indptr[j + 1]]
+                R.append(np.repeat(ri, len(rj)))
+                Cc.append(np.tile(rj, len(ri)))
+                W.append(np.outer(wi, wj).ravel())
+        R = np.concatenate(R) if R else np.zeros(0, dtype=np.int64)
+        Cc = np.concatenate(Cc) if Cc else np.zeros(0, dtype=np.int64)
+        W = np.concatenate(W) if W else np.zeros(0)
+        key = R.astype(np.int64) * max(nf3, 1) + Cc
+        uniq, slot = np.unique(key, return_inverse=True)
+        S.ff_indices = (uniq % max(nf3, 1)).astype(np.int64)
+        S.ff_indptr = np.searchsorted(uniq // max(nf3, 1), np.arange(nf3 + 1)).astype(np.int64)
+        S.T_ff = sp.csr_matrix((W, (slot, e)), shape=(len(uniq), len(prow)))
+        S.chol = SparseCholesky(S.ff_indptr, S.ff_indices, nf3, block=3)
+        return S.chol, S.T_ff, S.ff_indptr, S.ff_indices
+
+    def _solve_cholesky(self, S, kin, Arr, App, br, bp, p_part):
+        """The eliminated step's solve when the particle block is symmetric
+        positive definite (``stiffness="definite"``, or semi-implicit
+        Euler): ``A_ff = C_fᵀ App C_f`` by the sparse Cholesky factorization
+        (:mod:`multibody.solvers.sparse_cholesky`, symbolic analysis once),
+        the model's DoFs by their dense Schur complement ``A_qq − A_qf
+        A_ff⁻¹ A_fq`` (nv × nv, LU: the model's block need not be
+        symmetric), i.e. block elimination of ``PᵀÂP z = Pᵀ(b − Â p)``
+        (App is symmetric here, so ``A_qf = A_fqᵀ``). Returns the model's
+        velocities, the free particles' velocities (nf, 3) and every
+        particle's velocity (3n)."""
+        ch, T, _, _ = self._free_block(S)
+        nv = self.nv
+        rp = bp - App @ p_part
+        bad = ch.factor(T @ App.data)
+        if bad >= 0:
+            r = int(S.free[bad // 3])
+            raise SimulationError(f"the step matrix of the particles is not positive definite at {self.label(r)} "
+                                  f"(coordinate {bad % 3}; a non-finite or diverged state?)")
+        rf = rp[S.free_rows] if S.selection else S.Cf.T @ rp
+        if nv:
+            B = S.Cb @ kin.Ppt                                   # 3n × nv
+            AB = App @ B
+            Afq = AB[S.free_rows] if S.selection else S.Cf.T @ AB
+            X = ch.solve(np.column_stack([rf, Afq]))
+            schur = Arr + B.T @ AB - Afq.T @ X[:, 1:]
+            vn = np.linalg.solve(schur, br + B.T @ rp - Afq.T @ X[:, 0])
+            zf = X[:, 0] - X[:, 1:] @ vn
+            up = S.Cf @ zf + B @ vn + p_part
+        else:
+            vn = np.zeros(0)
+            zf = ch.solve(rf)
+            up = S.Cf @ zf + p_part
+        return vn, zf.reshape(-1, 3), up
 
     def _drive_force(self, S, App, up, bp, h):
         """Force (n_ρ, 3) that drives the prescribed particles over the step:
