@@ -43,12 +43,12 @@ def spd_on(pattern, rng):
     return out
 
 
-@pytest.mark.parametrize("block", [1, 3])
-def test_factor_is_lapacks_and_solves(block):
+@pytest.mark.parametrize("block,relax", [(1, True), (3, True), (3, False)])
+def test_factor_is_lapacks_and_solves(block, relax):
     rng = np.random.default_rng(1)
     pat = grid_pattern(7, 6, block=block)
     pat.sort_indices()
-    ch = SparseCholesky(pat.indptr, pat.indices, pat.shape[0], block=block)
+    ch = SparseCholesky(pat.indptr, pat.indices, pat.shape[0], block=block, relax=relax)
     for _ in range(3):               # new values on the same pattern: the symbolic analysis is reused
         A = spd_on(pat, rng)
         assert ch.factor(A.data) == -1
@@ -63,12 +63,13 @@ def test_factor_is_lapacks_and_solves(block):
         assert np.abs(ch.solve(b[:, 0]) - x[:, 0]).max() == 0.0
 
 
-def test_fill_is_that_of_the_dense_factor():
+@pytest.mark.parametrize("relax", [True, False])
+def test_fill_is_that_of_the_dense_factor(relax):
     """The symbolic structure holds every nonzero of the dense factor (no
     entry dropped) and supernodes share the factor's columns."""
     rng = np.random.default_rng(2)
     pat = grid_pattern(9, 5, reach=1, block=1)
-    ch = SparseCholesky(pat.indptr, pat.indices, pat.shape[0])
+    ch = SparseCholesky(pat.indptr, pat.indices, pat.shape[0], relax=relax)
     A = spd_on(pat, rng)
     ch.factor(A.data)
     p = ch.perm
@@ -77,6 +78,8 @@ def test_fill_is_that_of_the_dense_factor():
     assert ch.nnz_L == stored.nnz
     missing = (np.abs(Lref) > 1e-300) & (stored.toarray() == 0)
     assert not missing.any()
+    if not relax:    # the structure is the exact fill (random values: no cancellation)
+        assert ch.nnz_L == np.count_nonzero(np.tril(np.abs(Lref) > 1e-300))
     assert ch.supernodes < pat.shape[0]
 
 
