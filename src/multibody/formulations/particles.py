@@ -39,6 +39,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.linalg import splu, bicgstab
 
 from ..dynamics import crba, rnea
@@ -426,48 +427,22 @@ class ParticleSystem:
         step: a compressed spring's exact K has positive eigenvalues, and
         ``M − h²K`` loses definiteness once ``h²|F|/l`` exceeds the masses)."""
         S = self._structure()
-        n = self.n
         f = (S.mass[:, None] * self.g[None, :]).ravel() - self.particle_damping * S.m3 * xd.ravel()
-        if len(S.si) == 0:
+        m = len(S.si)
+        if m == 0:
             return f, (np.zeros(0), np.zeros(0)) if jacobians else None
-        dx = x[S.sj] - x[S.si]
-        l = np.linalg.norm(dx, axis=1)
-        if np.any(l < 1e-300):
-            bad = int(np.argmin(l))
+        nj = 36 * m if jacobians else 0
+        Kv, Dv = np.empty(nj), np.empty(nj)
+        bad = _spring_kernel(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(xd, dtype=float), S.si, S.sj,
+                             S.k, S.d, S.r, S.law, bool(definite), bool(jacobians), f, Kv, Dv)
+        if bad >= 0:
             raise SimulationError(f"spring between {self.label(int(S.si[bad]))} and {self.label(int(S.sj[bad]))} "
                                   f"has zero length (its direction is undefined)")
-        u = dx / l[:, None]
-        dv = xd[S.sj] - xd[S.si]
-        ldot = np.einsum("ij,ij->i", u, dv)
-        F = S.k * (l - S.r) + S.d * ldot
-        Fl = S.k.copy()
-        if np.any(S.green):
-            g = S.green
-            r2 = S.r[g] ** 2
-            F[g] = S.k[g] * l[g] * (l[g] ** 2 - r2) / (2 * r2) + S.d[g] * ldot[g]
-            Fl[g] = S.k[g] * (3 * l[g] ** 2 - r2) / (2 * r2)
-        f1 = F[:, None] * u
-        fs = np.zeros((n, 3))
-        np.add.at(fs, S.si, f1)
-        np.add.at(fs, S.sj, -f1)
-        f += fs.ravel()
-        if not jacobians:
-            return f, None
-        Un = u[:, :, None] * u[:, None, :]
-        Up = np.eye(3)[None] - Un
-        # ∂f1/∂x1 = −F_l U_n − (F_l̇/l) u Δẋᵀ U_p − (F/l) U_p  (ArtiSynth §0.12, C12)
-        if definite:
-            K11 = -Fl[:, None, None] * Un - (np.maximum(F, 0.0) / l)[:, None, None] * Up
-        else:
-            K11 = (-Fl[:, None, None] * Un - (S.d / l)[:, None, None] * (u[:, :, None] * (dv[:, None, :] @ Up))
-                   - (F / l)[:, None, None] * Up)
-        D11 = -S.d[:, None, None] * Un
-        Kv = (S.sign[None, :, None, None] * K11[:, None, :, :]).ravel()
-        Dv = (S.sign[None, :, None, None] * D11[:, None, :, :]).ravel()
-        return f, (Kv, Dv)
+        return f, ((Kv, Dv) if jacobians else None)
 
     def _csr(self, S, spring_vals, diag):
-        data = np.bincount(S.inv, weights=np.concatenate([spring_vals, diag]), minlength=S.nnz)
+        data = np.zeros(S.nnz)
+        _scatter_add(S.inv, spring_vals, diag, data)
         n3 = 3 * self.n
         return sp.csr_matrix((data, S.indices, S.indptr), shape=(n3, n3))
 
@@ -911,3 +886,66 @@ def _hats(x):
     H[:, 1, 0], H[:, 1, 2] = x[:, 2], -x[:, 0]
     H[:, 2, 0], H[:, 2, 1] = -x[:, 1], x[:, 0]
     return H
+
+
+@njit(cache=True, nogil=True)
+def _spring_kernel(x, xd, si, sj, k, d, r, law, definite, jacobians, f, Kv, Dv):
+    """Forces of the axial springs added to ``f`` (3n) and, with
+    ``jacobians``, the blocks of ``K = ∂f/∂x`` and ``D = ∂f/∂ẋ`` per spring
+    (``Kv``, ``Dv``: m × 4 × 3 × 3, the blocks (i,i), (i,j), (j,i), (j,j)
+    with signs +, −, −, +): ``ParticleSystem.spring_forces`` (ArtiSynth
+    §0.12–0.13, notes C12; the definite stiffness of Choi & Ko). Returns −1,
+    or the first spring of zero length."""
+    m = si.shape[0]
+    sign = (1.0, -1.0, -1.0, 1.0)
+    for s in range(m):
+        i, j = si[s], sj[s]
+        dx0, dx1, dx2 = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
+        l = np.sqrt(dx0 * dx0 + dx1 * dx1 + dx2 * dx2)
+        if not l >= 1e-300:
+            return s
+        u = (dx0 / l, dx1 / l, dx2 / l)
+        dv = (xd[j, 0] - xd[i, 0], xd[j, 1] - xd[i, 1], xd[j, 2] - xd[i, 2])
+        ldot = u[0] * dv[0] + u[1] * dv[1] + u[2] * dv[2]
+        if law[s] == 1:                    # Green strain, stress form: F = k l (l² − r²)/(2r²)
+            r2 = r[s] * r[s]
+            F = k[s] * l * (l * l - r2) / (2 * r2) + d[s] * ldot
+            Fl = k[s] * (3 * l * l - r2) / (2 * r2)
+        else:
+            F = k[s] * (l - r[s]) + d[s] * ldot
+            Fl = k[s]
+        for a in range(3):
+            f[3 * i + a] += F * u[a]
+            f[3 * j + a] -= F * u[a]
+        if not jacobians:
+            continue
+        # ∂f1/∂x1 = −F_l U_n − (F_l̇/l) u Δẋᵀ U_p − (F/l) U_p;  D11 = −d U_n
+        Ft = (max(F, 0.0) if definite else F) / l
+        dl = d[s] / l
+        # Δẋᵀ U_p = Δẋᵀ − l̇ uᵀ
+        w = (dv[0] - ldot * u[0], dv[1] - ldot * u[1], dv[2] - ldot * u[2])
+        base = 36 * s
+        for a in range(3):
+            for b in range(3):
+                un = u[a] * u[b]
+                up = (1.0 if a == b else 0.0) - un
+                K11 = -Fl * un - Ft * up
+                if not definite:
+                    K11 -= dl * u[a] * w[b]
+                D11 = -d[s] * un
+                for t in range(4):
+                    Kv[base + 9 * t + 3 * a + b] = sign[t] * K11
+                    Dv[base + 9 * t + 3 * a + b] = sign[t] * D11
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _scatter_add(inv, spring_vals, diag, data):
+    """``data[inv[e]] += v_e`` for the pattern entries ``v = [spring_vals,
+    diag]`` (the structure's CSR pattern: the springs' blocks, then the
+    diagonal)."""
+    m = spring_vals.shape[0]
+    for e in range(m):
+        data[inv[e]] += spring_vals[e]
+    for e in range(diag.shape[0]):
+        data[inv[m + e]] += diag[e]
