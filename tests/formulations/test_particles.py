@@ -406,3 +406,42 @@ def test_joint_forces_act_on_the_model():
     ps = ParticleSystem(model, gravity=False)
     ps.step(0.01, method="semi_implicit", tau=np.array([0.3]))
     assert abs(ps.v[0] - 0.01 * 0.3 / mb.crba(model, model.neutral())[0, 0]) < 1e-14
+
+
+@pytest.mark.parametrize("method", ["implicit", "semi_implicit"])
+def test_cholesky_step_equals_lu_and_kkt_on_a_spherical_chain(method):
+    """The default direct solve (sparse Cholesky of the free particles'
+    block, the model's DoFs by their Schur complement) against SuperLU on
+    the whole reduced matrix (``solver="lu"``) and the KKT step with the
+    attachment rows: a revolute + spherical chain whose block of the step
+    matrix is not symmetric (the stiffness of gravity and of the attached
+    particles' forces on the spherical joint), particles on both bodies, a
+    particle chained on a body particle and a free one, a prescribed one."""
+    ps = mixed_system()
+    sysA = ps._assemble(5e-3, True, definite=True)
+    Arr = sysA[2]
+    assert np.abs(Arr - Arr.T).max() > 1e-8          # the model's block is not symmetric here
+    App = sysA[3]
+    assert abs(App - App.T).max() == 0.0             # the particles' block is, exactly
+    a, b, c = copy.deepcopy(ps), copy.deepcopy(ps), copy.deepcopy(ps)
+    h = 5e-3 if method == "implicit" else 1e-3
+    for _ in range(100):
+        a.step(h, method)
+        b.step(h, method, solver="lu")
+        c.step(h, method, attachments="kkt")
+        assert np.abs(a.last["prescribed_force"] - b.last["prescribed_force"]).max() < 1e-8
+    for other in (b, c):
+        assert np.abs(a.positions() - other.positions()).max() < 1e-9
+        assert np.abs(a.velocities() - other.velocities()).max() < 1e-9
+        assert np.abs(a.q - other.q).max() < 1e-9 and np.abs(a.v - other.v).max() < 1e-9
+
+
+def test_cholesky_reports_a_non_finite_state():
+    ps, idx = cloth_on_bar(3)
+    ps.step(0.01)
+    xdf = ps.get_state()[3]
+    xdf[2, 1] = np.nan
+    ps.set_state(xd_free=np.where(np.isfinite(xdf), xdf, 0.0))
+    ps._xdf[2, 1] = np.nan                          # set_state refuses it; a diverged state has it
+    with pytest.raises(mb.SimulationError, match="not positive definite at particle"):
+        ps.step(0.01)

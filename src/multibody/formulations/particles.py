@@ -552,13 +552,18 @@ class ParticleSystem:
         ``method``: "implicit" (linearly implicit Euler, ``M − hD − h²K``) or
         "semi_implicit" (semi-implicit Euler). ``attachments``: "eliminate"
         (the reduced system, default) or "kkt" (the full system with the
-        attachment rows; the oracle). ``solver``: "direct" (sparse LU) or
-        "iterative" (BiCGSTAB with a Jacobi preconditioner, relative
-        tolerance 1e-10; eliminated systems only). ``stiffness`` (implicit
+        attachment rows; the oracle). ``solver`` (eliminated systems):
+        "direct" (default: with the definite stiffness the free particles'
+        block is symmetric positive definite and is solved by a sparse
+        Cholesky factorization whose symbolic analysis is done once, the
+        model's DoFs by their Schur complement — :meth:`_solve_cholesky`;
+        otherwise sparse LU), "lu" (SuperLU on the whole reduced matrix:
+        the reference of "direct"), or "iterative" (BiCGSTAB with a Jacobi
+        preconditioner, relative tolerance 1e-10). ``stiffness`` (implicit
         Euler): "definite" (default: the springs' K made negative
-        semidefinite, :meth:`spring_forces`; the system is then symmetric
-        positive definite when the model's block is, and is factored with
-        diagonal pivots) or "exact" (the springs' exact K, general LU).
+        semidefinite, :meth:`spring_forces`; the particle block is then
+        symmetric positive definite, and the whole reduced matrix too when
+        the model's block is) or "exact" (the springs' exact K, general LU).
         ``tau``: joint forces (nv) applied to the model over the step."""
         if not (np.isscalar(h) and np.isfinite(h) and h > 0):
             raise InputError(f"the time step h must be a finite number > 0, got {h!r}")
@@ -566,8 +571,8 @@ class ParticleSystem:
             raise InputError(f"method must be 'implicit' or 'semi_implicit', got {method!r}")
         if attachments not in ("eliminate", "kkt"):
             raise InputError(f"attachments must be 'eliminate' or 'kkt', got {attachments!r}")
-        if solver not in ("direct", "iterative"):
-            raise InputError(f"solver must be 'direct' or 'iterative', got {solver!r}")
+        if solver not in ("direct", "lu", "iterative"):
+            raise InputError(f"solver must be 'direct', 'lu' or 'iterative', got {solver!r}")
         if stiffness not in ("definite", "exact"):
             raise InputError(f"stiffness must be 'definite' or 'exact', got {stiffness!r}")
         h = float(h)
