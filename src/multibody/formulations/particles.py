@@ -583,7 +583,7 @@ class ParticleSystem:
                                                                      tau=tau)
         nv = self.nv
         if attachments == "eliminate" and solver == "direct" and definite:
-            vn, xdf, up = self._solve_cholesky(S, kin, Arr, App, br, bp, p_part)
+            vn, xdf, up = self._solve_cholesky(S, kin, Arr, App, br, bp, p_part, diagonal=method != "implicit")
             fdrive = self._drive_force(S, App, up, bp, h)
         elif attachments == "eliminate":
             rp = bp - App @ p_part
@@ -608,44 +608,44 @@ class ParticleSystem:
             raise SimulationError(f"the particle system diverged at t = {self.t:g} (non-finite state)")
         return self
 
-    def _free_block(self, S):
+    def _free_block(self, S, diagonal):
         """The free particles' block ``C_fᵀ App C_f`` of the reduced matrix on
-        a fixed pattern: ``(indptr, indices, T)`` with ``data = T @ App.data``
-        (App's data in the structure's pattern; T a column selection when no
-        particle is attached to a free one), and the sparse Cholesky
-        factorization's symbolic analysis of that pattern (once per
-        structure)."""
-        if getattr(S, "chol", None) is not None:
-            return S.chol, S.T_ff, S.ff_indptr, S.ff_indices
+        a fixed pattern, and the symbolic analysis of its sparse Cholesky
+        factorization (once per structure): ``(chol, T)`` with the block's
+        data ``T @ App.data`` (App's data in the structure's pattern; T a
+        selection when no particle is attached to a free one).
+        ``diagonal``: App is the diagonal mass matrix (semi-implicit Euler),
+        whose pattern is App's diagonal only."""
+        key = "chol_diagonal" if diagonal else "chol"
+        if getattr(S, key, None) is not None:
+            return getattr(S, key)
         n3, nf3 = 3 * self.n, 3 * S.nf
-        prow = np.repeat(np.arange(n3), np.diff(S.indptr))
-        pcol = S.indices.astype(np.int64)
+        sel = S.inv[len(S.inv) - n3:] if diagonal else np.arange(S.nnz)     # App's data entries used
+        prow = np.repeat(np.arange(n3), np.diff(S.indptr))[sel]
+        pcol = S.indices.astype(np.int64)[sel]
         Cf = S.Cf.tocsr()
         # every product Cf[i, r] App[i, j] Cf[j, c] of a stored entry e = (i, j): (r, c, weight, e)
-        cnt_i, cnt_j = np.diff(Cf.indptr)[prow], np.diff(Cf.indptr)[pcol]
-        e = np.repeat(np.arange(len(prow)), cnt_i * cnt_j)
-        R, Cc, W = [], [], []
-        for ee, i, j in zip(range(len(prow)), prow.tolist(), pcol.tolist()):
-            if cnt_i[ee] and cnt_j[ee]:
-                ri = Cf.indices[Cf.indptr[i]:Cf.indptr[i + 1]]
-                wi = Cf.data[Cf.indptr[i]:Cf.indptr[i + 1]]
-                rj = Cf.indices[Cf.indptr[j]:Cf.indptr[j + 1]]
-                wj = Cf.data[Cf.indptr[j]:Cf.indptr[j + 1]]
+        R, Cc, W, E = [], [], [], []
+        for e, i, j in zip(sel.tolist(), prow.tolist(), pcol.tolist()):
+            ri, wi = Cf.indices[Cf.indptr[i]:Cf.indptr[i + 1]], Cf.data[Cf.indptr[i]:Cf.indptr[i + 1]]
+            rj, wj = Cf.indices[Cf.indptr[j]:Cf.indptr[j + 1]], Cf.data[Cf.indptr[j]:Cf.indptr[j + 1]]
+            if len(ri) and len(rj):
                 R.append(np.repeat(ri, len(rj)))
                 Cc.append(np.tile(rj, len(ri)))
                 W.append(np.outer(wi, wj).ravel())
-        R = np.concatenate(R) if R else np.zeros(0, dtype=np.int64)
-        Cc = np.concatenate(Cc) if Cc else np.zeros(0, dtype=np.int64)
-        W = np.concatenate(W) if W else np.zeros(0)
-        key = R.astype(np.int64) * max(nf3, 1) + Cc
-        uniq, slot = np.unique(key, return_inverse=True)
-        S.ff_indices = (uniq % max(nf3, 1)).astype(np.int64)
-        S.ff_indptr = np.searchsorted(uniq // max(nf3, 1), np.arange(nf3 + 1)).astype(np.int64)
-        S.T_ff = sp.csr_matrix((W, (slot, e)), shape=(len(uniq), len(prow)))
-        S.chol = SparseCholesky(S.ff_indptr, S.ff_indices, nf3, block=3)
-        return S.chol, S.T_ff, S.ff_indptr, S.ff_indices
+                E.append(np.full(len(ri) * len(rj), e))
+        cat = (lambda a, t: np.concatenate(a).astype(t) if a else np.zeros(0, dtype=t))
+        R, Cc, W, E = cat(R, np.int64), cat(Cc, np.int64), cat(W, float), cat(E, np.int64)
+        w = max(nf3, 1)
+        uniq, slot = np.unique(R * w + Cc, return_inverse=True)
+        indices = (uniq % w).astype(np.int64)
+        indptr = np.searchsorted(uniq // w, np.arange(nf3 + 1)).astype(np.int64)
+        T = sp.csr_matrix((W, (slot, E)), shape=(len(uniq), S.nnz))
+        out = (SparseCholesky(indptr, indices, nf3, block=3), T)
+        setattr(S, key, out)
+        return out
 
-    def _solve_cholesky(self, S, kin, Arr, App, br, bp, p_part):
+    def _solve_cholesky(self, S, kin, Arr, App, br, bp, p_part, diagonal=False):
         """The eliminated step's solve when the particle block is symmetric
         positive definite (``stiffness="definite"``, or semi-implicit
         Euler): ``A_ff = C_fᵀ App C_f`` by the sparse Cholesky factorization
@@ -656,7 +656,7 @@ class ParticleSystem:
         (App is symmetric here, so ``A_qf = A_fqᵀ``). Returns the model's
         velocities, the free particles' velocities (nf, 3) and every
         particle's velocity (3n)."""
-        ch, T, _, _ = self._free_block(S)
+        ch, T = self._free_block(S, diagonal)
         nv = self.nv
         rp = bp - App @ p_part
         bad = ch.factor(T @ App.data)
