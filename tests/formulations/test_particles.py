@@ -445,3 +445,36 @@ def test_cholesky_reports_a_non_finite_state():
     ps._xdf[2, 1] = np.nan                          # set_state refuses it; a diverged state has it
     with pytest.raises(mb.SimulationError, match="not positive definite at particle"):
         ps.step(0.01)
+
+
+def test_definite_green_stiffness_is_negative_semidefinite_under_compression():
+    """The definite K of a Green-strain spring compressed below r/√3 (where
+    its exact axial stiffness changes sign) and of a compressed linear one:
+    symmetric, eigenvalues ≤ 0 (numpy); the exact K has a positive one."""
+    for law, length in (("green", 0.4), ("linear", 0.4)):
+        ps = ParticleSystem(empty(), gravity=False)
+        a = ps.add_particle(0.1, (0, 0, 0))
+        b = ps.add_particle(0.1, (length, 0.1 * length, 0))
+        ps.add_spring(a, b, 50.0, 0.3, rest_length=1.0, law=law)
+        x = ps.positions()
+        xd = np.array([[0.0, 0.1, 0.0], [0.2, -0.1, 0.3]])
+        Kd = ps.particle_jacobians(x, xd)[1].toarray()
+        S = ps._structure()
+        _, (Kv, _) = ps.spring_forces(x, xd, definite=True)
+        Kdef = ps._csr(S, Kv, np.zeros(6)).toarray()
+        assert np.abs(Kdef - Kdef.T).max() == 0.0
+        assert np.linalg.eigvalsh(Kdef).max() < 1e-12
+        assert np.linalg.eigvals(Kd).real.max() > 1.0
+
+
+def test_failed_cholesky_falls_back_to_lu(monkeypatch):
+    """A non-positive pivot on finite data (not expected for the definite
+    block) hands the step to LU: the same step as solver='lu'."""
+    ps, _ = cloth_on_bar(3)
+    ps.v = np.array([1.0])
+    a, b = copy.deepcopy(ps), copy.deepcopy(ps)
+    ch, _ = a._free_block(a._structure(), False)
+    monkeypatch.setattr(type(ch), "factor", lambda self, data: 0)
+    a.step(0.01)
+    b.step(0.01, solver="lu")
+    assert np.abs(a.positions() - b.positions()).max() == 0.0 and a.v[0] == b.v[0]

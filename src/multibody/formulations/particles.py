@@ -421,8 +421,10 @@ class ParticleSystem:
         structure's pattern (as arrays ``Kv``, ``Dv`` per pattern entry, before
         summation) — see :meth:`particle_jacobians` for matrices.
         ``definite``: the stiffness of the stable step instead of the exact
-        one — without the damping's ``u Δẋᵀ U_p`` term and with the transverse
-        term ``(F/l) U_p`` only under tension (``max(F, 0)``), so that ``K`` is
+        one — without the damping's ``u Δẋᵀ U_p`` term, with the transverse
+        term ``(F/l) U_p`` only under tension (``max(F, 0)``) and the axial
+        ``F_l`` only where positive (the Green law's ``F_l = k(3l² −
+        r²)/(2r²)`` is negative below ``l = r/√3``), so that ``K`` is
         symmetric negative semidefinite (Choi & Ko's fix of Baraff–Witkin's
         step: a compressed spring's exact K has positive eigenvalues, and
         ``M − h²K`` loses definiteness once ``h²|F|/l`` exceeds the masses)."""
@@ -582,8 +584,11 @@ class ParticleSystem:
         S, kin, Arr, App, br, bp, p_part, vrho, xp1 = self._assemble(h, method == "implicit", definite=definite,
                                                                      tau=tau)
         nv = self.nv
+        sol = None
         if attachments == "eliminate" and solver == "direct" and definite:
-            vn, xdf, up = self._solve_cholesky(S, kin, Arr, App, br, bp, p_part, diagonal=method != "implicit")
+            sol = self._solve_cholesky(S, kin, Arr, App, br, bp, p_part, diagonal=method != "implicit")
+        if sol is not None:
+            vn, xdf, up = sol
             fdrive = self._drive_force(S, App, up, bp, h)
         elif attachments == "eliminate":
             rp = bp - App @ p_part
@@ -655,15 +660,20 @@ class ParticleSystem:
         symmetric), i.e. block elimination of ``PᵀÂP z = Pᵀ(b − Â p)``
         (App is symmetric here, so ``A_qf = A_fqᵀ``). Returns the model's
         velocities, the free particles' velocities (nf, 3) and every
-        particle's velocity (3n)."""
+        particle's velocity (3n); or None if the factorization meets a
+        non-positive pivot on finite data (not expected: the definite
+        block is positive definite; the caller then solves by LU)."""
         ch, T = self._free_block(S, diagonal)
         nv = self.nv
         rp = bp - App @ p_part
-        bad = ch.factor(T @ App.data)
+        data = T @ App.data
+        bad = ch.factor(data)
         if bad >= 0:
+            if np.all(np.isfinite(data)):
+                return None          # not positive definite (the model's part of the springs' reaction): LU
             r = int(S.free[bad // 3])
             raise SimulationError(f"the step matrix of the particles is not positive definite at {self.label(r)} "
-                                  f"(coordinate {bad % 3}; a non-finite or diverged state?)")
+                                  f"(coordinate {bad % 3}: a non-finite, diverged state)")
         rf = rp[S.free_rows] if S.selection else S.Cf.T @ rp
         if nv:
             B = S.Cb @ kin.Ppt                                   # 3n × nv
@@ -926,6 +936,8 @@ def _spring_kernel(x, xd, si, sj, k, d, r, law, definite, jacobians, f, Kv, Dv):
             continue
         # ∂f1/∂x1 = −F_l U_n − (F_l̇/l) u Δẋᵀ U_p − (F/l) U_p;  D11 = −d U_n
         Ft = (max(F, 0.0) if definite else F) / l
+        if definite:
+            Fl = max(Fl, 0.0)              # the Green law's dF/dl < 0 below l = r/√3
         dl = d[s] / l
         # Δẋᵀ U_p = Δẋᵀ − l̇ uᵀ
         w = (dv[0] - ldot * u[0], dv[1] - ldot * u[1], dv[2] - ldot * u[2])
