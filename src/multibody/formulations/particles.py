@@ -630,17 +630,15 @@ class ParticleSystem:
         pcol = S.indices.astype(np.int64)[sel]
         Cf = S.Cf.tocsr()
         # every product Cf[i, r] App[i, j] Cf[j, c] of a stored entry e = (i, j): (r, c, weight, e)
-        R, Cc, W, E = [], [], [], []
-        for e, i, j in zip(sel.tolist(), prow.tolist(), pcol.tolist()):
-            ri, wi = Cf.indices[Cf.indptr[i]:Cf.indptr[i + 1]], Cf.data[Cf.indptr[i]:Cf.indptr[i + 1]]
-            rj, wj = Cf.indices[Cf.indptr[j]:Cf.indptr[j + 1]], Cf.data[Cf.indptr[j]:Cf.indptr[j + 1]]
-            if len(ri) and len(rj):
-                R.append(np.repeat(ri, len(rj)))
-                Cc.append(np.tile(rj, len(ri)))
-                W.append(np.outer(wi, wj).ravel())
-                E.append(np.full(len(ri) * len(rj), e))
-        cat = (lambda a, t: np.concatenate(a).astype(t) if a else np.zeros(0, dtype=t))
-        R, Cc, W, E = cat(R, np.int64), cat(Cc, np.int64), cat(W, float), cat(E, np.int64)
+        ci, cj = np.diff(Cf.indptr)[prow], np.diff(Cf.indptr)[pcol]
+        cnt = ci * cj
+        E = np.repeat(sel, cnt)
+        t = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)     # 0..cnt_e − 1 within each entry
+        cjr = np.repeat(cj, cnt)
+        ka = np.repeat(Cf.indptr[prow], cnt) + t // np.maximum(cjr, 1)
+        kb = np.repeat(Cf.indptr[pcol], cnt) + t % np.maximum(cjr, 1)
+        R, Cc = Cf.indices[ka].astype(np.int64), Cf.indices[kb].astype(np.int64)
+        W = Cf.data[ka] * Cf.data[kb]
         w = max(nf3, 1)
         uniq, slot = np.unique(R * w + Cc, return_inverse=True)
         indices = (uniq % w).astype(np.int64)
