@@ -13,8 +13,12 @@ checks the actuator models against MuJoCo).
 Cloth (``cloth_rows``): the step cost of a 30 × 30 mass-spring cloth hanging
 from a bar on a revolute joint (examples/cloth.py: 900 particles, 5102
 springs — structural, both shear diagonals, bend — 2611 reduced DoFs) with
-multibody's linearly implicit Euler at h = 10 ms (attachments eliminated,
-sparse LU), and the same cloth in MuJoCo: ``<flexcomp type="grid" dim="2">``
+multibody's linearly implicit Euler at h = 10 ms (attachments eliminated;
+the default solve — the free particles' block by the sparse Cholesky
+factorization of multibody.solvers.sparse_cholesky, symbolic analysis once,
+the bar's DoF by its Schur complement — and, for comparison, SuperLU on the
+whole reduced matrix, ``solver="lu"``, the solve before), and the same cloth
+in MuJoCo: ``<flexcomp type="grid" dim="2">``
 with the top row pinned to the bar (2611 DoFs too), a membrane
 ``<elasticity>`` of comparable stiffness (E·thickness = the springs' k,
 Poisson 0.2, ``elastic2d="stretch"``), no contacts, ``integrator="discrete"``
@@ -23,7 +27,8 @@ The two models are not the same discretization (triangle membrane vs
 springs; MuJoCo has no bend term here): the rows compare the cost of one
 stable 10 ms step of a cloth of this size.
 
-    python benchmarks/biomech.py            # prints the table
+    python benchmarks/biomech.py            # prints both tables
+    python benchmarks/biomech.py cloth      # the cloth table only
 """
 import os
 import sys
@@ -122,7 +127,8 @@ def cloth_rows(n=30, h=0.01):
     rows = []
     ps, _ = cloth.build(n)
     nz = ps.nv + 3 * len(ps.free)
-    for label, kw in (("multibody implicit Euler, sparse LU", {}),
+    for label, kw in (("multibody implicit Euler, sparse Cholesky", {}),
+                      ("multibody implicit Euler, SuperLU (solver='lu')", {"solver": "lu"}),
                       ("multibody implicit Euler, exact K", {"stiffness": "exact"}),
                       ("multibody semi-implicit Euler (unstable at 10 ms)", {"method": "semi_implicit"})):
         ps, _ = cloth.build(n)
@@ -144,13 +150,22 @@ def cloth_rows(n=30, h=0.01):
     return [(a, b, c, (c / (1e3 * t_mj) if e is None else e)) for a, b, c, e in rows]
 
 
-def main():
+def main(argv=None):
+    parts = sys.argv[1:] if argv is None else argv           # "muscle", "cloth" (default: both)
+    if parts and "muscle" not in parts:
+        return cloth_table()
     print("muscle arm (MJCF: 2 muscle actuators on spatial tendons with via sites), one step of 2 ms, "
           "controls held")
     print(f"{'integrator':22s} {'us/step':>9s} {'MuJoCo us':>10s} {'ratio':>7s} {'|q - qpos|':>11s}")
     for name, ours, theirs, ratio, dq in muscle_rows():
         print(f"{name:22s} {ours:9.2f} {theirs:10.2f} {ratio:7.2f} {dq:11.2e}")
     print()
+    if parts and "cloth" not in parts:
+        return
+    cloth_table()
+
+
+def cloth_table():
     print("cloth 30x30 hanging from a swinging bar, one step of 10 ms (median of 15 after 3 warm-up steps)")
     print(f"{'':54s} {'DoFs':>6s} {'ms/step':>9s} {'/ MuJoCo':>9s}")
     for name, nz, ms, ratio in cloth_rows():

@@ -406,3 +406,75 @@ def test_joint_forces_act_on_the_model():
     ps = ParticleSystem(model, gravity=False)
     ps.step(0.01, method="semi_implicit", tau=np.array([0.3]))
     assert abs(ps.v[0] - 0.01 * 0.3 / mb.crba(model, model.neutral())[0, 0]) < 1e-14
+
+
+@pytest.mark.parametrize("method", ["implicit", "semi_implicit"])
+def test_cholesky_step_equals_lu_and_kkt_on_a_spherical_chain(method):
+    """The default direct solve (sparse Cholesky of the free particles'
+    block, the model's DoFs by their Schur complement) against SuperLU on
+    the whole reduced matrix (``solver="lu"``) and the KKT step with the
+    attachment rows: a revolute + spherical chain whose block of the step
+    matrix is not symmetric (the stiffness of gravity and of the attached
+    particles' forces on the spherical joint), particles on both bodies, a
+    particle chained on a body particle and a free one, a prescribed one."""
+    ps = mixed_system()
+    sysA = ps._assemble(5e-3, True, definite=True)
+    Arr = sysA[2]
+    assert np.abs(Arr - Arr.T).max() > 1e-8          # the model's block is not symmetric here
+    App = sysA[3]
+    assert abs(App - App.T).max() == 0.0             # the particles' block is, exactly
+    a, b, c = copy.deepcopy(ps), copy.deepcopy(ps), copy.deepcopy(ps)
+    h = 5e-3 if method == "implicit" else 1e-3
+    for _ in range(100):
+        a.step(h, method)
+        b.step(h, method, solver="lu")
+        c.step(h, method, attachments="kkt")
+        assert np.abs(a.last["prescribed_force"] - b.last["prescribed_force"]).max() < 1e-8
+    for other in (b, c):
+        assert np.abs(a.positions() - other.positions()).max() < 1e-9
+        assert np.abs(a.velocities() - other.velocities()).max() < 1e-9
+        assert np.abs(a.q - other.q).max() < 1e-9 and np.abs(a.v - other.v).max() < 1e-9
+
+
+def test_cholesky_reports_a_non_finite_state():
+    ps, idx = cloth_on_bar(3)
+    ps.step(0.01)
+    xdf = ps.get_state()[3]
+    xdf[2, 1] = np.nan
+    ps.set_state(xd_free=np.where(np.isfinite(xdf), xdf, 0.0))
+    ps._xdf[2, 1] = np.nan                          # set_state refuses it; a diverged state has it
+    with pytest.raises(mb.SimulationError, match="not positive definite at particle"):
+        ps.step(0.01)
+
+
+def test_definite_green_stiffness_is_negative_semidefinite_under_compression():
+    """The definite K of a Green-strain spring compressed below r/√3 (where
+    its exact axial stiffness changes sign) and of a compressed linear one:
+    symmetric, eigenvalues ≤ 0 (numpy); the exact K has a positive one."""
+    for law, length in (("green", 0.4), ("linear", 0.4)):
+        ps = ParticleSystem(empty(), gravity=False)
+        a = ps.add_particle(0.1, (0, 0, 0))
+        b = ps.add_particle(0.1, (length, 0.1 * length, 0))
+        ps.add_spring(a, b, 50.0, 0.3, rest_length=1.0, law=law)
+        x = ps.positions()
+        xd = np.array([[0.0, 0.1, 0.0], [0.2, -0.1, 0.3]])
+        Kd = ps.particle_jacobians(x, xd)[1].toarray()
+        S = ps._structure()
+        _, (Kv, _) = ps.spring_forces(x, xd, definite=True)
+        Kdef = ps._csr(S, Kv, np.zeros(6)).toarray()
+        assert np.abs(Kdef - Kdef.T).max() == 0.0
+        assert np.linalg.eigvalsh(Kdef).max() < 1e-12
+        assert np.linalg.eigvals(Kd).real.max() > 1.0
+
+
+def test_failed_cholesky_falls_back_to_lu(monkeypatch):
+    """A non-positive pivot on finite data (not expected for the definite
+    block) hands the step to LU: the same step as solver='lu'."""
+    ps, _ = cloth_on_bar(3)
+    ps.v = np.array([1.0])
+    a, b = copy.deepcopy(ps), copy.deepcopy(ps)
+    ch, _ = a._free_block(a._structure(), False)
+    monkeypatch.setattr(type(ch), "factor", lambda self, data: 0)
+    a.step(0.01)
+    b.step(0.01, solver="lu")
+    assert np.abs(a.positions() - b.positions()).max() == 0.0 and a.v[0] == b.v[0]

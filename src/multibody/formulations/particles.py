@@ -39,6 +39,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.linalg import splu, bicgstab
 
 from ..dynamics import crba, rnea
@@ -47,6 +48,7 @@ from ..forces import Gravity, generalized_forces
 from ..forces._kin import State, geometric
 from ..kinematics import forward_kinematics
 from ..model.checks import as_vector
+from ..solvers.sparse_cholesky import SparseCholesky
 from .attachments import compose_weights, solve_saddle, topological_order
 
 LAWS = {"linear": 0, "green": 1}
@@ -432,54 +434,30 @@ class ParticleSystem:
         structure's pattern (as arrays ``Kv``, ``Dv`` per pattern entry, before
         summation) — see :meth:`particle_jacobians` for matrices.
         ``definite``: the stiffness of the stable step instead of the exact
-        one — without the damping's ``u Δẋᵀ U_p`` term and with the transverse
-        term ``(F/l) U_p`` only under tension (``max(F, 0)``), so that ``K`` is
+        one — without the damping's ``u Δẋᵀ U_p`` term, with the transverse
+        term ``(F/l) U_p`` only under tension (``max(F, 0)``) and the axial
+        ``F_l`` only where positive (the Green law's ``F_l = k(3l² −
+        r²)/(2r²)`` is negative below ``l = r/√3``), so that ``K`` is
         symmetric negative semidefinite (Choi & Ko's fix of Baraff–Witkin's
         step: a compressed spring's exact K has positive eigenvalues, and
         ``M − h²K`` loses definiteness once ``h²|F|/l`` exceeds the masses)."""
         S = self._structure()
-        n = self.n
         f = (S.mass[:, None] * self.g[None, :]).ravel() - self.particle_damping * S.m3 * xd.ravel()
-        if len(S.si) == 0:
+        m = len(S.si)
+        if m == 0:
             return f, (np.zeros(0), np.zeros(0)) if jacobians else None
-        dx = x[S.sj] - x[S.si]
-        l = np.linalg.norm(dx, axis=1)
-        if np.any(l < 1e-300):
-            bad = int(np.argmin(l))
+        nj = 36 * m if jacobians else 0
+        Kv, Dv = np.empty(nj), np.empty(nj)
+        bad = _spring_kernel(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(xd, dtype=float), S.si, S.sj,
+                             S.k, S.d, S.r, S.law, bool(definite), bool(jacobians), f, Kv, Dv)
+        if bad >= 0:
             raise SimulationError(f"spring between {self.label(int(S.si[bad]))} and {self.label(int(S.sj[bad]))} "
                                   f"has zero length (its direction is undefined)")
-        u = dx / l[:, None]
-        dv = xd[S.sj] - xd[S.si]
-        ldot = np.einsum("ij,ij->i", u, dv)
-        F = S.k * (l - S.r) + S.d * ldot
-        Fl = S.k.copy()
-        if np.any(S.green):
-            g = S.green
-            r2 = S.r[g] ** 2
-            F[g] = S.k[g] * l[g] * (l[g] ** 2 - r2) / (2 * r2) + S.d[g] * ldot[g]
-            Fl[g] = S.k[g] * (3 * l[g] ** 2 - r2) / (2 * r2)
-        f1 = F[:, None] * u
-        fs = np.zeros((n, 3))
-        np.add.at(fs, S.si, f1)
-        np.add.at(fs, S.sj, -f1)
-        f += fs.ravel()
-        if not jacobians:
-            return f, None
-        Un = u[:, :, None] * u[:, None, :]
-        Up = np.eye(3)[None] - Un
-        # ∂f1/∂x1 = −F_l U_n − (F_l̇/l) u Δẋᵀ U_p − (F/l) U_p  (ArtiSynth §0.12, C12)
-        if definite:
-            K11 = -Fl[:, None, None] * Un - (np.maximum(F, 0.0) / l)[:, None, None] * Up
-        else:
-            K11 = (-Fl[:, None, None] * Un - (S.d / l)[:, None, None] * (u[:, :, None] * (dv[:, None, :] @ Up))
-                   - (F / l)[:, None, None] * Up)
-        D11 = -S.d[:, None, None] * Un
-        Kv = (S.sign[None, :, None, None] * K11[:, None, :, :]).ravel()
-        Dv = (S.sign[None, :, None, None] * D11[:, None, :, :]).ravel()
-        return f, (Kv, Dv)
+        return f, ((Kv, Dv) if jacobians else None)
 
     def _csr(self, S, spring_vals, diag):
-        data = np.bincount(S.inv, weights=np.concatenate([spring_vals, diag]), minlength=S.nnz)
+        data = np.zeros(S.nnz)
+        _scatter_add(S.inv, spring_vals, diag, data)
         n3 = 3 * self.n
         return sp.csr_matrix((data, S.indices, S.indptr), shape=(n3, n3))
 
@@ -563,7 +541,7 @@ class ParticleSystem:
             Dp_u = self._csr(S, Dv, -self.particle_damping * S.m3) @ up
             bp = S.m3 * up - h * Dp_u + h * fp
         else:
-            App = sp.diags(S.m3, format="csr")
+            App = self._csr(S, np.zeros(len(S.inv) - len(S.m3)), S.m3)   # diag(m), on the structure's pattern
             bp = S.m3 * up + h * fp
         if nv:
             M, fe, c, K, D = self._rigid(q, v, t, implicit)
@@ -589,13 +567,18 @@ class ParticleSystem:
         ``method``: "implicit" (linearly implicit Euler, ``M − hD − h²K``) or
         "semi_implicit" (semi-implicit Euler). ``attachments``: "eliminate"
         (the reduced system, default) or "kkt" (the full system with the
-        attachment rows; the oracle). ``solver``: "direct" (sparse LU) or
-        "iterative" (BiCGSTAB with a Jacobi preconditioner, relative
-        tolerance 1e-10; eliminated systems only). ``stiffness`` (implicit
+        attachment rows; the oracle). ``solver`` (eliminated systems):
+        "direct" (default: with the definite stiffness the free particles'
+        block is symmetric positive definite and is solved by a sparse
+        Cholesky factorization whose symbolic analysis is done once, the
+        model's DoFs by their Schur complement — :meth:`_solve_cholesky`;
+        otherwise sparse LU), "lu" (SuperLU on the whole reduced matrix:
+        the reference of "direct"), or "iterative" (BiCGSTAB with a Jacobi
+        preconditioner, relative tolerance 1e-10). ``stiffness`` (implicit
         Euler): "definite" (default: the springs' K made negative
-        semidefinite, :meth:`spring_forces`; the system is then symmetric
-        positive definite when the model's block is, and is factored with
-        diagonal pivots) or "exact" (the springs' exact K, general LU).
+        semidefinite, :meth:`spring_forces`; the particle block is then
+        symmetric positive definite, and the whole reduced matrix too when
+        the model's block is) or "exact" (the springs' exact K, general LU).
         ``tau``: joint forces (nv) applied to the model over the step."""
         if not (np.isscalar(h) and np.isfinite(h) and h > 0):
             raise InputError(f"the time step h must be a finite number > 0, got {h!r}")
@@ -603,8 +586,8 @@ class ParticleSystem:
             raise InputError(f"method must be 'implicit' or 'semi_implicit', got {method!r}")
         if attachments not in ("eliminate", "kkt"):
             raise InputError(f"attachments must be 'eliminate' or 'kkt', got {attachments!r}")
-        if solver not in ("direct", "iterative"):
-            raise InputError(f"solver must be 'direct' or 'iterative', got {solver!r}")
+        if solver not in ("direct", "lu", "iterative"):
+            raise InputError(f"solver must be 'direct', 'lu' or 'iterative', got {solver!r}")
         if stiffness not in ("definite", "exact"):
             raise InputError(f"stiffness must be 'definite' or 'exact', got {stiffness!r}")
         h = float(h)
@@ -614,7 +597,13 @@ class ParticleSystem:
         S, kin, Arr, App, br, bp, p_part, vrho, xp1 = self._assemble(h, method == "implicit", definite=definite,
                                                                      tau=tau)
         nv = self.nv
-        if attachments == "eliminate":
+        sol = None
+        if attachments == "eliminate" and solver == "direct" and definite:
+            sol = self._solve_cholesky(S, kin, Arr, App, br, bp, p_part, diagonal=method != "implicit")
+        if sol is not None:
+            vn, xdf, up = sol
+            fdrive = self._drive_force(S, App, up, bp, h)
+        elif attachments == "eliminate":
             rp = bp - App @ p_part
             A, B = self._reduced_matrix(S, kin, Arr, App)
             rf = rp[S.free_rows] if S.selection else S.Cf.T @ rp
@@ -636,6 +625,81 @@ class ParticleSystem:
         if not (np.all(np.isfinite(self._xf)) and np.all(np.isfinite(self.v))):
             raise SimulationError(f"the particle system diverged at t = {self.t:g} (non-finite state)")
         return self
+
+    def _free_block(self, S, diagonal):
+        """The free particles' block ``C_fᵀ App C_f`` of the reduced matrix on
+        a fixed pattern, and the symbolic analysis of its sparse Cholesky
+        factorization (once per structure): ``(chol, T)`` with the block's
+        data ``T @ App.data`` (App's data in the structure's pattern; T a
+        selection when no particle is attached to a free one).
+        ``diagonal``: App is the diagonal mass matrix (semi-implicit Euler),
+        whose pattern is App's diagonal only."""
+        key = "chol_diagonal" if diagonal else "chol"
+        if getattr(S, key, None) is not None:
+            return getattr(S, key)
+        n3, nf3 = 3 * self.n, 3 * S.nf
+        sel = S.inv[len(S.inv) - n3:] if diagonal else np.arange(S.nnz)     # App's data entries used
+        prow = np.repeat(np.arange(n3), np.diff(S.indptr))[sel]
+        pcol = S.indices.astype(np.int64)[sel]
+        Cf = S.Cf.tocsr()
+        # every product Cf[i, r] App[i, j] Cf[j, c] of a stored entry e = (i, j): (r, c, weight, e)
+        ci, cj = np.diff(Cf.indptr)[prow], np.diff(Cf.indptr)[pcol]
+        cnt = ci * cj
+        E = np.repeat(sel, cnt)
+        t = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)     # 0..cnt_e − 1 within each entry
+        cjr = np.repeat(cj, cnt)
+        ka = np.repeat(Cf.indptr[prow], cnt) + t // np.maximum(cjr, 1)
+        kb = np.repeat(Cf.indptr[pcol], cnt) + t % np.maximum(cjr, 1)
+        R, Cc = Cf.indices[ka].astype(np.int64), Cf.indices[kb].astype(np.int64)
+        W = Cf.data[ka] * Cf.data[kb]
+        w = max(nf3, 1)
+        uniq, slot = np.unique(R * w + Cc, return_inverse=True)
+        indices = (uniq % w).astype(np.int64)
+        indptr = np.searchsorted(uniq // w, np.arange(nf3 + 1)).astype(np.int64)
+        T = sp.csr_matrix((W, (slot, E)), shape=(len(uniq), S.nnz))
+        out = (SparseCholesky(indptr, indices, nf3, block=3), T)
+        setattr(S, key, out)
+        return out
+
+    def _solve_cholesky(self, S, kin, Arr, App, br, bp, p_part, diagonal=False):
+        """The eliminated step's solve when the particle block is symmetric
+        positive definite (``stiffness="definite"``, or semi-implicit
+        Euler): ``A_ff = C_fᵀ App C_f`` by the sparse Cholesky factorization
+        (:mod:`multibody.solvers.sparse_cholesky`, symbolic analysis once),
+        the model's DoFs by their dense Schur complement ``A_qq − A_qf
+        A_ff⁻¹ A_fq`` (nv × nv, LU: the model's block need not be
+        symmetric), i.e. block elimination of ``PᵀÂP z = Pᵀ(b − Â p)``
+        (App is symmetric here, so ``A_qf = A_fqᵀ``). Returns the model's
+        velocities, the free particles' velocities (nf, 3) and every
+        particle's velocity (3n); or None if the factorization meets a
+        non-positive pivot on finite data (not expected: the definite
+        block is positive definite; the caller then solves by LU)."""
+        ch, T = self._free_block(S, diagonal)
+        nv = self.nv
+        rp = bp - App @ p_part
+        data = T @ App.data
+        bad = ch.factor(data)
+        if bad >= 0:
+            if np.all(np.isfinite(data)):
+                return None          # not positive definite (the model's part of the springs' reaction): LU
+            r = int(S.free[bad // 3])
+            raise SimulationError(f"the step matrix of the particles is not positive definite at {self.label(r)} "
+                                  f"(coordinate {bad % 3}: a non-finite, diverged state)")
+        rf = rp[S.free_rows] if S.selection else S.Cf.T @ rp
+        if nv:
+            B = S.Cb @ kin.Ppt                                   # 3n × nv
+            AB = App @ B
+            Afq = AB[S.free_rows] if S.selection else S.Cf.T @ AB
+            X = ch.solve(np.column_stack([rf, Afq]))
+            schur = Arr + B.T @ AB - Afq.T @ X[:, 1:]
+            vn = np.linalg.solve(schur, br + B.T @ rp - Afq.T @ X[:, 0])
+            zf = X[:, 0] - X[:, 1:] @ vn
+            up = S.Cf @ zf + B @ vn + p_part
+        else:
+            vn = np.zeros(0)
+            zf = ch.solve(rf)
+            up = S.Cf @ zf + p_part
+        return vn, zf.reshape(-1, 3), up
 
     def _drive_force(self, S, App, up, bp, h):
         """Force (n_ρ, 3) that drives the prescribed particles over the step:
@@ -864,3 +928,68 @@ def _hats(x):
     H[:, 1, 0], H[:, 1, 2] = x[:, 2], -x[:, 0]
     H[:, 2, 0], H[:, 2, 1] = -x[:, 1], x[:, 0]
     return H
+
+
+@njit(cache=True, nogil=True)
+def _spring_kernel(x, xd, si, sj, k, d, r, law, definite, jacobians, f, Kv, Dv):
+    """Forces of the axial springs added to ``f`` (3n) and, with
+    ``jacobians``, the blocks of ``K = ∂f/∂x`` and ``D = ∂f/∂ẋ`` per spring
+    (``Kv``, ``Dv``: m × 4 × 3 × 3, the blocks (i,i), (i,j), (j,i), (j,j)
+    with signs +, −, −, +): ``ParticleSystem.spring_forces`` (ArtiSynth
+    §0.12–0.13, notes C12; the definite stiffness of Choi & Ko). Returns −1,
+    or the first spring of zero length."""
+    m = si.shape[0]
+    sign = (1.0, -1.0, -1.0, 1.0)
+    for s in range(m):
+        i, j = si[s], sj[s]
+        dx0, dx1, dx2 = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
+        l = np.sqrt(dx0 * dx0 + dx1 * dx1 + dx2 * dx2)
+        if not l >= 1e-300:
+            return s
+        u = (dx0 / l, dx1 / l, dx2 / l)
+        dv = (xd[j, 0] - xd[i, 0], xd[j, 1] - xd[i, 1], xd[j, 2] - xd[i, 2])
+        ldot = u[0] * dv[0] + u[1] * dv[1] + u[2] * dv[2]
+        if law[s] == 1:                    # Green strain, stress form: F = k l (l² − r²)/(2r²)
+            r2 = r[s] * r[s]
+            F = k[s] * l * (l * l - r2) / (2 * r2) + d[s] * ldot
+            Fl = k[s] * (3 * l * l - r2) / (2 * r2)
+        else:
+            F = k[s] * (l - r[s]) + d[s] * ldot
+            Fl = k[s]
+        for a in range(3):
+            f[3 * i + a] += F * u[a]
+            f[3 * j + a] -= F * u[a]
+        if not jacobians:
+            continue
+        # ∂f1/∂x1 = −F_l U_n − (F_l̇/l) u Δẋᵀ U_p − (F/l) U_p;  D11 = −d U_n
+        Ft = (max(F, 0.0) if definite else F) / l
+        if definite:
+            Fl = max(Fl, 0.0)              # the Green law's dF/dl < 0 below l = r/√3
+        dl = d[s] / l
+        # Δẋᵀ U_p = Δẋᵀ − l̇ uᵀ
+        w = (dv[0] - ldot * u[0], dv[1] - ldot * u[1], dv[2] - ldot * u[2])
+        base = 36 * s
+        for a in range(3):
+            for b in range(3):
+                un = u[a] * u[b]
+                up = (1.0 if a == b else 0.0) - un
+                K11 = -Fl * un - Ft * up
+                if not definite:
+                    K11 -= dl * u[a] * w[b]
+                D11 = -d[s] * un
+                for t in range(4):
+                    Kv[base + 9 * t + 3 * a + b] = sign[t] * K11
+                    Dv[base + 9 * t + 3 * a + b] = sign[t] * D11
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _scatter_add(inv, spring_vals, diag, data):
+    """``data[inv[e]] += v_e`` for the pattern entries ``v = [spring_vals,
+    diag]`` (the structure's CSR pattern: the springs' blocks, then the
+    diagonal)."""
+    m = spring_vals.shape[0]
+    for e in range(m):
+        data[inv[e]] += spring_vals[e]
+    for e in range(diag.shape[0]):
+        data[inv[m + e]] += diag[e]
