@@ -389,3 +389,28 @@ def test_plot_labels_joints_by_name(tmp_path, monkeypatch):
     with pytest.raises(mb.InputError, match="needs model="):
         viz.plot_trajectory(traj, tmp_path / "p.png", joints=["joint2"])
 
+
+
+def test_interrupt_and_internal_errors(capsys, monkeypatch):
+    """Ctrl-C is status 130; a bug (an exception outside the library's
+    errors) is one line from the console entry point and propagates to a
+    Python caller."""
+    import multibody.cli.info as info
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(info, "info", interrupted)
+    rc, _, err = run(capsys, "info", "mb_arm")
+    assert rc == 130 and err == "multibody: interrupted\n"
+
+    def bug(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(info, "info", bug)
+    with pytest.raises(ZeroDivisionError):
+        main(["info", "mb_arm"])
+    monkeypatch.setattr(sys, "argv", ["multibody", "info", "mb_arm"])
+    assert main() == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" in err and "ZeroDivisionError: division by zero" in err

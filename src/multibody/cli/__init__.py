@@ -91,7 +91,8 @@ def parser():
     c.add_argument("--q0", nargs="+", metavar="Q", help="initial configuration: nq numbers or JOINT=VALUE words "
                    "(default: neutral)")
     c.add_argument("--ground", action="store_true", help="add a ground plane z = 0 with contact")
-    c.add_argument("--contact-solver", default="pgs", choices=CONTACT_SOLVERS, help="default pgs")
+    c.add_argument("--contact-solver", default="pgs", choices=CONTACT_SOLVERS + ("none",),
+                   help="default pgs; none: no contact (geometry ignored)")
     c.add_argument("--out", metavar="TRAJ.npz", help="write the trajectory (multibody view TRAJ.npz replays it)")
     c.add_argument("--plot", metavar="PNG", help="write a plot: energy, drift, joint positions by name")
     c.add_argument("--html", metavar="HTML", help="write an animation as a self-contained HTML page")
@@ -252,6 +253,6 @@ def _simulate(args, p):
             gains.append(None if g is None else (g[0] if g.size == 1 else g))
         controller = (pd_controller if kind == "pd" else computed_torque_controller)(model, target, *gains)
     simulate(model, options, args.duration, args.dt, args.integrator, q0=q0, controller=controller,
-             ground=args.ground, contact_solver=args.contact_solver, out_path=args.out, plot=args.plot,
+             ground=args.ground, contact_solver=None if args.contact_solver == "none" else args.contact_solver, out_path=args.out, plot=args.plot,
              html=args.html, view=args.view, port=args.port)
     return 0
