@@ -211,9 +211,9 @@ def _run(args, p):
         convert(args.source, args.target)
     elif args.command == "bench":
         from .bench import bench
-        model, _, _ = load_model(args.model, args.floating_base, args.srdf)
         if args.steps < 1 or args.repeat < 1:
             p.error("--steps and --repeat must be at least 1")
+        model, _, _ = load_model(args.model, args.floating_base, args.srdf)
         bench(model, integrators=tuple(args.integrators), steps=args.steps, repeat=args.repeat)
     elif args.command == "demo":
         from .demo import run_demo
@@ -222,7 +222,7 @@ def _run(args, p):
 
 
 def _simulate(args, p):
-    from ._common import _numbers, load_model, parse_configuration, viz_function
+    from ._common import load_model, parse_numbers, parse_configuration, viz_function
     from .simulate import computed_torque_controller, output_folder, pd_controller, simulate
 
     kind = args.controller or ("pd" if args.target is not None else "none")
@@ -247,12 +247,13 @@ def _simulate(args, p):
         target = start if args.target is None else parse_configuration(model, args.target, start, "--target")
         gains = []
         for values, what in ((args.kp, "--kp"), (args.kd, "--kd")):
-            g = None if values is None else _numbers([w for v in values for w in v.replace(",", " ").split()], what)
+            g = None if values is None else parse_numbers(" ".join(values).replace(",", " ").split(), what)
             if g is not None and g.shape not in ((1,), (model.nv,)):
                 raise CommandError(f"{what} takes 1 or nv = {model.nv} numbers, got {g.size}")
             gains.append(None if g is None else (g[0] if g.size == 1 else g))
         controller = (pd_controller if kind == "pd" else computed_torque_controller)(model, target, *gains)
+    solver = None if args.contact_solver == "none" else args.contact_solver
     simulate(model, options, args.duration, args.dt, args.integrator, q0=q0, controller=controller,
-             ground=args.ground, contact_solver=None if args.contact_solver == "none" else args.contact_solver, out_path=args.out, plot=args.plot,
-             html=args.html, view=args.view, port=args.port)
+             ground=args.ground, contact_solver=solver, out_path=args.out, plot=args.plot, html=args.html,
+             view=args.view, port=args.port)
     return 0

@@ -90,7 +90,7 @@ def parse_configuration(model, items, base, what):
     if not items:
         raise CommandError(f"{what} needs values")
     if all("=" not in item for item in items):
-        q = _numbers([w for item in items for w in item.replace(",", " ").split()], what)
+        q = parse_numbers([w for item in items for w in item.replace(",", " ").split()], what)
         if len(q) != model.nq:
             names = ", ".join(coordinate_names(model))
             raise CommandError(f"{what} has {len(q)} values; model '{model.name}' has nq = {model.nq} "
@@ -102,7 +102,7 @@ def parse_configuration(model, items, base, what):
             name, sep, value = item.partition("=")
             if not sep:
                 raise CommandError(f"{what}: mix of values and NAME=VALUE words ('{item}'); use one form")
-            values = _numbers(value.replace(",", " ").split(), f"{what} {name}")
+            values = parse_numbers(value.replace(",", " ").split(), f"{what} {name}")
             if name in model.joint_names[1:]:
                 s = model.joints[model.joint_id(name)].q_slice
             elif name in coords:
@@ -119,7 +119,9 @@ def parse_configuration(model, items, base, what):
     return q
 
 
-def _numbers(words, what):
+def parse_numbers(words, what):
+    """The float array of the command-line ``words``; CommandError naming
+    ``what`` and the first word that is not a number."""
     try:
         return np.array([float(w) for w in words], dtype=float)
     except ValueError:
