@@ -71,6 +71,15 @@ def run(name, batch, rounds):
         tm = timeit(lambda: rnea_derivatives(model, Q, V, A), blocks=7) / batch
         print(f"  batch {batch}: rnea_derivatives per state pinocchio loop {tp * 1e6:.2f} us, "
               f"multibody {tm * 1e6:.2f} us ({tm / tp:.2f}x)")
+        # the same states in one serial call of the batch's rows kernel: the compute without the thread pool
+        # (whose wake-ups cost milliseconds per call when the machine's cores are busy)
+        from multibody.dynamics import derivative_kernels as DK
+        nv = model.nv
+        outs = (np.empty((batch, nv)), np.empty((batch, nv, nv)), np.empty((batch, nv, nv)), np.empty((batch, nv, nv)))
+        fb = np.zeros((batch, model.nbodies, 6))
+        ts = timeit(lambda: DK.rnea_derivatives_rows(model._tree, Q, V, A, True, fb, False, *outs, 0, batch),
+                    blocks=7) / batch
+        print(f"  batch {batch}: rnea_derivatives per state, serial rows kernel {ts * 1e6:.2f} us ({ts / tp:.2f}x)")
         tp = timeit(lambda: pin_loop(pin.computeABADerivatives), blocks=7) / batch
         tm = timeit(lambda: aba_derivatives(model, Q, V, A), blocks=7) / batch
         print(f"  batch {batch}: aba_derivatives  per state pinocchio loop {tp * 1e6:.2f} us, "
