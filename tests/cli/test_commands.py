@@ -206,7 +206,7 @@ def _fake_viewer(monkeypatch, calls):
         def play(self, trajectory):
             calls.append(("play", trajectory))
 
-        def update(self, q, t=0.0):
+        def update(self, q, t=0.0, contacts=None):
             calls.append(("update", np.array(q), t))
 
         def close(self):
@@ -229,10 +229,20 @@ def test_simulate_html_and_view(capsys, tmp_path, monkeypatch):
     rc, out, err = run(capsys, "simulate", "mb_arm", "--duration", "0.05", "--ground", "--html", str(html), "--view",
                        "--port", "8123")
     assert rc == 0, err
-    assert calls[0][:2] == ("export_html", "mb_arm") and calls[0][3] == str(html) and html.exists()
-    assert calls[1] == ("Viewer", "mb_arm", 8123) and calls[2][0] == "play" and calls[3] == ("close",)
-    assert calls[0][2] is calls[2][1] and len(calls[0][2].t) == 51
+    # the viewer opens first and is shown the run live (rollout(view=)), then the page is written and
+    # the recording played back
+    assert calls[0] == ("Viewer", "mb_arm", 8123)
+    updates = [c for c in calls if c[0] == "update"]
+    names = [c[0] for c in calls if c[0] != "update"]
+    assert names == ["Viewer", "export_html", "play", "close"]
+    exported, played = (next(c for c in calls if c[0] == k) for k in ("export_html", "play"))
+    assert exported[1] == "mb_arm" and exported[3] == str(html) and html.exists()
+    traj = exported[2]
+    assert played[1] is traj and len(traj.t) == 51
+    assert [u[2] for u in updates] == [traj.t[0], traj.t[33], traj.t[50]]  # 30 frames per simulated second
+    np.testing.assert_array_equal(updates[-1][1], traj.q[-1])
     assert f"animation: {html}" in out and "in the viewer at http://127.0.0.1:8123/" in out
+    assert "live at http://127.0.0.1:8123/" in out
 
 
 def test_viewer_missing_is_one_line_naming_the_extra(capsys, tmp_path, monkeypatch):

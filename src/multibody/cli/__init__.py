@@ -96,7 +96,7 @@ def parser():
     c.add_argument("--out", metavar="TRAJ.npz", help="write the trajectory (multibody view TRAJ.npz replays it)")
     c.add_argument("--plot", metavar="PNG", help="write a plot: energy, drift, joint positions by name")
     c.add_argument("--html", metavar="HTML", help="write an animation as a self-contained HTML page")
-    c.add_argument("--view", action="store_true", help="play the motion in the viewer")
+    c.add_argument("--view", action="store_true", help="show the run live in the viewer (paced to real time), then play it back")
     c.add_argument("--port", type=_port, help="the viewer's port (default: a free one)")
 
     c = sub.add_parser("view", parents=[common, loading], help="show a model or replay a trajectory",

@@ -88,21 +88,37 @@ def simulate(model, options, duration, dt, integrator, q0=None, v0=None, control
     ground plane with contact. Writes the trajectory (``out_path``, with
     ``options`` — the model file and how it was loaded — in its metadata,
     so that ``multibody view`` finds the model), the plot, the HTML
-    animation, and shows it in the viewer (``view``), as asked. Returns the
-    trajectory."""
+    animation, and shows it in the viewer (``view``: live while it runs, in
+    real time, then played back), as asked. Returns the trajectory."""
     from .. import Simulator
 
     sim = Simulator(model, dt, integrator, ground=ground, contact_solver=contact_solver, q0=q0, v0=v0)
-    t0 = time.perf_counter()
-    traj = sim.rollout(duration=duration, controller=controller, progress=True)
-    wall = time.perf_counter() - t0
+    shown_model = sim.model  # with the ground plane when asked: the viewer draws it
+    viewer = open_viewer(shown_model, port, out) if view else None
+    try:
+        t0 = time.perf_counter()
+        traj = sim.rollout(duration=duration, controller=controller, progress=True, view=viewer)
+        wall = time.perf_counter() - t0
+        report(model, traj, controller, integrator, dt, wall, options, ground, out_path, plot, html, shown_model, out)
+        if viewer is not None:
+            viewer.play(traj)
+            wait(f"playing '{model.name}' in the viewer at {viewer.url}", out)
+    finally:
+        if viewer is not None:
+            viewer.close()
+    return traj
+
+
+def report(model, traj, controller, integrator, dt, wall, options, ground, out_path, plot, html, shown_model, out):
+    """Print what the run did and write the files asked for."""
     traj.meta.update(options, ground=bool(ground), controller=None if controller is None else
                      "computed_torque" if type(controller).__name__ == "ComputedTorque" else "pd")
     if controller is not None:
         traj.meta["target"] = [float(x) for x in controller.target[0]]
     steps = len(traj.t) - 1
     out(f"simulated {traj.t[-1]:g} s of '{model.name}' with {integrator}, dt = {dt:g} s: {steps} steps in "
-        f"{wall:.2f} s ({steps / max(wall, 1e-9):,.0f} steps/s, compilation included)")
+        f"{wall:.2f} s ({steps / max(wall, 1e-9):,.0f} steps/s, compilation included; paced to real time "
+        f"when shown live)")
     out(f"  energy {traj.energy[0]:.6g} J -> {traj.energy[-1]:.6g} J; largest constraint residual "
         f"{abs(traj.constraint_residual.max()):.2e}; effort clamped in {int(traj.effort_clamped.any(axis=1).sum())} steps")
     from ..viz.plots import coordinate_names
@@ -122,13 +138,16 @@ def simulate(model, options, duration, dt, integrator, q0=None, v0=None, control
         plot_trajectory = viz_function("plot_trajectory", "--plot")
         plot_trajectory(traj, plot, model=model, title=f"{model.name}: {integrator}, dt = {dt:g} s")
         out(f"  plot: {plot}")
-    shown_model = sim.model  # with the ground plane when asked: the viewer draws it
     if html:
         viz_function("export_html", "--html")(shown_model, traj, html)
         out(f"  animation: {html} (open it in a browser)")
-    if view:
-        play(shown_model, traj, port, out)
-    return traj
+
+
+def open_viewer(model, port, out):
+    """A live :class:`multibody.viz.Viewer` of ``model`` (its URL printed)."""
+    viewer = viz_function("Viewer", "--view")(model, port=port)
+    out(f"showing '{model.name}' live at {viewer.url}")
+    return viewer
 
 
 def play(model, traj, port, out):
