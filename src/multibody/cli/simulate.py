@@ -11,18 +11,14 @@ from ._common import CommandError, viz_function
 OMEGA = 10.0
 
 
-def gravity_stiffness(model, q, h=1e-6):
+def gravity_stiffness(model, q):
     """``∂g/∂q`` (nv, nv) at ``q``: the derivative of the gravity torques
-    ``g(q)`` (:func:`multibody.gravity_forces`) along each tangent
-    direction (central differences through :meth:`Model.integrate`)."""
-    from .. import gravity_forces
+    ``g(q)`` (:func:`multibody.gravity_forces`) on the tangent space, column
+    k along ``model.integrate(q, ε e_k)`` — the analytic RNEA derivative at
+    v = 0, a = 0 (:func:`multibody.rnea_derivatives`)."""
+    from ..dynamics import rnea_derivatives
 
-    G = np.empty((model.nv, model.nv))
-    for k in range(model.nv):
-        e = np.zeros(model.nv)
-        e[k] = h
-        G[:, k] = (gravity_forces(model, model.integrate(q, e)) - gravity_forces(model, model.integrate(q, -e))) / (2 * h)
-    return G
+    return rnea_derivatives(model, q, np.zeros(model.nv), np.zeros(model.nv))[0]
 
 
 def pd_controller(model, target, kp=None, kd=None):
