@@ -18,7 +18,7 @@ from .kinematics import (body_motion, center_of_mass, centroidal_momentum, centr
 
 from .dynamics import (aba, bias_forces, crba, kinetic_energy_gradient, floating_base_forward_dynamics, floating_base_inverse_dynamics,
                        forward_dynamics, gravity_forces, hybrid_dynamics, inertial_parameters, inverse_inertia,
-                       operational_space_inverse_inertia, regressor, rnea)
+                       operational_space_inverse_inertia, regressor, rnea, rnea_derivatives, aba_derivatives)
 
 from . import forces
 from .forces.actuators import Actuator, Motor, Muscle, PositionServo, TendonSpring, VelocityServo
@@ -27,6 +27,16 @@ from .simulation import ComputedTorque, PD, Sensors, Simulator, State, Trajector
 
 # The one place the version is written (pyproject.toml reads it: [tool.setuptools.dynamic]).
 __version__ = "0.1.0"
+
+def __getattr__(name):
+    """``multibody.viz`` (an optional extra: viser, matplotlib) is imported
+    on first use, so ``import multibody as mb; mb.viz.show(model)`` works
+    and ``import multibody`` stays cheap."""
+    if name == "viz":
+        import importlib
+        return importlib.import_module(".viz", __name__)
+    raise AttributeError(f"module 'multibody' has no attribute '{name}'")
+
 
 __all__ = [
     # errors (multibody.errors)
@@ -41,7 +51,8 @@ __all__ = [
     # dynamics
     "rnea", "bias_forces", "gravity_forces", "crba", "inverse_inertia", "operational_space_inverse_inertia",
     "kinetic_energy_gradient", "aba", "forward_dynamics", "floating_base_forward_dynamics",
-    "floating_base_inverse_dynamics", "hybrid_dynamics", "regressor", "inertial_parameters",
+    "floating_base_inverse_dynamics", "hybrid_dynamics", "regressor", "inertial_parameters", "rnea_derivatives",
+    "aba_derivatives",
     # forces, actuators, compliance
     "forces", "Actuator", "Motor", "PositionServo", "VelocityServo", "Muscle", "TendonSpring", "Compliance",
     "add_foundation_elements",

@@ -309,6 +309,31 @@ def test_visual_only_geoms_and_planes():
     assert model.visual_geometries[1].rgba == (1.0, 0.0, 0.0, 0.5)
 
 
+def test_geom_colours_are_those_mujoco_draws():
+    """A geom's rgba overrides its material's only when set: the colours of
+    the visual geometries equal those of MuJoCo's own scene
+    (mjv_updateScene, no rendering needed)."""
+    xml = """<mujoco><asset><material name="red" rgba="1 0 0 1"/><material name="blue" rgba="0 0 1 0.5"/></asset>
+      <worldbody><body name="b"><freejoint/>
+        <geom name="a" type="box" size=".1 .1 .1" material="red"/>
+        <geom name="c" type="sphere" size=".1" pos="0 0 .3" material="blue" rgba="0 1 0 1"/>
+        <geom name="d" type="sphere" size=".1" pos="0 0 .6" rgba=".2 .3 .4 1"/>
+        <geom name="e" type="sphere" size=".1" pos="0 0 .9"/>
+      </body></worldbody></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    scene = mujoco.MjvScene(m, maxgeom=10)
+    mujoco.mjv_updateScene(m, d, mujoco.MjvOption(), None, mujoco.MjvCamera(), mujoco.mjtCatBit.mjCAT_ALL, scene)
+    drawn = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, scene.geoms[i].objid): scene.geoms[i].rgba
+             for i in range(scene.ngeom)}
+    assert sorted(drawn) == ["a", "c", "d", "e"]
+    ours = {g.name: g.rgba for g in load_mjcf(xml).visual_geometries}
+    for name, rgba in drawn.items():
+        np.testing.assert_allclose(ours[name], rgba, rtol=0, atol=1e-7, err_msg=name)
+    assert ours["a"] == (1.0, 0.0, 0.0, 1.0)  # the material's (MuJoCo's geom_rgba says grey)
+
+
 def test_equality_constraints():
     model = load_mjcf(MODELS["connect"])
     eqs = {e.name: e for e in model.equalities}

@@ -760,11 +760,23 @@ class _Converter:
                     problems.append(f"{what}: {kw['skip']}")
             try:
                 b.add_geometry(B, shapes.get(gt, f"mjgeom{gt}"), size, T, name=gn,
-                               rgba=tuple(float(x) for x in self.finite(m.geom_rgba[g], f"{what}: rgba")),
+                               rgba=self.geom_colour(g, what),
                                collision=collision, visual=True, **kw)
             except ModelError as e:
                 raise self.err(str(e)) from e
         self.mesh_problems = problems
+
+    def geom_colour(self, g, what):
+        """The colour (r, g, b, a) MuJoCo draws geom ``g`` with: its ``rgba``,
+        or its material's when the geom's is MuJoCo's default (0.5, 0.5,
+        0.5, 1) — a geom's rgba overrides its material's only when set (the
+        MJCF reference, geom/rgba)."""
+        m = self.m
+        rgba = self.finite(m.geom_rgba[g], f"{what}: rgba")
+        mat = int(m.geom_matid[g])
+        if mat >= 0 and np.array_equal(rgba, np.array([0.5, 0.5, 0.5, 1.0], dtype=rgba.dtype)):
+            rgba = self.finite(m.mat_rgba[mat], f"{what}: material rgba")
+        return tuple(float(x) for x in rgba)
 
     def contact(self, g, what):
         """The contact parameters of geom ``g`` (MuJoCo's compiled values)."""
