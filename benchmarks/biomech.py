@@ -72,37 +72,70 @@ ELBOW_XML = """<mujoco model="elbow_muscles">
 </mujoco>"""
 
 
-def muscle_rows(steps=2000, control=(0.6, 0.2)):
+def muscle_rows(steps=50, pairs=101, control=(0.6, 0.2)):
     """Rows ``(integrator, µs per Simulator.step, µs per mj_step, ratio,
-    max |q - qpos| after the timed steps)`` of the muscle-arm benchmark
-    (module docstring): both start at q = 0.3 rad at rest, take ``steps``
-    warm-up then ``steps`` timed steps with the controls held."""
+    rollout ratio, max |q - qpos| after 2000 steps)`` of the muscle-arm
+    benchmark (module docstring): both start at q = 0.3 rad at rest with the
+    controls held. Blocks of ``steps`` steps of the two libraries are timed
+    back to back from the same start (a block of RK4 steps is short enough
+    not to be split by the scheduler of a shared machine), ``pairs`` times:
+    the times are the medians, the ratio the median of the per-pair ratios
+    (ratios of blocks taken together are what is stable on a loaded VM).
+    The rollout ratio is ``Simulator.rollout`` (one compiled loop) against
+    ``mujoco.rollout``, the same way."""
     import mujoco
+    from mujoco import rollout as mj_rollout
     import multibody as mb
     model = mb.load_mjcf(ELBOW_XML)
-    pairs = (("semi_implicit_euler", mujoco.mjtIntegrator.mjINT_EULER),
-             ("implicit_euler", mujoco.mjtIntegrator.mjINT_IMPLICITFAST),
-             ("rk4", mujoco.mjtIntegrator.mjINT_RK4))
+    pairs_ = (("semi_implicit_euler", mujoco.mjtIntegrator.mjINT_EULER),
+              ("implicit_euler", mujoco.mjtIntegrator.mjINT_IMPLICITFAST),
+              ("rk4", mujoco.mjtIntegrator.mjINT_RK4))
+    u = np.asarray(control, dtype=float)
     rows = []
-    for name, mj_integrator in pairs:
+    for name, mj_integrator in pairs_:
         sim = mb.Simulator(model, 0.002, integrator=name)
-        sim.reset(q=np.array([0.3]))
-        sim.control = np.asarray(control, dtype=float)
+        sim.control = u
         m = mujoco.MjModel.from_xml_string(ELBOW_XML)
         m.opt.integrator = mj_integrator
         d = mujoco.MjData(m)
-        d.qpos[0] = 0.3
-        d.ctrl[:] = control
-        times = []
-        for step in (sim.step, lambda: mujoco.mj_step(m, d)):
-            for _ in range(steps):
-                step()
+
+        def start():
+            sim.reset(q=np.array([0.3]))
+            mujoco.mj_resetData(m, d)
+            d.qpos[0] = 0.3
+            d.ctrl[:] = control
+
+        start()
+        for _ in range(2000):
+            sim.step()
+            mujoco.mj_step(m, d)
+        dq = float(np.abs(sim.state.q - d.qpos).max())
+        start()
+        state0 = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+        mujoco.mj_getState(m, d, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+        ctrl = np.tile(u, (steps, 1))[None]
+        ours, theirs, ratios, rollouts = [], [], [], []
+        for p in range(pairs + 1):  # the first pair warms up
+            start()
             t0 = time.perf_counter()
             for _ in range(steps):
-                step()
-            times.append((time.perf_counter() - t0) / steps)
-        rows.append((name, 1e6 * times[0], 1e6 * times[1], times[0] / times[1],
-                     float(np.abs(sim.state.q - d.qpos).max())))
+                sim.step()
+            t1 = time.perf_counter()
+            for _ in range(steps):
+                mujoco.mj_step(m, d)
+            t2 = time.perf_counter()
+            start()
+            sim.rollout(steps=steps, progress=False)
+            t3 = time.perf_counter()
+            mj_rollout.rollout(m, d, state0[None], control=ctrl, nstep=steps)
+            t4 = time.perf_counter()
+            if p:
+                ours.append((t1 - t0) / steps)
+                theirs.append((t2 - t1) / steps)
+                ratios.append((t1 - t0) / (t2 - t1))
+                rollouts.append((t3 - t2) / (t4 - t3))
+        rows.append((name, 1e6 * np.median(ours), 1e6 * np.median(theirs), float(np.median(ratios)),
+                     float(np.median(rollouts)), dq))
     return rows
 
 
@@ -155,10 +188,10 @@ def main(argv=None):
     if parts and "muscle" not in parts:
         return cloth_table()
     print("muscle arm (MJCF: 2 muscle actuators on spatial tendons with via sites), one step of 2 ms, "
-          "controls held")
-    print(f"{'integrator':22s} {'us/step':>9s} {'MuJoCo us':>10s} {'ratio':>7s} {'|q - qpos|':>11s}")
-    for name, ours, theirs, ratio, dq in muscle_rows():
-        print(f"{name:22s} {ours:9.2f} {theirs:10.2f} {ratio:7.2f} {dq:11.2e}")
+          "controls held; median of 101 pairs of 50-step blocks")
+    print(f"{'integrator':22s} {'us/step':>9s} {'MuJoCo us':>10s} {'ratio':>7s} {'rollout':>8s} {'|q - qpos|':>11s}")
+    for name, ours, theirs, ratio, roll, dq in muscle_rows():
+        print(f"{name:22s} {ours:9.2f} {theirs:10.2f} {ratio:7.2f} {roll:8.2f} {dq:11.2e}")
     print()
     if parts and "cloth" not in parts:
         return

@@ -28,8 +28,10 @@ integrators.
 actuators of one model with their controls, activations and last forces.
 The scalar laws below are compiled functions used by both the Python
 evaluation and the fused compiled step (integrators/_kernels.py), which
-takes the actuators on joints and fixed tendons (the linear transmissions)
-into its step table: one formula, the same numbers.
+takes the actuators on joints and fixed tendons (the linear transmissions:
+:func:`linear_forces`) and on spatial paths (:func:`path_forces`, over
+the compiled :func:`~multibody.forces.paths.path_kernel`) into its step
+table: one formula, the same numbers.
 """
 import math
 
@@ -42,8 +44,9 @@ from .base import ForceElement, floats
 from .muscle_curves import (MUJOCO, SUEDA, MuJoCoCurves, mujoco_activation_rate, mujoco_active_length,
                             mujoco_passive_length, mujoco_velocity, sueda_active_length, sueda_passive_length,
                             sueda_velocity)
+from .paths import Path, path_kernel_work
 from .transmission import (FixedTendon, JointTransmission, Transmission, TransmissionElement, TransmissionState,
-                           _one_dof_joint, along, as_transmission)
+                           _one_dof_joint, along, along_jacobians_into, as_transmission)
 
 DYN_TYPES = ("none", "integrator", "filter", "filterexact", "muscle")
 GAIN_TYPES = ("fixed", "affine", "muscle")
@@ -52,11 +55,14 @@ DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE = range(5)
 GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE = range(3)
 BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE = range(3)
 # the packed table of an actuator set: one row of ints and one of floats per actuator
-A_DYN, A_GAIN, A_BIAS, A_ACT, A_FLAGS, A_START, A_COUNT = range(7)
+# (an actuator on a Path: A_START, A_COUNT locate its path's floats, A_PATH its ints, in the set's path buffers)
+A_DYN, A_GAIN, A_BIAS, A_ACT, A_FLAGS, A_START, A_COUNT, A_PATH = range(8)
 NI = 8
-CTRL_LIMITED, FORCE_LIMITED, ACT_LIMITED, ACT_EARLY, PYTHON_FORCE = 1, 2, 4, 8, 16
+# PATH: on a spatial path, a compiled stage of the fused step (path_forces); PYTHON_FORCE: evaluated in
+# Python (another transmission; in a step table, also a path the table does not compile)
+CTRL_LIMITED, FORCE_LIMITED, ACT_LIMITED, ACT_EARLY, PYTHON_FORCE, PATH = 1, 2, 4, 8, 16, 32
 NPRM = 9  # MuJoCo's mjNGAIN = mjNBIAS (10 in the model; the laws here read at most 9)
-P_GAIN, P_BIAS, P_DYN, P_CTRL, P_FORCE, P_ACT, P_LENGTH, P_CURVES = 0, 9, 18, 21, 23, 25, 27, 29
+P_GAIN, P_BIAS, P_DYN, P_CTRL, P_FORCE, P_ACT, P_LENGTH, P_CURVES, P_GEAR = 0, 9, 18, 21, 23, 25, 27, 29, 30
 NP = 32
 CURVES = {"sueda": SUEDA, "mujoco": MUJOCO}  # a muscle's curve set (af[k, P_CURVES])
 MINVAL = 1e-15  # MuJoCo's mjMINVAL: the floor of its time constants and scales
@@ -244,7 +250,7 @@ def linear_forces(ai, af, tq, tv, tc, ctrl, act, act_dot, h, q, v, out, force, w
     goes to ``force[k]`` and (l, l̇, ∂f/∂l, ∂f/∂l̇) to ``work[:, k]`` (what
     :func:`linear_jacobians` reads)."""
     for k in range(ai.shape[0]):
-        if ai[k, A_FLAGS] & PYTHON_FORCE:
+        if ai[k, A_FLAGS] & (PYTHON_FORCE | PATH):
             continue
         s = ai[k, A_START]
         e = s + ai[k, A_COUNT]
@@ -270,7 +276,7 @@ def linear_jacobians(ai, tv, tc, work, K, D):
     """``K += f_l JᵀJ``, ``D += f_l̇ JᵀJ`` of the actuators on linear
     transmissions, from the derivatives :func:`linear_forces` recorded."""
     for k in range(ai.shape[0]):
-        if ai[k, A_FLAGS] & PYTHON_FORCE:
+        if ai[k, A_FLAGS] & (PYTHON_FORCE | PATH):
             continue
         fl, fld = work[2, k], work[3, k]
         if fl == 0.0 and fld == 0.0:
@@ -282,6 +288,92 @@ def linear_jacobians(ai, tv, tc, work, K, D):
                 cc = tc[a] * tc[b]
                 K[tv[a], tv[b]] += fl * cc
                 D[tv[a], tv[b]] += fld * cc
+
+
+@njit(cache=True, nogil=True)
+def path_forces(ai, af, pf, pi, ctrl, act, act_dot, h, oMi, J, v, out, force, work, scratch, record, jac, slot):
+    """``out += Σ Jᵀ f`` of the actuators on paths (rows flagged PATH and
+    not PYTHON_FORCE) at the kinematics ``oMi`` (world body poses) and
+    ``J`` (world joint Jacobian) of (q, v): each path by
+    :func:`~multibody.forces.paths.path_kernel` over its buffers in ``pf``
+    and ``pi`` (:class:`ActuatorSet`), its length, rate and moment arm
+    times the gear, the law :func:`actuator_force` at the activations
+    ``act`` (rates ``act_dot``). The sum starts from zero in ``scratch[:nv]``
+    and is added to ``out`` at the end (the order of the Python evaluation,
+    which hands the fused step its sum as external forces: the same bits).
+    Each path's output (J, and with ``jac`` Hᵀv and H, geared) is kept in
+    ``scratch`` after the sum, a ``slot`` of nv(nv + 2) (a table whose
+    steps take Jacobians) or nv floats per path row, for
+    :func:`path_jacobians`; the rest of
+    ``scratch`` and the last nv entries of ``pi`` are the path kernel's
+    scratch. With ``record`` the forces and (l, l̇, ∂f/∂l, ∂f/∂l̇) are
+    recorded as by :func:`linear_forces`. Returns 0, or the path kernel's
+    status of the first path with a zero-length segment (nothing added)."""
+    nv = J.shape[1]
+    size = nv * (nv + 2) if jac else nv
+    acc = scratch[:nv]
+    for i in range(nv):
+        acc[i] = 0.0
+    npath = 0
+    for k in range(ai.shape[0]):
+        if (ai[k, A_FLAGS] & PATH) and not (ai[k, A_FLAGS] & PYTHON_FORCE):
+            npath += 1
+    kwork = scratch[nv + npath * slot:]
+    idx = pi[pi.shape[0] - nv:]
+    o = nv
+    for k in range(ai.shape[0]):
+        flags = ai[k, A_FLAGS]
+        if (flags & PYTHON_FORCE) or not (flags & PATH):
+            continue
+        s = ai[k, A_START]
+        buf = scratch[o:o + size]
+        o += slot
+        st, l, ld = path_kernel_work(oMi, J, v, pf[s:s + ai[k, A_COUNT]], pi[ai[k, A_PATH]:], buf, jac, kwork, idx)
+        if st != 0:
+            return st
+        g = af[k, P_GEAR]
+        if g != 1.0:  # l = g l_path, J = g J_path, ∂l̇/∂q = g Hᵀv, and the geometric term g f H
+            l = g * l
+            ld = g * ld
+            for i in range(size):
+                buf[i] = g * buf[i]
+        u = force_input(ai, af, k, control_value(ai, af, k, ctrl[k]), act, act_dot, h)
+        f, fl, fld = actuator_force(ai, af, k, l, ld, u)
+        for i in range(nv):
+            acc[i] += buf[i] * f
+        if record:
+            force[k] = f
+            work[0, k] = l
+            work[1, k] = ld
+            work[2, k] = fl
+            work[3, k] = fld
+    for i in range(nv):
+        out[i] += acc[i]
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def path_jacobians(ai, scratch, work, force, K, D):
+    """``K += f_l JJᵀ + f_l̇ J(Hᵀv)ᵀ + f H``, ``D += f_l̇ JJᵀ`` of the
+    actuators on paths (:func:`~multibody.forces.transmission.along`'s
+    Jacobians) from what :func:`path_forces` kept with ``record`` and
+    ``jac`` (J, Hᵀv, H in ``scratch``; f, f_l, f_l̇ recorded)."""
+    nv = K.shape[0]
+    size = nv * (nv + 2)
+    o = nv
+    for k in range(ai.shape[0]):
+        flags = ai[k, A_FLAGS]
+        if (flags & PYTHON_FORCE) or not (flags & PATH):
+            continue
+        buf = scratch[o:o + size]
+        o += size
+        along_jacobians_into(buf[:nv], buf[nv:2 * nv], work[2, k], work[3, k], K, D)
+        f = force[k]
+        if f != 0.0:
+            H = buf[2 * nv:]
+            for i in range(nv):
+                for j in range(nv):
+                    K[i, j] += f * H[i * nv + j]
 
 
 @njit(cache=True, nogil=True)
@@ -450,16 +542,19 @@ class Actuator:
         return self.dyntype != "none"
 
     # ------------------------------------------------------------ the law
-    def _row(self, act_index=-1, start=0, count=0, python=False):
-        """This actuator's rows of the packed table (ints, floats)."""
+    def _row(self, act_index=-1, start=0, count=0, python=False, path=-1):
+        """This actuator's rows of the packed table (ints, floats); on a
+        path (``path`` >= 0: the offset of its ints) ``start``, ``count``
+        locate its floats."""
         ri = np.zeros(NI, np.int64)
         ri[A_DYN] = DYN_TYPES.index(self.dyntype)
         ri[A_GAIN] = GAIN_TYPES.index(self.gaintype)
         ri[A_BIAS] = BIAS_TYPES.index(self.biastype)
         ri[A_ACT] = act_index
         ri[A_FLAGS] = (CTRL_LIMITED * self.ctrllimited | FORCE_LIMITED * self.forcelimited
-                       | ACT_LIMITED * self.actlimited | ACT_EARLY * self.actearly | PYTHON_FORCE * python)
-        ri[A_START], ri[A_COUNT] = start, count
+                       | ACT_LIMITED * self.actlimited | ACT_EARLY * self.actearly | PYTHON_FORCE * python
+                       | PATH * (path >= 0))
+        ri[A_START], ri[A_COUNT], ri[A_PATH] = start, count, max(path, 0)
         rf = np.zeros(NP)
         rf[P_GAIN:P_GAIN + NPRM] = self.gainprm
         rf[P_BIAS:P_BIAS + NPRM] = self.biasprm
@@ -470,6 +565,7 @@ class Actuator:
         if self.lengthrange is not None:
             rf[P_LENGTH:P_LENGTH + 2] = self.lengthrange
         rf[P_CURVES] = CURVES[self.curves]
+        rf[P_GEAR] = self.gear
         return ri, rf
 
     @property
@@ -620,6 +716,9 @@ class ActuatorSet(ForceElement):
         nu = len(self.actuators)
         ints, fl = np.zeros((nu, NI), np.int64), np.zeros((nu, NP))
         tq, tv, tc = [], [], []
+        pf, pi = [], []  # the paths' buffers (Path._bind: fbuf, ibuf), concatenated
+        nf = ni = 0
+        self.path_coordinates = {}  # actuator -> the coordinates that move a point of its path
         self.transmission_bindings, self.act_index = [], np.full(nu, -1, np.int64)
         na = 0
         names = set()
@@ -648,7 +747,17 @@ class ActuatorSet(ForceElement):
                     tq.append(iq)
                     tv.append(iv)
                     tc.append(c)
-            ints[k], fl[k] = a._row(self.act_index[k], start, len(tq) - start, entries is None)
+                ints[k], fl[k] = a._row(self.act_index[k], start, len(tq) - start)
+            elif type(a.transmission) is Path:
+                pf.append(b.fbuf)
+                pi.append(b.ibuf)
+                n = int(b.ibuf[0])
+                self.path_coordinates[k] = np.flatnonzero(b.fbuf[3 * n:3 * n + n * model.nv].reshape(n, -1).any(0))
+                ints[k], fl[k] = a._row(self.act_index[k], nf, len(b.fbuf), path=ni)
+                nf += len(b.fbuf)
+                ni += len(b.ibuf)
+            else:
+                ints[k], fl[k] = a._row(self.act_index[k], start, 0, python=True)
             if row_f is not None:
                 fl[k, P_LENGTH:P_LENGTH + 2] = row_f[0]
                 fl[k, P_GAIN + 2], fl[k, P_BIAS + 2] = row_f[1]
@@ -656,7 +765,10 @@ class ActuatorSet(ForceElement):
         self.ints, self.floats = ints, fl
         self.tq, self.tv = np.array(tq, np.int64), np.array(tv, np.int64)
         self.tc = np.array(tc, dtype=float)
+        self.path_floats = np.concatenate(pf) if pf else np.zeros(0)
+        self.path_ints = np.concatenate(pi).astype(np.int64) if pi else np.zeros(0, np.int64)
         self.python = np.flatnonzero(ints[:, A_FLAGS] & PYTHON_FORCE) if nu else np.zeros(0, np.int64)
+        self.paths = np.flatnonzero(ints[:, A_FLAGS] & PATH) if nu else np.zeros(0, np.int64)
         self.geometric_stiffness = any(not a.transmission.linear for a in self.actuators)
         self.io = ActuatorInputs(nu, na)
         self._stages = None  # RK4's stage activations (begin_stages), used by successive evaluations
@@ -712,15 +824,17 @@ class ActuatorSet(ForceElement):
         """Each actuator's name (``"actuator<k>"`` when unnamed)."""
         return tuple(a.name if a.name is not None else f"actuator{k}" for k, a in enumerate(self.actuators))
 
-    def python_part(self):
+    def python_part(self, paths=True):
         """The element evaluating only the actuators the compiled step does
-        not take (other transmissions), sharing this set's arrays; None if
-        there are none."""
-        if not len(self.python):
+        not take (other transmissions than joints, fixed tendons and — if
+        ``paths`` — spatial paths), sharing this set's arrays; None if there
+        are none."""
+        which = self.python if paths else np.union1d(self.python, self.paths)
+        if not len(which):
             return None
         part = object.__new__(type(self))
         part.__dict__.update(self.__dict__)
-        part._evaluated = self.python
+        part._evaluated = which
         part.name = "actuators (Python transmissions)"
         part.record_forces = True  # evaluated once per step, at its start (the fused step's external forces)
         return part

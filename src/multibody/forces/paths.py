@@ -38,8 +38,9 @@ the force elements share (:class:`~multibody.forces._kin.State`).
 import weakref
 
 import numpy as np
-from numba import njit
+from numba import carray, njit
 
+from .._compiled import JIT, f64_pointer
 from ..errors import InputError
 from ._kin import State, topology
 from .base import ForceElement, floats, resolve_frame
@@ -51,6 +52,36 @@ ZERO_LENGTH = 1e-12
 
 @njit(cache=True, nogil=True)
 def path_kernel(oMi, J, v, fbuf, ibuf, out, jac):
+    """:func:`path_kernel_work` with its scratch allocated."""
+    nv = J.shape[1]
+    return path_kernel_work(oMi, J, v, fbuf, ibuf, out, jac, np.empty(path_work_size(ibuf[0], nv)),
+                            np.empty(nv, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block_compiled(work, offset, shape):
+    """``work[offset:]`` as an array of ``shape`` (a ``carray`` view: a
+    reshaped slice calls Numba's reshape helper, ~25 ns, a tenth of a
+    short path's evaluation)."""
+    return carray(f64_pointer(work.ctypes.data + np.uint64(8 * offset)), shape)
+
+
+def _block_py(work, offset, shape):
+    """:func:`_block_compiled` without JIT: the reshaped slice."""
+    return work[offset:offset + int(np.prod(np.array(shape)))].reshape(shape)
+
+
+_block = _block_compiled if JIT else _block_py
+
+
+@njit(cache=True, nogil=True, inline="always")
+def path_work_size(n, nv):
+    """The floats of :func:`path_kernel_work`'s scratch for a path of ``n`` points."""
+    return n * (10 + 3 * nv) + 3 * nv
+
+
+@njit(cache=True, nogil=True)
+def path_kernel_work(oMi, J, v, fbuf, ibuf, out, jac, work, idx):
     """Length, moment arm, rate and (``jac``) ``Hᵀv`` and ``H = ∂J/∂q`` of a
     path (module docstring), written to ``out`` = ``[J_l (nv), Hᵀv (nv), H
     (nv x nv, row-major)]`` (``out`` of nv entries without ``jac``).
@@ -60,13 +91,17 @@ def path_kernel(oMi, J, v, fbuf, ibuf, out, jac):
     ``fbuf`` = ``[point coordinates in their body (3n), support row of each
     point's body (n·nv: 1.0 where the coordinate moves it), maskT of
     :mod:`._kin` (nv·nv)]``. Returns ``(status, l, l̇)``: ``status = s + 1``
-    for a zero-length active segment s (then ``out`` is not filled)."""
+    for a zero-length active segment s (then ``out`` is not filled).
+    ``work`` (at least :func:`path_work_size` floats) and ``idx`` (nv
+    int64): scratch (the fused step's actuators pass the table's)."""
     n = ibuf[0]
     nv = J.shape[1]
     o_sup = 3 * n
     o_mask = o_sup + n * nv
     # per point: x (0:3), u of the segment starting there (3:6), g = ∂l/∂x (6:9), segment length (9)
-    pt = np.zeros((n, 10))
+    pt = _block(work, 0, (n, 10))
+    for i in range(10 * n):
+        work[i] = 0.0
     for k in range(n):
         b = ibuf[1 + k]
         p0, p1, p2 = fbuf[3 * k], fbuf[3 * k + 1], fbuf[3 * k + 2]
@@ -88,7 +123,9 @@ def path_kernel(oMi, J, v, fbuf, ibuf, out, jac):
     # point Jacobians P_k (only the points of active segments) and J_l = Σ_k P_kᵀ g_k
     for j in range(nv):
         out[j] = 0.0
-    P = np.zeros((n, 3, nv))
+    P = _block(work, 10 * n, (n, 3, nv))
+    for i in range(10 * n, n * (10 + 3 * nv)):
+        work[i] = 0.0
     for k in range(n):
         if not ((k < n - 1 and ibuf[1 + n + k] != 0) or (k > 0 and ibuf[n + k] != 0)):
             continue
@@ -111,8 +148,7 @@ def path_kernel(oMi, J, v, fbuf, ibuf, out, jac):
     for i in range(nv, o_H + nv * nv):
         out[i] = 0.0
     # turning of the segment directions: Σ_s WᵀW / l_s with W = (I − u uᵀ) ΔP_s
-    W = np.empty((3, nv))
-    idx = np.empty(nv, dtype=np.int64)
+    W = _block(work, n * (10 + 3 * nv), (3, nv))
     for s in range(n - 1):
         if ibuf[1 + n + s] == 0:
             continue

@@ -66,19 +66,31 @@ def _along_jacobians(J, rate_gradient, f_l, f_ldot):
     instead of four numpy temporaries (the cost of every element that acts
     along a transmission)."""
     n = J.shape[0]
-    K = np.empty((n, n))
-    D = np.empty((n, n))
+    K = np.zeros((n, n))
+    D = np.zeros((n, n))
+    along_jacobians_into(J, rate_gradient, f_l, f_ldot, K, D)
+    return K, D
+
+
+@njit(cache=True, nogil=True)
+def along_jacobians_into(J, rate_gradient, f_l, f_ldot, K, D):
+    """``K += f_l JJᵀ + f_l̇ J (∂l̇/∂q)ᵀ``, ``D += f_l̇ JJᵀ`` (what
+    :func:`_along_jacobians` returns, added in place: the fused step's
+    actuators on paths add theirs to the step's K and D). Rows where J is
+    zero are skipped (they are zero)."""
+    n = J.shape[0]
     has_rg = rate_gradient.shape[0] == n
     for i in range(n):
         ji = J[i]
+        if ji == 0.0:
+            continue
         for j in range(n):
             d = ji * J[j]
-            D[i, j] = f_ldot * d
+            D[i, j] += f_ldot * d
             k = f_l * d
             if has_rg:
                 k += f_ldot * ji * rate_gradient[j]
-            K[i, j] = k
-    return K, D
+            K[i, j] += k
 
 
 class Transmission:

@@ -53,10 +53,10 @@ from ..constraints import _contact as CF
 from ..constraints._kernels import constrained_acceleration_kernel, end_of_step_kernel, loop_projector, loop_tuple, \
     project_step, set_views, sie_step, soft_sie_step, table_set
 from ..forces.actuators import (NI, NP, activation_rates, advance_activations, linear_forces, linear_jacobians,
-                                rk4_activation_stage)
+                                path_forces, path_jacobians, rk4_activation_stage)
 from ..dynamics.kernels import aba_checked, crba_kernel, kinetic_gradient_posed, ltdl_kernel, ltdl_solve, \
     rnea_kernel, rnea_posed
-from ..kinematics.kernels import fk_kernel
+from ..kinematics.kernels import fk_kernel, joint_jacobians_kernel
 from ..model.configuration import difference_kernel, integrate_kernel, normalize_kernel, qdot_kernel
 from ..model.data import handle_workspace
 from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
@@ -71,12 +71,12 @@ from ..model.joints import C_GRAVITY, C_H, C_MASS, C_PARENT
 # StepTable agree on is here.
 (H_LEN, H_FLOATS, H_NFLOATS, H_DATA, H_NQ, H_NV, H_NB, H_NS, H_NL, H_NR, H_NG, H_NC, H_BLOCK, H_GRAVITY,
  H_CLAMP_EFFORT, H_CLAMP_VELOCITY, H_EXTERNAL, H_PROJECT, H_CONTACT, H_STEP, H_CONTACT_STAGE,
- H_NU, H_NA, H_NT, H_DENSE,
+ H_NU, H_NA, H_NT, H_DENSE, H_NPF, H_NPI, H_NPS, H_PATH_STAGE, H_PATH_JAC,
  F_DAMPING, F_STIFFNESS, F_REST, F_EFFORT, F_VMAX, F_LIM_SIGN, F_LIM_BOUND, F_FEXT, F_KEXT, F_DEXT, F_TAU,
  F_PA, F_PB, F_U, F_W, F_PITCH, F_RATIO, F_OFFSET, F_ACTUATORS, F_WORK,
  I_SPRING_Q, I_SPRING_V, I_LIM_Q, I_LIM_V, I_MASK, I_COORD_BODY, I_MASKS, I_PIVOTS,
  I_ROW, I_KIND, I_IA, I_IB, I_GEAR_ROW, I_GEAR_JQ, I_GEAR_JV, I_GEAR_IQ, I_GEAR_IV, I_ACTUATORS,
- HEADER) = range(64)
+ HEADER) = range(69)
 N_SCALARS = 7
 # scratch vectors of max(nq, nv, nb) in the work section (then 3 nv x nv matrices): the cores use
 # rows 0-10, the step and the rollout the others
@@ -87,13 +87,14 @@ EXTERNAL_FORCE, EXTERNAL_JACOBIANS = 1, 2  # H_EXTERNAL: Python elements give f,
 PROJECTION_TOLERANCE, PROJECTION_ITERATIONS = 1e-12, 20  # the simulator's post-stabilization
 
 
-def section_sizes(nq, nv, nb, ns, nl, nr, ng, nu=0, na=0, nt=0):
+def section_sizes(nq, nv, nb, ns, nl, nr, ng, nu=0, na=0, nt=0, npf=0, npi=0, nps=0):
     """The length of every section: ``{slot: length}`` for ``ns`` linear
     joint springs, ``nl`` limit rows, ``nr`` loop-constraint rows, ``ng``
-    gear (coupling) rows and ``nu`` actuators with ``na`` activations and
-    ``nt`` transmission entries (:func:`actuator_offsets`)."""
+    gear (coupling) rows and ``nu`` actuators with ``na`` activations,
+    ``nt`` transmission entries and the paths' ``npf`` floats, ``npi``
+    ints and ``nps`` scratch floats (:func:`actuator_offsets`)."""
     m = max(nq, nv, nb)
-    fa, ia = actuator_offsets_py(nu, na, nt)[-2:]
+    fa, ia = actuator_offsets_py(nu, na, nt, npf, npi, nps)[-2:]
     return {F_DAMPING: nv, F_STIFFNESS: ns, F_REST: ns, F_EFFORT: nv, F_VMAX: nv, F_LIM_SIGN: nl, F_LIM_BOUND: nl,
             F_FEXT: nv, F_KEXT: nv * nv, F_DEXT: nv * nv, F_TAU: nv, F_PA: 16 * nr, F_PB: 16 * nr, F_U: 3 * nr,
             F_W: 3 * nr, F_PITCH: nr, F_RATIO: ng, F_OFFSET: ng, F_ACTUATORS: fa,
@@ -104,15 +105,17 @@ def section_sizes(nq, nv, nb, ns, nl, nr, ng, nu=0, na=0, nt=0):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def actuator_offsets(nu, na, nt):
+def actuator_offsets(nu, na, nt, npf=0, npi=0, nps=0):
     """Where each array of the actuator sections starts: in the float
     section the packed parameters (nu x NP, :mod:`multibody.forces.actuators`),
     the transmission coefficients (nt), the controls (nu), the last forces
     (nu), the recorded (l, l̇, ∂f/∂l, ∂f/∂l̇) (4 x nu), the activations
     (na), the stage activations, their rates, the rates of the update and
-    RK4's four stage rates (4 x na); in the int section the packed ints
-    (nu x NI) and the entries' q and v indices (nt each). Returns those
-    offsets and the two sections' lengths."""
+    RK4's four stage rates (4 x na), the compiled paths' floats (npf) and
+    their scratch (nps: :func:`~multibody.forces.actuators.path_forces`);
+    in the int section the packed ints (nu x NI), the entries' q and v
+    indices (nt each) and the paths' ints (npi). Returns those offsets
+    and the two sections' lengths."""
     o_tc = nu * NP
     o_ctrl = o_tc + nt
     o_force = o_ctrl + nu
@@ -122,9 +125,13 @@ def actuator_offsets(nu, na, nt):
     o_dot = o_stage + na
     o_rate = o_dot + na
     o_k = o_rate + na
+    o_pf = o_k + 4 * na
+    o_ps = o_pf + npf
     o_tq = nu * NI
     o_tv = o_tq + nt
-    return o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, o_k + 4 * na, o_tv + nt
+    o_pi = o_tv + nt
+    return (o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, o_pf, o_ps, o_pi,
+            o_ps + nps, o_pi + npi)
 
 
 # the same offsets for Python callers (building a table), without compiling the kernel for them
@@ -143,7 +150,7 @@ Loops = namedtuple("Loops", ("row", "kind", "body_a", "body_b", "Pa", "Pb", "u",
                              "gear_jq", "gear_jv", "gear_iq", "gear_iv", "ratio", "offset"))
 # the actuator sections as arrays (actuator_view): see actuator_offsets
 Actuators = namedtuple("Actuators", ("ai", "af", "tq", "tv", "tc", "ctrl", "force", "work", "act", "stage", "dot",
-                                     "rate", "k"))
+                                     "rate", "k", "pf", "pi", "ps", "dt", "path_jac"))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -214,21 +221,31 @@ def table_view(ints, floats):
 # the 13 arrays cost ~0.15 µs per call, a third of the actuators' share of a step); the entry points of
 # the tables without pass None, and Numba prunes the branches that call them. Inlined, the stages were
 # copied into every entry point before the pruning (+7 s of cold compilation of each integrator's entry
-# point without actuators; architecture.md, compilation rules 7 and 9). Without JIT, ``A`` is the
-# Actuators tuple itself (no handles without compiled code).
+# point without actuators; architecture.md, compilation rules 7 and 9). Without JIT, ``A`` is the pair
+# (Actuators tuple, workspace) itself (no handles without compiled code).
+#
+# The actuators on spatial paths are one more stage, :func:`path_stage` (the Path kernel, the actuator
+# laws, the Jacobians through the path's geometric term: forces/actuators.path_forces), behind a C
+# entry point of its own whose address the table holds (H_PATH_STAGE, 0 without such actuators), as
+# the contact stage: only a table with path actuators compiles it, and the entry points with actuators
+# stay those of the tables without paths.
 @njit(cache=True, nogil=True, inline="always")
 def actuator_view(ints, floats):
     """The actuator sections of a step table (its int64 and float64
     arrays) as :data:`Actuators` (only for a table with actuators)."""
     nu, na, nt = ints[H_NU], ints[H_NA], ints[H_NT]
-    o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, _, _ = actuator_offsets(nu, na, nt)
+    npf, npi, nps = ints[H_NPF], ints[H_NPI], ints[H_NPS]
+    o_tc, o_ctrl, o_force, o_work, o_act, o_stage, o_dot, o_rate, o_k, o_tq, o_tv, o_pf, o_ps, o_pi, _, _ = \
+        actuator_offsets(nu, na, nt, npf, npi, nps)
     f, i = ints[F_ACTUATORS], ints[I_ACTUATORS]
     return Actuators(_iblock(ints, i, (nu, NI)), _fblock(floats, f, (nu, NP)), _iblock(ints, i + o_tq, (nt,)),
                      _iblock(ints, i + o_tv, (nt,)), _fblock(floats, f + o_tc, (nt,)),
                      _fblock(floats, f + o_ctrl, (nu,)), _fblock(floats, f + o_force, (nu,)),
                      _fblock(floats, f + o_work, (4, nu)), _fblock(floats, f + o_act, (na,)),
                      _fblock(floats, f + o_stage, (na,)), _fblock(floats, f + o_dot, (na,)),
-                     _fblock(floats, f + o_rate, (na,)), _fblock(floats, f + o_k, (4, na)))
+                     _fblock(floats, f + o_rate, (na,)), _fblock(floats, f + o_k, (4, na)),
+                     _fblock(floats, f + o_pf, (npf,)), _iblock(ints, i + o_pi, (npi,)),
+                     _fblock(floats, f + o_ps, (nps,)), floats[0], ints[H_PATH_JAC] != 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -238,7 +255,7 @@ def _actuators_of_handle(A):
 
 
 def _actuators_of_view(A):
-    return A
+    return A[0]
 
 
 _actuators_of = _actuators_of_handle if JIT else _actuators_of_view
@@ -259,18 +276,97 @@ def actuators_begin(A):
 
 
 @njit(cache=True, nogil=True)
-def actuator_forces(A, dt, q, v, out, record):
-    """``out += Σ Jᵀ f`` of the actuators on joints and fixed tendons at the
-    stage activations (:func:`~multibody.forces.actuators.linear_forces`)."""
+def actuator_forces(A, dt, q, v, out, record, posed):
+    """``out += Σ Jᵀ f`` of the actuators at the stage activations: those
+    on paths (:func:`path_stage`; ``posed``: the workspace holds the
+    poses and the world joint Jacobian at q), then those on joints and
+    fixed tendons (:func:`~multibody.forces.actuators.linear_forces`)."""
     V = _actuators_of(A)
+    path_stage_of(A, q, v, out, (PATH_RECORD if record else 0) | (PATH_POSED if posed else 0))
     linear_forces(V.ai, V.af, V.tq, V.tv, V.tc, V.ctrl, V.stage, V.dot, dt, q, v, out, V.force, V.work, record)
 
 
 @njit(cache=True, nogil=True)
 def actuator_jacobians(A, K, D):
-    """``K += f_l JᵀJ``, ``D += f_l̇ JᵀJ`` (:func:`~multibody.forces.actuators.linear_jacobians`)."""
+    """``K += f_l JᵀJ``, ``D += f_l̇ JᵀJ`` (:func:`~multibody.forces.actuators.linear_jacobians`)
+    and the paths' Jacobians with their geometric term
+    (:func:`~multibody.forces.actuators.path_jacobians`)."""
     V = _actuators_of(A)
     linear_jacobians(V.ai, V.tv, V.tc, V.work, K, D)
+    path_stage_of(A, K, D, K, PATH_JACOBIANS)
+
+
+PATH_RECORD, PATH_POSED, PATH_JACOBIANS = 1, 2, 4  # the flags of a path-stage call
+
+
+@njit(cache=True, nogil=True, inline="always")
+def path_stage(ws, V, q, v, out, flags):
+    """``out += Σ Jᵀ f`` of the actuators on paths at (q, v)
+    (:func:`~multibody.forces.actuators.path_forces`) over the world
+    poses and joint Jacobian at q (computed here unless ``flags`` has
+    PATH_POSED: CRBA left them), recorded with PATH_RECORD (and then, for
+    an implicit integrator's table, with each path's H for
+    :func:`~multibody.forces.actuators.path_jacobians`). A zero-length
+    segment makes ``out`` NaN: the step fails and is re-run on the checked
+    Python path, which names the path and the segment."""
+    if not (flags & PATH_POSED):
+        joint_jacobians_kernel(ws.tree, q, ws.poses, ws.jac)
+    record = (flags & PATH_RECORD) != 0
+    if path_forces(V.ai, V.af, V.pf, V.pi, V.ctrl, V.stage, V.dot, V.dt, ws.poses[0], ws.jac[1], v, out, V.force,
+                   V.work, V.ps, record, record and V.path_jac, ws.nv * (ws.nv + 2) if V.path_jac else ws.nv) != 0:
+        out[0] = np.nan
+
+
+def path_stage_of(A, a, b, c, flags):
+    """The path stage of the actuators ``A``: :func:`path_stage` on (q, v,
+    out) = (a, b, c), or with PATH_JACOBIANS
+    :func:`~multibody.forces.actuators.path_jacobians` into (K, D) = (a, b).
+    In compiled code a call through the C entry point in the table
+    (H_PATH_STAGE; none: no path actuators, nothing done)."""
+    V, ws = A
+    if V.ps.shape[0] == 0:
+        return
+    if flags & PATH_JACOBIANS:
+        path_jacobians(V.ai, V.ps, V.work, V.force, a, b)
+    else:
+        path_stage(ws, V, a, b, c, flags)
+
+
+@overload(path_stage_of, jit_options=dict(cache=True))
+def _path_stage_of_compiled(A, a, b, c, flags):
+    def impl(A, a, b, c, flags):
+        address = carray(i64_pointer(A), (HEADER,))[H_PATH_STAGE]
+        if address != 0:
+            call_address(address, A, a.ctypes.data, b.ctypes.data, c.ctypes.data, flags)
+    return impl
+
+
+def _path_stage_c(handle, a, b, c, flags):
+    """The C entry point of the path stage (:func:`path_stage_of`) on the
+    step table behind ``handle``: (q, v, out) or (K, D) at the addresses
+    a, b, c."""
+    ints, floats, data = table_arrays(handle)
+    V = actuator_view(ints, floats)
+    nq, nv = ints[H_NQ], ints[H_NV]
+    if flags & PATH_JACOBIANS:
+        path_jacobians(V.ai, V.ps, V.work, V.force, carray(f64_pointer(a), (nv, nv)),
+                       carray(f64_pointer(b), (nv, nv)))
+    else:
+        path_stage(handle_workspace(data), V, carray(f64_pointer(a), (nq,)), carray(f64_pointer(b), (nv,)),
+                   carray(f64_pointer(c), (nv,)), flags)
+    return 0
+
+
+_PATH_STAGE = []
+
+
+def path_stage_address():
+    """The address of the compiled C entry point of the path stage
+    (compiled or loaded from the cache on first use: only by a table with
+    actuators on paths)."""
+    if not _PATH_STAGE:
+        _PATH_STAGE.append(cfunc(types.int64(*(types.int64,) * 5), cache=True, nopython=True)(_path_stage_c))
+    return _PATH_STAGE[0].address
 
 
 @njit(cache=True, nogil=True)
@@ -321,14 +417,17 @@ def applied(T, tau):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def joint_forces(T, A, q, v, tau, out, record=True):
+def joint_forces(T, A, q, v, tau, out, record=True, posed=False):
     """``out = τ − b⊙v − k⊙(q − q_rest) + f_ext + Σ Jᵀf``: the applied joint
     forces, the joint damping, the linear joint springs of vector joints,
     the forces of Python force elements evaluated before the step and the
     actuators on joints and fixed tendons at the stage activations (all N
     or N·m, v order). ``record``: this evaluation is the step's own (at its
-    start state): the actuators' forces and derivatives are kept. ``A``:
-    the actuators (the table's handle; without JIT their :func:`actuator_view`), or None."""
+    start state): the actuators' forces and derivatives are kept.
+    ``posed``: the workspace holds the poses and world joint Jacobian at q
+    (the path actuators use them). ``A``: the actuators (the table's
+    handle; without JIT their :func:`actuator_view` and the workspace), or
+    None."""
     for k in range(T.nv):
         out[k] = tau[k] - T.damping[k] * v[k]
     for r in range(T.spring_q.shape[0]):
@@ -337,7 +436,7 @@ def joint_forces(T, A, q, v, tau, out, record=True):
         for k in range(T.nv):
             out[k] += T.fext[k]
     if A is not None:
-        actuator_forces(A, T.dt, q, v, out, record)
+        actuator_forces(A, T.dt, q, v, out, record, posed)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -371,7 +470,7 @@ def net_force(ws, T, A, q, v, tau, f, posed=False, record=True):
         rnea_posed(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
     else:
         rnea_kernel(ws.tree, q, v, zero, T.gravity_on, False, ws.poses, ws.spatial, ws.dofs[3])
-    joint_forces(T, A, q, v, tau, f, record)
+    joint_forces(T, A, q, v, tau, f, record, posed)
     for k in range(T.nv):
         f[k] -= ws.dofs[3, k]
 

@@ -9,9 +9,11 @@ linear joint elements into the table (the model's joint damping,
 :class:`~multibody.forces.JointDamper`, and :class:`~multibody.forces.JointSpring`
 on joints with q̇ = v) and the actuators of an
 :class:`~multibody.forces.actuators.ActuatorSet` (their activations all,
-their forces on joints and fixed tendons; its controls, activations and
-forces then live in the table, the set's arrays are views of it); any
-other force element (and the actuators on other transmissions) is
+their forces on joints, fixed tendons and spatial paths — the paths'
+buffers in the table, evaluated by the path stage of :mod:`._kernels`;
+its controls, activations and forces then live in the table, the set's
+arrays are views of it); any other force element (and the actuators on
+other transmissions) is
 evaluated in Python at the start of the step and handed to the kernel as
 ``f`` (and ``K``, ``D`` for the implicit integrators), which the
 integrators that evaluate the forces once per step accept. :func:`fused_table` says when no fused step
@@ -25,11 +27,14 @@ from numba import types
 
 from .._compiled import JIT, F64_1, F64_1C, F64_2C, I64_1, INT, entry
 from ..constraints.contact import ContactTable
-from ..forces.actuators import A_COUNT, A_FLAGS, A_START, NI, NP, PYTHON_FORCE, ActuatorSet
+from ..forces.actuators import A_COUNT, A_FLAGS, A_PATH, A_START, NI, NP, PATH, PYTHON_FORCE, ActuatorSet
+from ..forces.paths import path_work_size
 from ..forces.base import generalized_forces
 from ..forces.joint import JointDamper, JointSpring
 from ..forces._kin import topology
 from . import _kernels as K
+
+path_work_size = getattr(path_work_size, "py_func", path_work_size)  # called here without compiling it
 
 _VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translational")
 _LIE_JOINTS = ("free", "spherical", "planar")
@@ -37,6 +42,8 @@ _LIE_JOINTS = ("free", "spherical", "planar")
 # Python force elements as forces computed before the compiled call
 _SINGLE_EVALUATION = ("explicit_euler", "semi_implicit_euler", "implicit_euler", "trapezoidal", "symplectic_euler")
 _WITH_JACOBIANS = ("implicit_euler", "trapezoidal")
+# integrators whose fused step takes the force Jacobians (K, D) of the actuators
+_LINEARIZED = ("implicit_euler", "trapezoidal", "bridson_marino")
 # integrators whose fused step takes hard loop constraints (closed-loop accelerations, the KKT velocity step)
 _CONSTRAINED = ("explicit_euler", "semi_implicit_euler", "rk4")
 
@@ -46,15 +53,24 @@ _ROLLOUT_SIG = (INT, F64_1C, F64_1C, F64_2C, INT, F64_2C, F64_2C, F64_2C, INT, I
                 I64_1, types.boolean[:, :, ::1], F64_2C, F64_2C, F64_2C)
 
 
-def _split_elements(elements, model):
+def _compiled_paths(model, integrator_name):
+    """Whether the fused step takes the actuators on spatial paths: not
+    where their exact stiffness is not available (a joint whose motion
+    subspace turns with its own coordinates, forces/_kin.py) and the
+    integrator needs it: the Python evaluation then says so."""
+    return not (integrator_name in _LINEARIZED and topology(model).curved)
+
+
+def _split_elements(elements, model, paths=True):
     """(spring rows (q index, v index, k, rest), damping (nv), other
     elements, the actuator set or None). The part of an actuator set on
-    other transmissions than joints and fixed tendons is another element."""
+    other transmissions than joints, fixed tendons and (``paths``) spatial
+    paths is another element."""
     rows, damping, other, actuators = [], np.zeros(model.nv), [], None
     for e in elements:
         if isinstance(e, ActuatorSet):
             actuators = e
-            part = e.python_part()
+            part = e.python_part(paths)
             if part is not None:
                 other.append(part)
         elif type(e) is JointDamper:
@@ -88,11 +104,12 @@ def fused_table(system, integrator_name, dt, limits, restitution, threshold, eff
     if system.constraints is not None and contacts is not None and (
             integrator_name != "semi_implicit_euler" or contacts.solver == "newton"):
         return None  # only semi-implicit Euler's fused step holds the loops in the contact problem
-    rows, damping, other, actuators = _split_elements(system.forces, system.model)
+    paths = _compiled_paths(system.model, integrator_name)
+    rows, damping, other, actuators = _split_elements(system.forces, system.model, paths)
     if other and integrator_name not in _SINGLE_EVALUATION:
         return None
     return StepTable(system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping, other,
-                     project, contacts, actuators)
+                     project, contacts, actuators, paths)
 
 
 def _root_block(model):
@@ -111,11 +128,12 @@ def _root_block(model):
     return -1
 
 
-def _off_pattern(model, tv, ai):
+def _off_pattern(model, tv, ai, path_coordinates):
     """Whether an actuator's moment arm couples two coordinates neither of
-    which supports the other (a fixed tendon across branches): its K and D
-    then fall outside M's branch pattern, and the implicit steps solve
-    densely."""
+    which supports the other (a fixed tendon across branches, a path over
+    two branches): its K and D then fall outside M's branch pattern, and
+    the implicit steps solve densely. ``path_coordinates``: actuator → the
+    coordinates that move its path (those compiled)."""
     parent = model.dof_parent
 
     def supports(a, b):  # a is b or an ancestor of b
@@ -125,10 +143,10 @@ def _off_pattern(model, tv, ai):
             b = parent[b]
         return False
 
-    for row in ai:
+    for k, row in enumerate(ai):
         if row[A_FLAGS] & PYTHON_FORCE:
             continue
-        idx = tv[row[A_START]:row[A_START] + row[A_COUNT]]
+        idx = path_coordinates[k] if row[A_FLAGS] & PATH else tv[row[A_START]:row[A_START] + row[A_COUNT]]
         for a in idx:
             for b in idx:
                 if not (supports(a, b) or supports(b, a)):
@@ -145,7 +163,7 @@ class StepTable:
     its status (:mod:`._kernels`); ``rollout`` runs many."""
 
     def __init__(self, system, integrator_name, dt, limits, restitution, threshold, effort, vmax, rows, damping,
-                 other, project, contacts=None, actuators=None):
+                 other, project, contacts=None, actuators=None, paths=True):
         model = system.model
         nq, nv, nb = model.nq, model.nv, model.nbodies
         self.name = integrator_name
@@ -165,7 +183,15 @@ class StepTable:
         nr, ng = len(loops[0]), len(loops[9])
         A = actuators
         nu, na, nt = (A.nu, A.na, len(A.tc)) if A is not None else (0, 0, 0)
-        sizes = K.section_sizes(nq, nv, nb, ns, nl, nr, ng, nu, na, nt)
+        # the actuators on paths: compiled (their buffers, and scratch for each one's output) or in Python
+        npath = len(A.paths) if A is not None and paths else 0
+        path_jac = integrator_name in _LINEARIZED
+        npf, npi, nps = 0, 0, 0
+        if npath:  # the paths' floats and ints, the sum, each one's output, the path kernel's scratch
+            npf, npi = len(A.path_floats), len(A.path_ints) + nv
+            n_max = max(int(A.path_ints[A.ints[k, A_PATH]]) for k in A.paths)
+            nps = nv + npath * (nv * (nv + 2) if path_jac else nv) + path_work_size(n_max, nv)
+        sizes = K.section_sizes(nq, nv, nb, ns, nl, nr, ng, nu, na, nt, npf, npi, nps)
         header = np.zeros(K.HEADER, np.int64)
         off = K.N_SCALARS
         for slot in range(K.F_DAMPING, K.F_WORK + 1):
@@ -187,7 +213,16 @@ class StepTable:
         ints[K.H_EXTERNAL] = self.external
         ints[K.H_PROJECT] = bool(project)
         ints[K.H_NU], ints[K.H_NA], ints[K.H_NT] = nu, na, nt
-        ints[K.H_DENSE] = self.external == K.EXTERNAL_JACOBIANS or (nu > 0 and _off_pattern(model, A.tv, A.ints))
+        ints[K.H_NPF], ints[K.H_NPI], ints[K.H_NPS], ints[K.H_PATH_JAC] = npf, npi, nps, npath > 0 and path_jac
+        a_ints = None
+        if nu:  # the table's copy of the packed ints: paths it does not compile are Python's
+            a_ints = A.ints.copy()
+            if not npath:
+                a_ints[A.paths, A_FLAGS] |= PYTHON_FORCE
+        ints[K.H_DENSE] = self.external == K.EXTERNAL_JACOBIANS or (
+            nu > 0 and _off_pattern(model, A.tv, a_ints, A.path_coordinates))
+        if npath and path_jac:  # f_l̇ J (∂l̇/∂q)ᵀ is not symmetric: not the symmetric block factor
+            ints[K.H_BLOCK] = -1
         self.contacts = contacts  # kept alive with the handle the table holds
         ints[K.H_CONTACT] = (ContactTable.empty() if contacts is None else contacts).handle
         erp, cfm, gdot = system.loop_regularization(dt) if system.soft else (0.0, 0.0, False)
@@ -218,14 +253,16 @@ class StepTable:
             (isec(slot) if slot >= K.I_SPRING_Q else fsec(slot))[:] = np.ravel(x)
         self.actuators = A
         if A is not None and nu:  # the set's arrays become views of the table (values kept)
-            offsets = K.actuator_offsets_py(nu, na, nt)
+            offsets = K.actuator_offsets_py(nu, na, nt, npf, npi, nps)
             o_tc, o_ctrl, o_force, o_work, o_act = offsets[:5]
-            o_tq, o_tv = offsets[9:11]
+            o_tq, o_tv, o_pf, _, o_pi = offsets[9:14]
             fa, ia = fsec(K.F_ACTUATORS), isec(K.I_ACTUATORS)
             fa[:nu * NP] = A.floats.ravel()
             fa[o_tc:o_tc + nt] = A.tc
-            ia[:nu * NI] = A.ints.ravel()
+            fa[o_pf:o_pf + npf] = A.path_floats
+            ia[:nu * NI] = a_ints.ravel()
             ia[o_tq:o_tq + nt], ia[o_tv:o_tv + nt] = A.tq, A.tv
+            ia[o_pi:o_pi + npi - nv] = A.path_ints
             io = A.io
             for name, off, n in (("ctrl", o_ctrl, nu), ("force", o_force, nu), ("act", o_act, na)):
                 view = fa[off:off + n]
@@ -243,6 +280,8 @@ class StepTable:
             ints[K.H_STEP] = K.step_address(integrator_name, self.loops, nu > 0)
             if contacts is not None and contacts.stage:  # compiled only for a simulator with a contact stage
                 ints[K.H_CONTACT_STAGE] = K.contact_stage_address()
+            if npath:  # compiled only for a simulator with actuators on paths
+                ints[K.H_PATH_STAGE] = K.path_stage_address()
             self._step = entry(K.step_kernel, *_STEP_SIG)
             self._rollout = None
         else:  # no handles without compiled code: the same cores over the arrays
@@ -258,7 +297,7 @@ class StepTable:
                             self._contact_view(), q, v, tau, q_out, v_out)
 
     def _actuator_view(self, T):
-        return K.actuator_view(T.ints, T.floats) if T.nu > 0 else None
+        return (K.actuator_view(T.ints, T.floats), self.data.arrays()) if T.nu > 0 else None
 
     def _contact_view(self):
         return None if self.contacts is None else self.contacts.view()
