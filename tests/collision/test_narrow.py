@@ -386,6 +386,30 @@ def test_plane_distance_and_penetrating_distance_vs_coal():
         assert np.allclose(q2 - q1, ds * n, atol=1e-12)
 
 
+def test_needle_simplex_on_a_cylinder_is_not_taken_for_an_intersection():
+    """A cylinder 4 cm from a box (the arm's link3 and hand, met by a PD run:
+    `multibody simulate` with implicit Euler). GJK's support points creep
+    along the cylinder's curved side, and the last simplex is a needle
+    (three vertices within 1e-6 m, 0.17 m from the fourth) whose face tests
+    had a sign that was round-off: GJK reported an intersection and EPA
+    failed (a SimulationError in the step). Against coal."""
+    cyl = (CYLINDER, (0.055, 0.158),
+           np.array([[-0.7043804004108727, 0.6821679484014989, 0.1962017881944722],
+                     [-0.676922670490294, -0.5623855693153388, -0.47486647555091854],
+                     [-0.21359763503678497, -0.46730007660982914, 0.8579083218544625]]),
+           np.array([0.06199869229771571, -0.15005824951382402, 0.6040990297035755]))
+    box = (BOX, (0.03, 0.09, 0.04),
+           np.array([[0.37203241232325823, -0.8930591922188419, 0.25305565272162245],
+                     [0.8729929846275639, 0.2440091815260804, -0.42230648600516457],
+                     [0.3153967865593991, 0.3780275102745853, 0.8704137340963795]]),
+           np.array([-0.11421039889214392, -0.08730355202446612, 0.4063811016335387]))
+    dc, nc, c1, c2 = coal_distance(cyl, box)
+    ds, q1, q2, n, st = distance(cyl, box)
+    assert dc > 0.04 and ds == pytest.approx(dc, abs=1e-9)
+    assert np.allclose(q1, c1, atol=1e-6) and np.allclose(q2, c2, atol=1e-6)
+    assert len(collide(cyl, box)[0]) == 0  # separated: no contact (it raised the EPA failure)
+
+
 # ------------------------------------------------------------------ anchors and patches
 
 def test_measured_anchor_values():

@@ -241,8 +241,12 @@ def _face_outside(work, i, j, k, o):
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
     so = -(nx * ax + ny * ay + nz * az)
     sd = nx * wx + ny * wy + nz * wz
-    edge2 = max(ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz, wx * wx + wy * wy + wz * wz)
-    if sd * sd <= FLAT * FLAT * (nx * nx + ny * ny + nz * nz) * edge2:
+    uu, vv, ww = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz, wx * wx + wy * wy + wz * wz
+    # flat: o's height over the plane below FLAT times the longest edge, or sd = (u × v)·w below FLAT
+    # times |u||v||w| — the size of its round-off, which dominates when u and v are nearly parallel (a
+    # needle-shaped tetrahedron from slowly converging support points on a curved surface: its sd's
+    # sign is noise although its height is above FLAT times the edge)
+    if sd * sd <= FLAT * FLAT * max((nx * nx + ny * ny + nz * nz) * max(uu, vv, ww), uu * vv * ww):
         return True
     return so * sd < 0.0
 
