@@ -7,7 +7,12 @@ from mypy import api
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TYPED = ["src/multibody/spatial", "src/multibody/model", "src/multibody/io", "src/multibody/kinematics",
-         "src/multibody/dynamics", "src/multibody/errors.py", "src/multibody/_typing.py"]
+         "src/multibody/dynamics", "src/multibody/errors.py", "src/multibody/_typing.py",
+         "src/multibody/simulation",
+         # forces: the public modules (not _kernels.py, _kin.py: compiled kernels, not annotated)
+         *(f"src/multibody/forces/{m}.py" for m in ("__init__", "base", "body", "joint", "springs", "muscles",
+                                                    "muscle_curves", "paths", "transmission", "actuators")),
+         "src/multibody/viz", "src/multibody/cli"]
 # mypy's cache outside the repository, kept between runs (a cold check of these modules takes ~1 min); one
 # per pass of run.py test (the compiled and the interpreted pass run side by side)
 CACHE = os.path.join(tempfile.gettempdir(), f"multibody-mypy-cache-{os.environ.get('NUMBA_DISABLE_JIT', '0')}")

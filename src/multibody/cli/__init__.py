@@ -17,6 +17,7 @@ import argparse
 import sys
 import traceback
 import warnings
+from typing import Sequence
 
 from ._common import DATA, CommandError  # noqa: F401  (DATA: the shipped robots, used by the tests and the demo)
 from .demo import demo, tracking_demo  # noqa: F401
@@ -45,7 +46,7 @@ def _port(text):
     return p
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     from .. import __version__
     from ..integrators import INTEGRATORS
@@ -142,7 +143,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"{PROG}: {category.__name__}: {message}", file=sys.stderr if file is None else file)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns
     the exit status. Called with ``argv=None`` (the console script,
     ``python -m multibody``), an unexpected exception (a bug) is also

@@ -34,6 +34,7 @@ the compiled :func:`~multibody.forces.paths.path_kernel`) into its step
 table: one formula, the same numbers.
 """
 import math
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numba import njit
@@ -47,6 +48,13 @@ from .muscle_curves import (MUJOCO, SUEDA, MuJoCoCurves, mujoco_activation_rate,
 from .paths import Path, path_kernel_work
 from .transmission import (FixedTendon, JointTransmission, Transmission, TransmissionElement, TransmissionState,
                            _one_dof_joint, along, along_jacobians_into, as_transmission)
+from .._typing import Array, ArrayLike, Frame
+
+if TYPE_CHECKING:
+    from ..model.model import Model
+
+_Tr = Union[Transmission, Frame]
+_Range = Optional[Tuple[float, float]]
 
 DYN_TYPES = ("none", "integrator", "filter", "filterexact", "muscle")
 GAIN_TYPES = ("fixed", "affine", "muscle")
@@ -479,9 +487,12 @@ class Actuator:
     transmission that does not fit the model is one when the actuator is
     bound (:class:`ActuatorSet`, :class:`~multibody.Simulator`)."""
 
-    def __init__(self, transmission, *, gear=1.0, dyntype="none", dynprm=(1.0,), gaintype="fixed", gainprm=(1.0,),
-                 biastype="none", biasprm=(), ctrlrange=None, forcerange=None, actrange=None, ctrllimited=None,
-                 forcelimited=None, actlimited=None, actearly=False, lengthrange=None, curves="mujoco", name=None):
+    def __init__(self, transmission: _Tr, *, gear: float = 1.0, dyntype: str = "none", dynprm: Sequence[float] = (1.0,),
+                 gaintype: str = "fixed", gainprm: Sequence[float] = (1.0,), biastype: str = "none",
+                 biasprm: Sequence[float] = (), ctrlrange: _Range = None, forcerange: _Range = None,
+                 actrange: _Range = None, ctrllimited: Optional[bool] = None, forcelimited: Optional[bool] = None,
+                 actlimited: Optional[bool] = None, actearly: bool = False, lengthrange: _Range = None,
+                 curves: str = "mujoco", name: Optional[str] = None) -> None:
         if name is not None and not isinstance(name, str):
             raise ModelError(f"an actuator's name must be a string, got {name!r}")
         self.name = name
@@ -537,7 +548,7 @@ class Actuator:
         return cls(f"{self!r}: {msg}")
 
     @property
-    def stateful(self):
+    def stateful(self) -> bool:
         """Whether the actuator has an activation (``dyntype`` not "none")."""
         return self.dyntype != "none"
 
@@ -569,11 +580,11 @@ class Actuator:
         return ri, rf
 
     @property
-    def muscle(self):
+    def muscle(self) -> bool:
         """Whether its gain or bias is a muscle's."""
         return "muscle" in (self.gaintype, self.biastype)
 
-    def force(self, length, rate, u):
+    def force(self, length: float, rate: float, u: float) -> Tuple[float, ...]:
         """``(f, ∂f/∂l, ∂f/∂l̇)`` at the (geared) length and rate and the
         input ``u`` (the clamped control, or the activation), N or N·m."""
         ri, rf = self._row()
@@ -588,7 +599,8 @@ class Motor(Actuator):
     1, no bias, no dynamics); ``ctrlrange`` / ``forcerange`` clamp the
     control and the force (N or N·m, before the gear)."""
 
-    def __init__(self, transmission, gear=1.0, ctrlrange=None, forcerange=None, name=None):
+    def __init__(self, transmission: _Tr, gear: float = 1.0, ctrlrange: _Range = None, forcerange: _Range = None,
+                 name: Optional[str] = None) -> None:
         super().__init__(transmission, gear=gear, ctrlrange=ctrlrange, forcerange=forcerange, name=name)
 
 
@@ -599,8 +611,8 @@ class PositionServo(Actuator):
     ``timeconst`` > 0 (s) the target is the control filtered exactly
     (``dyntype="filterexact"``), as MuJoCo's ``timeconst``."""
 
-    def __init__(self, transmission, kp, kv=0.0, gear=1.0, ctrlrange=None, forcerange=None, timeconst=0.0,
-                 name=None):
+    def __init__(self, transmission: _Tr, kp: float, kv: float = 0.0, gear: float = 1.0, ctrlrange: _Range = None,
+                 forcerange: _Range = None, timeconst: float = 0.0, name: Optional[str] = None) -> None:
         kp, kv, tc = (_nonnegative(self, x, w, name) for x, w in ((kp, "kp"), (kv, "kv"), (timeconst, "timeconst")))
         super().__init__(transmission, gear=gear, gainprm=(kp,), biastype="affine", biasprm=(0.0, -kp, -kv),
                          dyntype="filterexact" if tc > 0 else "none", dynprm=(tc if tc > 0 else 1.0,),
@@ -621,9 +633,12 @@ class Muscle(Actuator):
     (``curves="sueda"``: Sueda's f_L, f_P, f_V with the same scales, see
     :meth:`hill`)."""
 
-    def __init__(self, transmission, lengthrange=None, gear=1.0, range=(0.75, 1.05), force=-1.0, scale=200.0,
-                 lmin=0.5, lmax=1.6, vmax=1.5, fpmax=1.3, fvmax=1.2, timeconst=(0.01, 0.04), tausmooth=0.0,
-                 curves="mujoco", ctrlrange=None, forcerange=None, actrange=None, actearly=False, name=None):
+    def __init__(self, transmission: _Tr, lengthrange: _Range = None, gear: float = 1.0,
+                 range: Tuple[float, float] = (0.75, 1.05), force: float = -1.0, scale: float = 200.0,
+                 lmin: float = 0.5, lmax: float = 1.6, vmax: float = 1.5, fpmax: float = 1.3, fvmax: float = 1.2,
+                 timeconst: Tuple[float, float] = (0.01, 0.04), tausmooth: float = 0.0, curves: str = "mujoco",
+                 ctrlrange: _Range = None, forcerange: _Range = None, actrange: _Range = None,
+                 actearly: bool = False, name: Optional[str] = None) -> None:
         try:
             r0, r1 = (float(x) for x in range)
             ta, td = (float(x) for x in timeconst)
@@ -636,8 +651,10 @@ class Muscle(Actuator):
                          actrange=actrange, actearly=actearly, lengthrange=lengthrange, curves=curves, name=name)
 
     @classmethod
-    def hill(cls, transmission, max_force, optimal_length, tendon_slack_length, max_velocity, curves="sueda",
-             gear=1.0, timeconst=(0.01, 0.04), tausmooth=0.0, name=None):
+    def hill(cls, transmission: _Tr, max_force: float, optimal_length: float, tendon_slack_length: float,
+             max_velocity: float, curves: str = "sueda", gear: float = 1.0,
+             timeconst: Tuple[float, float] = (0.01, 0.04), tausmooth: float = 0.0,
+             name: Optional[str] = None) -> "Muscle":
         """The muscle of a :class:`~multibody.forces.muscles.HillMuscle`
         (``f_opt``, ``l_opt``, ``l_T``, ``v_max``: ``l̃ = (l − l_T)/l_opt``,
         ``ṽ = l̇/(l_opt v_max)``) as an actuator driven by MuJoCo's
@@ -652,7 +669,8 @@ class VelocityServo(Actuator):
     """A velocity servo (MuJoCo ``<velocity>``): ``f = kv (c − l̇)`` with
     the control ``c`` the target rate and ``kv`` >= 0."""
 
-    def __init__(self, transmission, kv, gear=1.0, ctrlrange=None, forcerange=None, name=None):
+    def __init__(self, transmission: _Tr, kv: float, gear: float = 1.0, ctrlrange: _Range = None,
+                 forcerange: _Range = None, name: Optional[str] = None) -> None:
         kv = _nonnegative(self, kv, "kv", name)
         super().__init__(transmission, gear=gear, gainprm=(kv,), biastype="affine", biasprm=(0.0, 0.0, -kv),
                          ctrlrange=ctrlrange, forcerange=forcerange, name=name)
@@ -820,7 +838,7 @@ class ActuatorSet(ForceElement):
         return self.io.force
 
     @property
-    def names(self):
+    def names(self) -> Tuple[str, ...]:
         """Each actuator's name (``"actuator<k>"`` when unnamed)."""
         return tuple(a.name if a.name is not None else f"actuator{k}" for k, a in enumerate(self.actuators))
 
@@ -908,7 +926,7 @@ class ActuatorSet(ForceElement):
                 D += Dk
         return tau, K, D
 
-    def forces(self, q, v, t=0.0):
+    def forces(self, q: ArrayLike, v: ArrayLike, t: float = 0.0) -> Array:
         """The actuator forces (nu,; N or N·m, MuJoCo's ``actuator_force``)
         at (q, v) and the set's controls and activations."""
         from ._kin import State
@@ -916,7 +934,7 @@ class ActuatorSet(ForceElement):
         which = self._evaluated
         return self._laws(self._states(st, False, which), which)[:, 0].copy()
 
-    def lengths(self, q, v, t=0.0):
+    def lengths(self, q: ArrayLike, v: ArrayLike, t: float = 0.0) -> Tuple[Array, Array]:
         """(lengths, rates) (nu,) of the geared transmissions at (q, v)."""
         from ._kin import State
         st = State(self.model, q, v, t)
@@ -937,7 +955,7 @@ def _prefixed(err, msg):
         return ModelError(msg)
 
 
-def check_controls(u, nu, what="control"):
+def check_controls(u: ArrayLike, nu: int, what: str = "control") -> Array:
     """``u`` as a new float64 (nu,) array of finite real numbers, or InputError naming ``what``."""
     from ..model.checks import as_vector
     a = as_vector(u, what, nu, batch=False)
@@ -953,7 +971,8 @@ class TendonSpring(TransmissionElement):
     transmission (``τ = Jᵀ f``)."""
     conservative = False
 
-    def __init__(self, transmission, stiffness=0.0, damping=0.0, spring_length=0.0, name=None):
+    def __init__(self, transmission: _Tr, stiffness: float = 0.0, damping: float = 0.0,
+                 spring_length: Union[float, Tuple[float, float]] = 0.0, name: Optional[str] = None) -> None:
         super().__init__(transmission, name)
         k, b = floats(self, stiffness, "stiffness"), floats(self, damping, "damping")
         if k.ndim or b.ndim or not (np.isfinite(k) and np.isfinite(b)) or k < 0 or b < 0:
@@ -967,7 +986,7 @@ class TendonSpring(TransmissionElement):
         self.stiffness, self.damping, self.spring_length = float(k), float(b), (float(r[0]), float(r[1]))
         self.conservative = self.damping == 0.0
 
-    def force(self, length, rate, t):
+    def force(self, length: float, rate: float, t: float) -> Tuple[float, float, float]:
         lo, hi = self.spring_length
         k = self.stiffness
         if length > hi:
@@ -978,7 +997,7 @@ class TendonSpring(TransmissionElement):
             f, fl = 0.0, 0.0
         return f - self.damping * rate, fl, -self.damping
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: "Model", q: ArrayLike) -> float:
         """``½ k e²`` with ``e`` the length's distance to the dead band."""
         from ._kin import State
         lo, hi = self.spring_length
@@ -988,7 +1007,7 @@ class TendonSpring(TransmissionElement):
 
 
 # ------------------------------------------------------------------ from model files
-def tendon_transmission(model, name):
+def tendon_transmission(model: "Model", name: str) -> Transmission:
     """The transmission of the model's tendon ``name`` (``model.tendons``,
     from an MJCF ``<tendon>``): a :class:`FixedTendon`, or for a spatial
     tendon a Path through its via points (forces/paths.py)."""
@@ -1004,7 +1023,7 @@ def tendon_transmission(model, name):
     return Path(list(spec.points))
 
 
-def actuators_from_model(model):
+def actuators_from_model(model: "Model") -> Tuple[Actuator, ...]:
     """The :class:`Actuator` of each actuator a model file declared
     (``model.actuators``, :class:`~multibody.model.model.ActuatorSpec`)."""
     out = []
@@ -1017,7 +1036,7 @@ def actuators_from_model(model):
     return tuple(out)
 
 
-def tendon_elements(model, springs=True, damping=True):
+def tendon_elements(model: "Model", springs: bool = True, damping: bool = True) -> Tuple["TendonSpring", ...]:
     """:class:`TendonSpring` elements of the model's tendons with a
     stiffness (``springs``) or a damping (``damping``)."""
     out = []

@@ -10,14 +10,22 @@ the tangent space: ``K δ = τ(q ⊕ δ) - τ(q) + O(δ²)`` with
 ``K``, a damper negative semidefinite ``D``, and an implicit integrator
 solves with ``M - h D - h² K``.
 """
+from __future__ import annotations
+
 import numbers
 import weakref
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
 from ..errors import InputError, ModelError, MultibodyError
 from ..model.checks import as_float_array
 from ._kin import State
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
 
 
 class ForceElement:
@@ -33,9 +41,9 @@ class ForceElement:
     #: the element's stiffness uses the geometric rule of forces/_kin.py (elements acting on bodies);
     #: joint elements, which act on coordinates, do not
     geometric_stiffness = True
-    def __init__(self, name=None):
+    def __init__(self, name: str | None = None) -> None:
         self.name = name
-        self._bindings = weakref.WeakKeyDictionary()
+        self._bindings: weakref.WeakKeyDictionary[Model, Any] = weakref.WeakKeyDictionary()
 
     def __getstate__(self):
         """Pickle without the per-model bindings (weak references)."""
@@ -54,11 +62,11 @@ class ForceElement:
     def __repr__(self):
         return self.name if self.name else self._label()
 
-    def error(self, msg, cls=ModelError):
+    def error(self, msg: str, cls: type[Exception] = ModelError) -> Exception:
         return cls(f"{self!r}: {msg}")
 
     # ------------------------------------------------------------ binding
-    def bind(self, model):
+    def bind(self, model: Model) -> Any:
         """Resolve the element's names against ``model`` (cached)."""
         b = self._bindings.get(model)
         if b is None:
@@ -69,7 +77,8 @@ class ForceElement:
         return None
 
     # --------------------------------------------------------- evaluation
-    def evaluate(self, model, q, v, t=0.0, data=None, jacobians=False):
+    def evaluate(self, model: Model, q: ArrayLike, v: ArrayLike, t: float = 0.0, data: Data | None = None,
+                 jacobians: bool = False) -> tuple[Array, Array | None, Array | None]:
         """``(τ, K, D)`` at state ``(q, v)`` and time ``t``: ``τ`` (nv,); if
         ``jacobians``, ``K = ∂τ/∂q`` (tangent space) and ``D = ∂τ/∂v``
         (nv x nv), else ``None``. ``data``: an optional
@@ -87,18 +96,19 @@ class ForceElement:
         """Return ``(τ, K or None, D or None)``; ``None`` means zero."""
         raise NotImplementedError
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         """Potential energy (J) whose negative tangent gradient is ``τ`` for
         conservative elements; 0 for non-conservative ones."""
         return 0.0
 
-    def power(self, model, q, v, t=0.0, data=None):
+    def power(self, model: Model, q: ArrayLike, v: ArrayLike, t: float = 0.0, data: Data | None = None) -> float:
         """Power ``τ·v`` (W) the element delivers to the system."""
         tau = self.evaluate(model, q, v, t, data)[0]
         return float(tau @ np.asarray(v, dtype=float))
 
 
-def generalized_forces(elements, model, q, v, t=0.0, data=None, jacobians=False):
+def generalized_forces(elements: Iterable[ForceElement], model: Model, q: ArrayLike, v: ArrayLike, t: float = 0.0,
+                       data: Data | None = None, jacobians: bool = False) -> tuple[Array, Array | None, Array | None]:
     """Sum of the elements' ``(τ, K, D)`` at one state (see
     :meth:`ForceElement.evaluate`); the kinematics (one world Jacobian and
     the body poses) are computed once and shared by all elements."""
@@ -126,7 +136,8 @@ def generalized_forces(elements, model, q, v, t=0.0, data=None, jacobians=False)
     return tau, K, D
 
 
-def validate_elements(elements, model):
+def validate_elements(elements: ForceElement | Iterable[ForceElement] | None, model: Model
+                      ) -> tuple[ForceElement, ...]:
     """``elements`` as a tuple of force elements, each resolved against
     ``model`` (:meth:`ForceElement.bind`: its joints, frames and bodies
     exist and its parameters fit them). Called by the simulator when it is
@@ -156,7 +167,7 @@ def validate_elements(elements, model):
     return elements
 
 
-def total_potential_energy(elements, model, q):
+def total_potential_energy(elements: Iterable[ForceElement], model: Model, q: ArrayLike) -> float:
     """Σ of the elements' potential energies."""
     return float(sum(e.potential_energy(model, q) for e in elements))
 

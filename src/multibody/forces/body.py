@@ -5,6 +5,10 @@ All are assembled from world spatial forces ``w`` (world origin, world
 axes) on bodies, ``τ = J_bᵀ w``; their stiffness is the geometric term of
 :func:`._kin.geometric` plus ``J_bᵀ ∂w/∂δ`` (docs/forces.md).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
 import numpy as np
 
 from ..dynamics import gravity_forces
@@ -14,6 +18,10 @@ from ..model.checks import as_float_array
 from ._kernels import geometric as _geometric
 from ._kin import crf_cols, crf_vec, crm_vec, cross3, cross_vm, geometric, hat, point_jacobian, wrench_at
 from .base import ForceElement, floats, nonnegative, resolve_frame, vector3
+from .._typing import Array, ArrayLike, Frame
+
+if TYPE_CHECKING:
+    from ..model.model import Model
 
 REFERENCES = ("world", "local")
 
@@ -70,12 +78,12 @@ class Gravity(ForceElement):
         K -= Mkl * (Om.T @ (hat(g) @ U))
         return tau, K, None
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         return float(_gravity_potential(model, q))
 
 
 class _FrameElement(ForceElement):
-    def __init__(self, frame, name=None):
+    def __init__(self, frame: Frame, name: str | None = None) -> None:
         super().__init__(name)
         self.frame = frame
 
@@ -116,9 +124,12 @@ class ExternalWrench(_FrameElement):
     conservative, ``V = -f·x``; otherwise the potential is reported as 0.
     """
 
-    def __init__(self, frame, wrench, reference="world", name=None):
+    def __init__(self, frame: Frame, wrench: ArrayLike | Callable[[float], ArrayLike], reference: str = "world",
+                 name: str | None = None) -> None:
         super().__init__(frame, name)
         self.reference = _reference(self, reference)
+        self._wrench: Callable[[float], ArrayLike] | None
+        self._constant: Array | None
         if callable(wrench):
             self._wrench = wrench
             self._constant = None
@@ -132,12 +143,12 @@ class ExternalWrench(_FrameElement):
         self.conservative = (self._constant is not None and self.reference == "world"
                              and not np.any(self._constant[:3]))
 
-    def wrench(self, t):
+    def wrench(self, t: float) -> Array:
         """The wrench ``[n; f]`` (6,) at time ``t`` in the element's reference."""
         if self._constant is not None:
             return self._constant
         try:
-            w = as_float_array(self._wrench(t), f"wrench(t={t})")
+            w = as_float_array(self._wrench(t), f"wrench(t={t})")  # type: ignore[misc]  # not constant: a callable
         except InputError as e:
             raise self.error(str(e), InputError) from None
         if w.shape != (6,) or not np.all(np.isfinite(w)):
@@ -166,13 +177,13 @@ class ExternalWrench(_FrameElement):
             K += Jb.T @ crf_vec(Jb, W)                     # the wrench moves with the body: δW = ξ ×* W
         return tau, K, None
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         if not self.conservative:
             return 0.0
         from ..kinematics import frame_pose
         body, place = self.bind(model)
         x = frame_pose(model, q, self.frame if self.frame is not None else "world")[:3, 3]
-        return float(-self._constant[3:] @ x)
+        return float(-self._constant[3:] @ x)  # type: ignore[index]  # conservative: constant
 
 
 class PointForce(_FrameElement):
@@ -189,12 +200,14 @@ class PointForce(_FrameElement):
     item 15); the joint-space ``K`` adds the geometric term of the tree.
     """
 
-    def __init__(self, frame, point=(0.0, 0.0, 0.0), direction=(0.0, 0.0, 1.0), magnitude=1.0,
-                 direction_reference="world", name=None):
+    def __init__(self, frame: Frame, point: ArrayLike = (0.0, 0.0, 0.0), direction: ArrayLike = (0.0, 0.0, 1.0),
+                 magnitude: float | Callable[[float], float] = 1.0, direction_reference: str = "world",
+                 name: str | None = None) -> None:
         super().__init__(frame, name)
         self.point = vector3(self, point, "point")
         self.direction = vector3(self, direction, "direction", unit=True)
         self.direction_reference = _reference(self, direction_reference)
+        self._magnitude: float | Callable[[float], float]
         if callable(magnitude):
             self._magnitude = magnitude
             self.conservative = False
@@ -207,7 +220,7 @@ class PointForce(_FrameElement):
                 raise self.error("magnitude must be finite")
             self.conservative = self.direction_reference == "world"
 
-    def magnitude(self, t):
+    def magnitude(self, t: float) -> float:
         if callable(self._magnitude):
             m = self._magnitude(t)
             try:
@@ -233,14 +246,14 @@ class PointForce(_FrameElement):
                                     jacobians)
         return tau, K, None
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         if not self.conservative:
             return 0.0
         from ..kinematics import forward_kinematics
         body, place = self.bind(model)
         oMi = forward_kinematics(model, q)
         x = (oMi[body] @ place)[:3, 3]
-        return float(-self._magnitude * self.direction @ x)
+        return float(-self._magnitude * self.direction @ x)  # type: ignore[operator]  # conservative: a number
 
 
 class BodyDamping(_FrameElement):
@@ -258,7 +271,7 @@ class BodyDamping(_FrameElement):
     ArtiSynth's frame/rotary damping is the isotropic case.
     """
 
-    def __init__(self, frame, linear=0.0, angular=0.0, name=None):
+    def __init__(self, frame: Frame, linear: ArrayLike = 0.0, angular: ArrayLike = 0.0, name: str | None = None) -> None:
         super().__init__(frame, name)
         self.linear = nonnegative(self, linear, "linear damping", 3)
         self.angular = nonnegative(self, angular, "angular damping", 3)

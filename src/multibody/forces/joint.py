@@ -2,11 +2,19 @@
 Coulomb friction acting on all the coordinates of one joint (Sueda §2.5,
 with the sign convention K = ∂τ/∂q, D = ∂τ/∂v of DESIGN.md, not the
 positive K_r, D_r of eq. 2.77; errata S9)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..spatial import so3
 from ._kin import hat
 from .base import ForceElement, floats, nonnegative, resolve_joint
+from .._typing import ArrayLike, Frame
+
+if TYPE_CHECKING:
+    from ..model.model import Model
 
 
 def _rotation_vector(quat0, quat):
@@ -24,7 +32,7 @@ def _rotation(quat):
 class _JointElement(ForceElement):
     geometric_stiffness = False
 
-    def __init__(self, joint, name=None):
+    def __init__(self, joint: Frame, name: str | None = None) -> None:
         super().__init__(name)
         self.joint = joint
 
@@ -62,7 +70,8 @@ class JointSpring(_JointElement):
 
     conservative = True
 
-    def __init__(self, joint, stiffness, rest=None, name=None):
+    def __init__(self, joint: Frame, stiffness: ArrayLike, rest: ArrayLike | None = None,
+                 name: str | None = None) -> None:
         super().__init__(joint, name)
         self._stiffness = stiffness
         self._rest = rest
@@ -137,7 +146,7 @@ class JointSpring(_JointElement):
         K[j.v_slice, j.v_slice] = Kb
         return tau, K, None
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         b = self.bind(model)
         q = model.check_configuration(q)
         e = self._error_terms(b, q)[0]
@@ -149,7 +158,7 @@ class JointDamper(_JointElement):
     one joint (free joints: the body-frame twist ``(ω, v)``). ``damping``:
     scalar or ``nv`` values, >= 0. ``D = -diag(d)``, ``K = 0``."""
 
-    def __init__(self, joint, damping, name=None):
+    def __init__(self, joint: Frame, damping: ArrayLike, name: str | None = None) -> None:
         super().__init__(joint, name)
         d = floats(self, damping, "damping")
         if d.ndim > 1:
@@ -183,7 +192,7 @@ class JointCoulombFriction(_JointElement):
     stiffer for the integrator. Stiction is not modelled (that needs the
     constraint solvers of a later issue)."""
 
-    def __init__(self, joint, friction, v_eps=1e-3, name=None):
+    def __init__(self, joint: Frame, friction: ArrayLike, v_eps: float = 1e-3, name: str | None = None) -> None:
         super().__init__(joint, name)
         f = floats(self, friction, "friction")
         if f.ndim > 1:
@@ -212,7 +221,7 @@ class JointCoulombFriction(_JointElement):
         return tau, None, D
 
 
-def joint_spring_elements(model):
+def joint_spring_elements(model: Model) -> tuple[JointSpring, ...]:
     """The model's own joint springs as a tuple of :class:`JointSpring`
     elements: one per joint with a non-zero ``model.stiffness``, about its
     part of ``model.spring_reference`` (MJCF ``stiffness`` / ``springref``;

@@ -39,10 +39,13 @@ partial derivatives in l, l̇ and a; :func:`mujoco_activation_rate`
 MuJoCo's first-order activation dynamics (``mju_muscleDynamics``) and its
 partials, for the actuators built on these muscles.
 """
+from typing import Any, Optional, Tuple, Union
+
 import numpy as np
 from numba import njit
 
 from ..errors import ModelError
+from .._typing import ArrayLike
 
 # ------------------------------------------------------------------ E7 tables
 # knots and per-interval cubic coefficients (a, b, c, d): a x³ + b x² + c x + d (Sueda eqs 1.42, 1.44, 1.46)
@@ -267,7 +270,7 @@ class MuscleCurves:
     code = SUEDA
     name = "base"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.prm = np.zeros(4)
 
     def _eval(self, which, x):
@@ -277,19 +280,19 @@ class MuscleCurves:
             return float(out[0, 0]), float(out[1, 0])
         return out[0].reshape(a.shape), out[1].reshape(a.shape)
 
-    def active_length(self, x):
+    def active_length(self, x: ArrayLike) -> Tuple[Any, Any]:
         """``(f_L(x), f_L'(x))`` (active force–length; x = l̃)."""
         return self._eval(0, x)
 
-    def passive_length(self, x):
+    def passive_length(self, x: ArrayLike) -> Tuple[Any, Any]:
         """``(f_P(x), f_P'(x))`` (passive force–length; x = l̃)."""
         return self._eval(1, x)
 
-    def velocity(self, x):
+    def velocity(self, x: ArrayLike) -> Tuple[Any, Any]:
         """``(f_V(x), f_V'(x))`` (force–velocity; x = ṽ, lengthening positive)."""
         return self._eval(2, x)
 
-    def values(self, lt, vt):
+    def values(self, lt: float, vt: float) -> Tuple[float, float, float, float, float, float]:
         """``(f_L, f_L', f_P, f_P', f_V, f_V')`` at one ``(l̃, ṽ)``."""
         return curve_values(self.code, self.prm, float(lt), float(vt))
 
@@ -311,7 +314,7 @@ class MuJoCoCurves(MuscleCurves):
     code = MUJOCO
     name = "mujoco"
 
-    def __init__(self, lmin=0.5, lmax=1.6, fpmax=1.3, fvmax=1.2):
+    def __init__(self, lmin: float = 0.5, lmax: float = 1.6, fpmax: float = 1.3, fvmax: float = 1.2) -> None:
         vals = []
         for what, x in (("lmin", lmin), ("lmax", lmax), ("fpmax", fpmax), ("fvmax", fvmax)):
             try:
@@ -337,7 +340,7 @@ class MuJoCoCurves(MuscleCurves):
                 f"fvmax={self.fvmax:g})")
 
 
-def as_curves(spec):
+def as_curves(spec: Union[str, MuscleCurves]) -> MuscleCurves:
     """A :class:`MuscleCurves` from ``"sueda"``, ``"mujoco"`` (MuJoCo's
     defaults) or an instance."""
     if isinstance(spec, MuscleCurves):
@@ -351,7 +354,9 @@ def as_curves(spec):
     raise ModelError(f"curves must be 'sueda', 'mujoco' or a MuscleCurves instance, got {spec!r}")
 
 
-def mujoco_muscle_parameters(lengthrange, range=(0.75, 1.05), force=-1.0, scale=200.0, acc0=None):
+def mujoco_muscle_parameters(lengthrange: Tuple[float, float], range: Tuple[float, float] = (0.75, 1.05),
+                             force: float = -1.0, scale: float = 200.0,
+                             acc0: Optional[float] = None) -> Tuple[float, float, float]:
     """MuJoCo's muscle constants from the ``<muscle>`` attributes: returns
     ``(optimal_length L0, tendon_slack_length L_T, max_force F0)`` with
     ``L0 = (lr₁ − lr₀)/(range₁ − range₀)``, ``L_T = lr₀ − range₀·L0`` and

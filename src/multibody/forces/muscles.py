@@ -22,6 +22,10 @@ here nothing is transcribed — K and D come from the exact partials of the
 scalar tension and the exact path derivatives, and are checked against
 finite differences.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
 import numpy as np
 
 from ..errors import InputError, ModelError
@@ -31,7 +35,13 @@ from .muscle_curves import SUEDA, as_curves, hill_tension, mujoco_muscle_paramet
 from .muscle_curves import MUJOCO_DEFAULTS as _MJ
 from .paths import Path
 from .springs import PointToPointSpring
-from .transmission import TransmissionElement
+from .transmission import Transmission, TransmissionElement
+from .._typing import Array, ArrayLike, Frame
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
+    from .muscle_curves import MuscleCurves
 
 
 def _as_transmission(value):
@@ -111,8 +121,10 @@ class HillMuscle(TransmissionElement):
     gradient when a = 0: the element is ``conservative`` then).
     """
 
-    def __init__(self, path_or_points, max_force, optimal_length, tendon_slack_length, max_velocity,
-                 activation=1.0, curves="sueda", name=None):
+    def __init__(self, path_or_points: Path | Transmission | list[tuple[Frame, ArrayLike]], max_force: float,
+                 optimal_length: float, tendon_slack_length: float, max_velocity: float,
+                 activation: float | Callable[[float], float] = 1.0, curves: str | MuscleCurves = "sueda",
+                 name: str | None = None) -> None:
         self.name = name
         self.max_force = _positive(self, max_force, "max_force")
         self.optimal_length = _positive(self, optimal_length, "optimal_length")
@@ -129,9 +141,15 @@ class HillMuscle(TransmissionElement):
         return f"HillMuscle({self.transmission!r})" if hasattr(self, "transmission") else "HillMuscle"
 
     @classmethod
-    def from_mujoco(cls, transmission, lengthrange, range=_MJ["range"], force=_MJ["force"], scale=_MJ["scale"],
-                    lmin=_MJ["lmin"], lmax=_MJ["lmax"], vmax=_MJ["vmax"], fpmax=_MJ["fpmax"], fvmax=_MJ["fvmax"],
-                    activation=1.0, acc0=None, name=None):
+    def from_mujoco(cls, transmission: Path | Transmission | list[tuple[Frame, ArrayLike]],
+                    lengthrange: tuple[float, float],
+                    range: tuple[float, float] = _MJ["range"],  # type: ignore[assignment]  # _MJ: a dict of mixed values
+                    force: float = _MJ["force"], scale: float = _MJ["scale"],  # type: ignore[assignment]
+                    lmin: float = _MJ["lmin"], lmax: float = _MJ["lmax"],  # type: ignore[assignment]
+                    vmax: float = _MJ["vmax"], fpmax: float = _MJ["fpmax"],  # type: ignore[assignment]
+                    fvmax: float = _MJ["fvmax"],  # type: ignore[assignment]
+                    activation: float | Callable[[float], float] = 1.0,
+                    acc0: float | None = None, name: str | None = None) -> HillMuscle:
         """The muscle of MuJoCo's ``<muscle>`` element on ``transmission``
         (its length is MuJoCo's ``actuator_length``: include the gear)
         with MuJoCo's curves: ``L0``, ``L_T`` and ``F0`` from
@@ -153,12 +171,13 @@ class HillMuscle(TransmissionElement):
 
     # ------------------------------------------------------- activation
     @property
-    def activation(self):
+    def activation(self) -> float | Callable[[float], float]:
         """The activation: a number in [0, 1] or a callable ``a(t)``."""
         return self._activation
 
     @activation.setter
-    def activation(self, value):
+    def activation(self, value: float | Callable[[float], float]) -> None:
+        self._activation: float | Callable[[float], float]
         if callable(value):
             self._activation = value
             return
@@ -170,11 +189,11 @@ class HillMuscle(TransmissionElement):
             raise self.error(f"activation must be in [0, 1], got {value!r}")
         self._activation = a
 
-    def set_activation(self, value):
+    def set_activation(self, value: float | Callable[[float], float]) -> None:
         """Set the activation (a number in [0, 1] or a callable ``a(t)``)."""
         self.activation = value
 
-    def activation_at(self, t):
+    def activation_at(self, t: float) -> float:
         """The activation at time ``t`` (a callable's value is checked)."""
         a = self._activation
         if isinstance(a, float):
@@ -190,11 +209,11 @@ class HillMuscle(TransmissionElement):
         return x
 
     @property
-    def conservative(self):
+    def conservative(self) -> bool:  # type: ignore[override]
         return isinstance(self._activation, float) and self._activation == 0.0
 
     # ---------------------------------------------------------- tension
-    def tension(self, length, rate, activation):
+    def tension(self, length: float, rate: float, activation: float) -> tuple[float, float, float, float]:
         """``(f, ∂f/∂l, ∂f/∂l̇, ∂f/∂a)``: the tension at musculotendon length
         ``l``, rate ``l̇`` and activation ``a`` (not clipped) and its partials."""
         c = self.curves
@@ -207,7 +226,8 @@ class HillMuscle(TransmissionElement):
                                     self.max_velocity, length, rate, self.activation_at(t))[:3]
         return -f, -f_l, -f_ld
 
-    def state(self, model, q, v, t=0.0, data=None):
+    def state(self, model: Model, q: ArrayLike, v: ArrayLike, t: float = 0.0,
+              data: Data | None = None) -> dict[str, float]:
         """A dict of the muscle's state at ``(q, v, t)``: ``length`` l and
         ``velocity`` l̇ of the musculotendon, ``fiber_length`` l − l_T,
         ``normalized_length`` l̃, ``normalized_velocity`` ṽ,
@@ -223,14 +243,14 @@ class HillMuscle(TransmissionElement):
                     normalized_length=lt, normalized_velocity=vt, activation=a, tension=f,
                     active_tension=a * f_a, passive_tension=f - a * f_a)
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         st = State(model, q, None, need_v=False)
         length = self.transmission.state(st, self.bind(model), False).length
         lt = (length - self.tendon_slack_length) / self.optimal_length
         return self.max_force * self.optimal_length * _passive_energy(self.curves, lt)
 
 
-def mujoco_acc0(model, transmission, q=None):
+def mujoco_acc0(model: Model, transmission: Transmission | Frame, q: ArrayLike | None = None) -> float:
     """MuJoCo's ``actuator_acc0``: ``‖M⁻¹ J‖`` with the transmission's
     moment arm J at ``q`` (default ``model.neutral()``, MuJoCo's qpos0),
     the joint-space acceleration of a unit actuator force. (MuJoCo's M
@@ -262,11 +282,13 @@ class MultiPointSpring(TransmissionElement):
     it is the PointToPointSpring.
     """
 
-    def __init__(self, points, stiffness=0.0, damping=0.0, rest_length=0.0, force_law=None, name=None):
+    def __init__(self, points: Path | Transmission | list[tuple[Frame, ArrayLike]], stiffness: float = 0.0,
+                 damping: float = 0.0, rest_length: float = 0.0, force_law: Any = None,
+                 name: str | None = None) -> None:
         self.name = name
         # the law is built, validated and called by the axial spring's own code (errors named after this element)
-        self._axial = PointToPointSpring(None, np.zeros(3), None, np.zeros(3), stiffness, damping, rest_length,
-                                         force_law, name=repr(self))
+        self._axial = PointToPointSpring(None, np.zeros(3), None, np.zeros(3), stiffness, damping,  # type: ignore[arg-type]
+                                         rest_length, force_law, name=repr(self))
         self.law, self.rest_length = self._axial.law, self._axial.rest_length
         self.conservative = self._axial.conservative
         super().__init__(_as_transmission(points), name)
@@ -274,7 +296,7 @@ class MultiPointSpring(TransmissionElement):
     def _label(self):
         return f"MultiPointSpring({self.transmission!r})" if hasattr(self, "transmission") else "MultiPointSpring"
 
-    def tension(self, length, rate):
+    def tension(self, length: float, rate: float) -> tuple[float, float, float]:
         """``(F, ∂F/∂L, ∂F/∂L̇)`` at path length ``L`` and rate ``L̇``."""
         return self._axial._law(length - self.rest_length, rate)
 
@@ -282,12 +304,12 @@ class MultiPointSpring(TransmissionElement):
         F, Fs, Fr = self.tension(length, rate)
         return -F, -Fs, -Fr
 
-    def length(self, model, q):
+    def length(self, model: Model, q: ArrayLike) -> float:
         """The spring's length L at ``q``."""
         st = State(model, q, None, need_v=False)
         return self.transmission.state(st, self.bind(model), False).length
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         energy = getattr(self.law, "energy", None)
         if energy is None:
             return 0.0

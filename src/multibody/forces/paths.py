@@ -36,6 +36,7 @@ Everything above is one compiled kernel per evaluation
 the force elements share (:class:`~multibody.forces._kin.State`).
 """
 import weakref
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numba import carray, njit
@@ -45,6 +46,11 @@ from ..errors import InputError
 from ._kin import State, topology
 from .base import ForceElement, floats, resolve_frame
 from .transmission import Transmission, TransmissionState
+from .._typing import Array, ArrayLike, Frame
+
+if TYPE_CHECKING:
+    from ..model.data import Data
+    from ..model.model import Model
 
 #: segments shorter than this (m) between points that move relative to each other are an error
 ZERO_LENGTH = 1e-12
@@ -251,10 +257,10 @@ class Path(Transmission):
     """
     linear = False
 
-    def __init__(self, points, name=None):
+    def __init__(self, points: Sequence[Tuple[Union[Frame, None], ArrayLike]], name: Optional[str] = None) -> None:
         self.name = name
-        self.frames = ()
-        self._bindings = weakref.WeakKeyDictionary()
+        self.frames: Tuple[Frame, ...] = ()
+        self._bindings: "weakref.WeakKeyDictionary[Model, Any]" = weakref.WeakKeyDictionary()
         if isinstance(points, (str, bytes, dict)) or not hasattr(points, "__iter__"):
             raise self.error(f"points must be a list of (frame, point), got {points!r}")
         pts = list(points)
@@ -280,12 +286,12 @@ class Path(Transmission):
         return f"Path({' → '.join(str(f) for f in self.frames)})" if self.frames else "Path"
 
     # errors named like a force element's; pickled without the per-model bindings (weak references)
-    error = ForceElement.error
+    error: Any = ForceElement.error
     __getstate__ = ForceElement.__getstate__
     __setstate__ = ForceElement.__setstate__
 
     @property
-    def npoints(self):
+    def npoints(self) -> int:
         return len(self.frames)
 
     # ---------------------------------------------------------- binding
@@ -308,7 +314,7 @@ class Path(Transmission):
         ibuf = np.concatenate(([n], pbody, active.astype(np.int64)))
         return _Binding(owner, fbuf, ibuf, active, self.frames, model.nv)
 
-    def bind(self, model):
+    def bind(self, model: "Model") -> Any:
         """The path resolved against ``model`` (cached), for the helpers."""
         b = self._bindings.get(model)
         if b is None:
@@ -332,30 +338,31 @@ class Path(Transmission):
             return TransmissionState(length, rate, out)
         return TransmissionState(length, rate, out[:nv], out[nv:2 * nv], _Geometric(out[2 * nv:].reshape(nv, nv)))
 
-    def evaluate(self, model, q, v=None, jacobians=False, data=None):
+    def evaluate(self, model: "Model", q: ArrayLike, v: Optional[ArrayLike] = None, jacobians: bool = False,
+                 data: "Optional[Data]" = None) -> TransmissionState:
         """The :class:`TransmissionState` (length, rate, moment arm and, with
         ``jacobians``, the rate gradient and the geometric term) at
         ``(q, v)`` (v None: zero rate)."""
         st = State(model, q, v, data=data, need_v=v is not None)
         return self.state(st, self.bind(model), jacobians)
 
-    def length(self, model, q):
+    def length(self, model: "Model", q: ArrayLike) -> float:
         """Path length (m) at ``q``."""
         return self.evaluate(model, q).length
 
-    def moment_arm(self, model, q):
+    def moment_arm(self, model: "Model", q: ArrayLike) -> Array:
         """``J = ∂l/∂q`` (nv,; tangent space): the generalized force of a unit
         force lengthening the path, minus the moment arm of a unit tension."""
         return self.evaluate(model, q).moment
 
-    def points(self, model, q):
+    def points(self, model: "Model", q: ArrayLike) -> Array:
         """World positions (n, 3) of the path's points at ``q``."""
         st = State(model, q, None, need_v=False)
         b = self.bind(model)
         oMi = st.oMi[b.pbody]
         return np.einsum("kij,kj->ki", oMi[:, :3, :3], b.plocal) + oMi[:, :3, 3]
 
-    def point_forces(self, model, q, force):
+    def point_forces(self, model: "Model", q: ArrayLike, force: float) -> Array:
         """World forces (n, 3) on the points of a force ``force`` along the
         path (positive lengthens it: ``force · ∂l/∂x_k``); a tension ``F``
         is ``force = −F`` and gives ArtiSynth's ``f_k = F v_k``. Points on

@@ -4,6 +4,10 @@ linear and nonlinear force laws (ArtiSynth §0.12–0.13, Sueda §1.9.3 and
 
 Either attachment may be the world (frame "world" or None).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
 import numpy as np
 
 from ..errors import InputError, ModelError
@@ -11,6 +15,10 @@ from ..model.checks import real_number
 from ..spatial import so3
 from ._kin import cross3, cross_vm, geometric, hat, point_jacobian, wrench_at
 from .base import ForceElement, nonnegative, resolve_frame, vector3
+from .._typing import Array, ArrayLike, Frame
+
+if TYPE_CHECKING:
+    from ..model.model import Model
 
 # ---------------------------------------------------------------- force laws
 
@@ -27,10 +35,10 @@ class ForceLaw:
     spring's :meth:`~ForceElement.potential_energy` non-zero.
     """
 
-    def __call__(self, s, sdot):
+    def __call__(self, s: float, sdot: float) -> tuple[float, float, float]:
         raise NotImplementedError
 
-    def energy(self, s):
+    def energy(self, s: float) -> float | None:
         return None
 
 
@@ -45,13 +53,13 @@ def _law_number(value, what):
 class LinearLaw(ForceLaw):
     """``F = k s + d ṡ`` (ArtiSynth §0.12, ``F = k(l - r) + d l̇``)."""
 
-    def __init__(self, stiffness, damping=0.0):
+    def __init__(self, stiffness: float, damping: float = 0.0) -> None:
         self.k, self.d = _law_number(stiffness, "stiffness"), _law_number(damping, "damping")
 
-    def __call__(self, s, sdot):
+    def __call__(self, s: float, sdot: float) -> tuple[float, float, float]:
         return self.k * s + self.d * sdot, self.k, self.d
 
-    def energy(self, s):
+    def energy(self, s: float) -> float | None:
         return 0.5 * self.k * s * s
 
 
@@ -59,7 +67,7 @@ class StrainLaw(LinearLaw):
     """Sueda §1.9.6 (eq. 1.65 with errata S5): ``F = (k s + d ṡ)/L`` — ``k``
     is a stiffness per unit *strain* (force units), ``L`` the rest length."""
 
-    def __init__(self, stiffness, damping, rest_length):
+    def __init__(self, stiffness: float, damping: float, rest_length: float) -> None:
         r = _law_number(rest_length, "rest_length")
         if r <= 0:
             raise ModelError("StrainLaw: the strain law needs a positive rest length")
@@ -71,18 +79,18 @@ class GreenStrainLaw(ForceLaw):
     stress ``σ = k ε``, tension ``F = σ l = k l (l² - r²)/(2 r²)`` (so
     ``f1 = σ Δx``), plus ``d ṡ``. Energy ``k (l² - r²)²/(8 r²)``."""
 
-    def __init__(self, stiffness, damping, rest_length):
+    def __init__(self, stiffness: float, damping: float, rest_length: float) -> None:
         self.r = _law_number(rest_length, "rest_length")
         if self.r <= 0:
             raise ModelError("GreenStrainLaw: the Green-strain law needs a positive rest length")
         self.k, self.d = _law_number(stiffness, "stiffness"), _law_number(damping, "damping")
 
-    def __call__(self, s, sdot):
+    def __call__(self, s: float, sdot: float) -> tuple[float, float, float]:
         l, r2 = s + self.r, self.r * self.r
         F = self.k * l * (l * l - r2) / (2.0 * r2) + self.d * sdot
         return F, self.k * (3.0 * l * l - r2) / (2.0 * r2), self.d
 
-    def energy(self, s):
+    def energy(self, s: float) -> float | None:
         l, r2 = s + self.r, self.r * self.r
         return self.k * (l * l - r2) ** 2 / (8.0 * r2)
 
@@ -91,15 +99,15 @@ class CableLaw(ForceLaw):
     """Tension-only (a cable or muscle tendon): ``F = k s + d ṡ`` when
     ``s > 0``, else 0 (slack). Not differentiable at ``s = 0``."""
 
-    def __init__(self, stiffness, damping=0.0):
+    def __init__(self, stiffness: float, damping: float = 0.0) -> None:
         self.k, self.d = _law_number(stiffness, "stiffness"), _law_number(damping, "damping")
 
-    def __call__(self, s, sdot):
+    def __call__(self, s: float, sdot: float) -> tuple[float, float, float]:
         if s > 0:
             return self.k * s + self.d * sdot, self.k, self.d
         return 0.0, 0.0, 0.0
 
-    def energy(self, s):
+    def energy(self, s: float) -> float | None:
         return 0.5 * self.k * s * s if s > 0 else 0.0
 
 
@@ -135,8 +143,10 @@ class PointToPointSpring(ForceElement):
     Singular at ``l = 0`` (direction undefined): there τ, K, D are 0.
     """
 
-    def __init__(self, frame_a, point_a, frame_b, point_b, stiffness=0.0, damping=0.0, rest_length=0.0,
-                 force_law=None, name=None):
+    def __init__(self, frame_a: Frame, point_a: ArrayLike, frame_b: Frame, point_b: ArrayLike,
+                 stiffness: float = 0.0, damping: float = 0.0, rest_length: float = 0.0,
+                 force_law: str | ForceLaw | Callable[[float, float], Any] | None = None,
+                 name: str | None = None) -> None:
         super().__init__(name)
         self.frame_a, self.frame_b = frame_a, frame_b
         self.point_a = vector3(self, point_a, "point_a")
@@ -179,7 +189,7 @@ class PointToPointSpring(ForceElement):
             raise self.error(f"force law returned {out!r}; expected (F, dF/ds, dF/dsdot)", InputError) from None
         return F, Fs, Fr
 
-    def geometry(self, model, q, v=None):
+    def geometry(self, model: Model, q: ArrayLike, v: ArrayLike | None = None) -> tuple[Array, Array, float, float]:
         """``(x_a, x_b, l, ṡ)``: world points, length and its rate (v given)."""
         from ._kin import State
         st = State(model, q, np.zeros(model.nv) if v is None else v)
@@ -225,7 +235,7 @@ class PointToPointSpring(ForceElement):
         K += geometric(topo, Jb, wrench_at(xb, -fa)) + Jb[:3].T @ (hat(fa) @ Pb)
         return tau, K, D
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         energy = getattr(self.law, "energy", None)
         if energy is None:
             return 0.0
@@ -267,8 +277,9 @@ class FrameSpring(ForceElement):
     The log map jumps at φ = π.
     """
 
-    def __init__(self, frame_a, frame_b, translational_stiffness=0.0, rotational_stiffness=0.0,
-                 translational_damping=0.0, rotational_damping=0.0, rest_pose=None, name=None):
+    def __init__(self, frame_a: Frame, frame_b: Frame, translational_stiffness: float = 0.0,
+                 rotational_stiffness: float = 0.0, translational_damping: float = 0.0,
+                 rotational_damping: float = 0.0, rest_pose: ArrayLike | None = None, name: str | None = None) -> None:
         super().__init__(name)
         self.frame_a, self.frame_b = frame_a, frame_b
         self.kt = nonnegative(self, translational_stiffness, "translational_stiffness")
@@ -333,7 +344,7 @@ class FrameSpring(ForceElement):
         K = geometric(topo, JA, WA) - geometric(topo, JB, WA) - Jr.T @ dWA
         return tau, K, D
 
-    def deflection(self, model, q):
+    def deflection(self, model: Model, q: ArrayLike) -> tuple[Array, Array]:
         """``(Δx, φu)``: the world offset ``x2 - x1`` of the two frame origins
         and the rotation vector ``log(R1ᵀ R2)`` (frame-1 coordinates), both
         zero at the rest pose."""
@@ -342,6 +353,6 @@ class FrameSpring(ForceElement):
         _, x1, _, x2, theta = self._geometry(st, self.bind(model))
         return x2 - x1, theta
 
-    def potential_energy(self, model, q):
+    def potential_energy(self, model: Model, q: ArrayLike) -> float:
         d, theta = self.deflection(model, q)
         return float(0.5 * self.kt * d @ d + 0.5 * self.kr * theta @ theta)

@@ -20,12 +20,17 @@ transmission (actuators, muscles, multi-point springs, tendon springs).
 """
 import numbers
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numba import njit
 
 from ..errors import ModelError
 from .base import ForceElement, floats, resolve_joint
+from .._typing import Frame
+
+if TYPE_CHECKING:
+    from ..model.model import Model
 
 
 @dataclass
@@ -37,7 +42,7 @@ class TransmissionState:
     length: float
     rate: float
     moment: np.ndarray
-    rate_gradient: np.ndarray = None
+    rate_gradient: Optional[np.ndarray] = None
     geometric: object = None
 
 
@@ -127,7 +132,7 @@ class JointTransmission(Transmission):
     gear=...>``): ``J = gear · e_j``; linear."""
     linear = True
 
-    def __init__(self, joint, gear=1.0):
+    def __init__(self, joint: Frame, gear: float = 1.0) -> None:
         self.joint, self.gear = joint, gear
 
     def __repr__(self):
@@ -150,7 +155,7 @@ class FixedTendon(Transmission):
     (``coefficients``: a list of ``(joint, c)``); linear."""
     linear = True
 
-    def __init__(self, coefficients):
+    def __init__(self, coefficients: Sequence[Tuple[Frame, float]]) -> None:
         self.coefficients = list(coefficients)
 
     def __repr__(self):
@@ -177,7 +182,7 @@ class FixedTendon(Transmission):
         return TransmissionState(float(c @ st.q[iq]), rate, J.copy())
 
 
-def as_transmission(owner, value):
+def as_transmission(owner: Any, value: Union[Transmission, Frame]) -> Transmission:
     """A :class:`Transmission` from itself or from a joint name / index
     (a :class:`JointTransmission` with gear 1)."""
     if isinstance(value, Transmission):
@@ -192,14 +197,14 @@ class TransmissionElement(ForceElement):
     """A force element acting along one transmission; subclasses implement
     :meth:`force` ``(l, l̇, t) -> (f, ∂f/∂l, ∂f/∂l̇)``."""
 
-    def __init__(self, transmission, name=None):
+    def __init__(self, transmission: Union[Transmission, Frame], name: Optional[str] = None) -> None:
         super().__init__(name)
         self.transmission = as_transmission(self, transmission)
 
     def _bind(self, model):
         return self.transmission._bind(self, model)
 
-    def force(self, length, rate, t):
+    def force(self, length: float, rate: float, t: float) -> Tuple[float, float, float]:
         raise NotImplementedError
 
     def _evaluate(self, st, b, jacobians):

@@ -8,9 +8,12 @@ shared among threads, each with its own simulator (workspace and step
 table): the rollout kernels release the GIL, so the threads run in
 parallel without a parallel kernel.
 """
+from __future__ import annotations
+
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -18,6 +21,10 @@ from ..errors import InputError, MultibodyError, SimulationError
 from ..integrators.fused import NO_CONTROL
 from ..model.checks import as_float_array
 from .trajectory import Trajectory, model_fingerprint
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from .simulator import Simulator
 
 
 @dataclass
@@ -30,27 +37,27 @@ class Rollouts:
     na) (docs/actuators.md). ``rollouts[b]`` is member b as a
     :class:`Trajectory` (energies and powers derived on first access);
     ``len(rollouts)`` is B."""
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    tau: np.ndarray
+    t: Array
+    q: Array
+    v: Array
+    tau: Array
     effort_clamped: np.ndarray
     velocity_clamped: np.ndarray
     meta: dict = field(default_factory=dict)
-    _members: list = field(default=None, repr=False, compare=False)
-    control: np.ndarray = None
-    activation: np.ndarray = None
-    actuator_force: np.ndarray = None
+    _members: list | None = field(default=None, repr=False, compare=False)
+    control: Array | None = None
+    activation: Array | None = None
+    actuator_force: Array | None = None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.q.shape[0]
 
-    def __getitem__(self, b):
-        sim = self._members[b]
+    def __getitem__(self, b: int) -> Trajectory:
+        sim = self._members[b]  # type: ignore[index]
         return Trajectory.recorded(self.t, self.q[b], self.v[b], self.tau[b], self.effort_clamped[b],
                                    self.velocity_clamped[b], dict(self.meta, member=int(b)),
                                    model_fingerprint(sim.model), sim._derived_quantities(),
-                                   (sim.actuator_names, self.control[b], self.activation[b], self.actuator_force[b]))
+                                   (sim.actuator_names, self.control[b], self.activation[b], self.actuator_force[b]))  # type: ignore[index]
 
 
 def _states(x, name, B, size, default):
@@ -66,8 +73,9 @@ def _states(x, name, B, size, default):
     return a
 
 
-def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
-                  threads=None, control=None):
+def rollout_batch(sim: Simulator, q0: ArrayLike | None = None, v0: ArrayLike | None = None, steps: int | None = None,
+                  duration: float | None = None, params: Sequence[Any] | None = None, tau: ArrayLike | None = None,
+                  record_every: int = 1, threads: int | None = None, control: ArrayLike | None = None) -> Rollouts:
     """B rollouts of ``sim`` (see :meth:`Simulator.rollout_batch`)."""
     from .simulator import Simulator, _count, _rebuild, _step_count  # the simulator module imports this one
     n = _step_count(duration, steps, sim.dt)
@@ -96,13 +104,13 @@ def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None,
     if tau is None:
         taus = [sim._zero[None, :]] * B
     elif np.ndim(tau) == 3:
-        taus = [sim._tau_table(tau[b], n, None) for b in range(B)]
+        taus = [sim._tau_table(tau[b], n, None) for b in range(B)]  # type: ignore[index]
     else:
         taus = [sim._tau_table(tau, n, None)] * B
     if control is None:
         ctrls = [None] * B
     elif np.ndim(control) == 3:
-        ctrls = [sim._control_table(control[b], n) for b in range(B)]
+        ctrls = [sim._control_table(control[b], n) for b in range(B)]  # type: ignore[index]
     else:
         ctrls = [sim._control_table(control, n)] * B
     threads = min(B, os.cpu_count() or 1 if threads is None else _count(threads, "threads", 1))
@@ -117,7 +125,7 @@ def rollout_batch(sim, q0=None, v0=None, steps=None, duration=None, params=None,
                              f"with these force elements or constraints steps in Python; use Simulator.rollout "
                              f"per state instead")
     for m in members:
-        m._fused.compile_rollout()  # compile (or load) in this thread, before the threads start
+        m._fused.compile_rollout()  # type: ignore[union-attr]  # compile (or load) in this thread, before the threads start
     for b in range(B):
         members[b % len(members)].model.check_configuration(Q0[b], f"q0[{b}]")
     rows = 1 + n // every

@@ -1,10 +1,16 @@
 """The contacts of a rollout, sample by sample (``Simulator.rollout(...,
 contacts=True)``; docs/contact.md, "Contacts in trajectories")."""
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..constraints.contact import Contact
+
+if TYPE_CHECKING:
+    from ..constraints.contact import ContactTable
 
 
 @dataclass
@@ -38,7 +44,7 @@ class ContactRecord:
     force: np.ndarray
 
     @classmethod
-    def empty(cls, rows, table):
+    def empty(cls, rows: int, table: ContactTable | None) -> ContactRecord:
         """A record of ``rows`` samples for the contact table ``table``
         (:class:`~multibody.constraints.contact.ContactTable`, or None: a
         simulator without contact, whose samples have none)."""
@@ -48,7 +54,7 @@ class ContactRecord:
                    np.full((rows, cap, 2), -1, np.int64), np.zeros((rows, cap, 3)), np.zeros((rows, cap, 3, 3)),
                    np.zeros((rows, cap)), np.zeros((rows, cap, 3)), np.zeros((rows, cap, 3)))
 
-    def capture(self, row, table):
+    def capture(self, row: int, table: ContactTable) -> None:
         """Copy the contacts of ``table``'s last step into sample ``row``."""
         last = table.last_step()
         n = len(last["distance"])
@@ -56,7 +62,7 @@ class ContactRecord:
         for name, value in last.items():
             getattr(self, name)[row, :n] = value
 
-    def at(self, k):
+    def at(self, k: int) -> list[Contact]:
         """The contacts of sample k as a list of :class:`~multibody.constraints.contact.Contact`."""
         return [Contact(self.geometries[self.geom[k, c, 0]], self.geometries[self.geom[k, c, 1]],
                         int(self.body[k, c, 0]), int(self.body[k, c, 1]), self.position[k, c].copy(),

@@ -18,6 +18,8 @@ so free and spherical joints are controlled on SO(3)/SE(3)) and
 
 References are held (one row) or tables with one row per step of the
 rollout (row k is used for step k + 1, i.e. at time t_k)."""
+from __future__ import annotations
+
 import numpy as np
 
 from ..dynamics import rnea
@@ -25,6 +27,7 @@ from ..errors import InputError
 from ..integrators._kernels import COMPUTED_TORQUE, PD as _PD
 from ..model import Model
 from ..model.checks import as_float_array
+from .._typing import Array, ArrayLike
 
 
 class PD:
@@ -35,7 +38,8 @@ class PD:
     and ``feedforward`` (nv,) or (steps, nv), default zero."""
     kind = _PD
 
-    def __init__(self, model, kp, kd, target=None, velocity_target=None, feedforward=None):
+    def __init__(self, model: Model, kp: ArrayLike, kd: ArrayLike, target: ArrayLike | None = None,
+                 velocity_target: ArrayLike | None = None, feedforward: ArrayLike | None = None) -> None:
         if not isinstance(model, Model):
             raise InputError(f"{type(self).__name__} needs the multibody Model it controls, got {model!r}")
         self.model = model
@@ -64,7 +68,7 @@ class PD:
             raise InputError(f"{what} must be finite, of shape ({size},) or (steps, {size}), got shape {a.shape}")
         return a
 
-    def arrays(self, model, n, damping):
+    def arrays(self, model: Model, n: int, damping: Array) -> tuple[int, Array, Array, Array]:
         """``(kind, gains (3, nv), references (rows, nq + 2 nv), feed-forward
         (rows, nv))`` for a rollout of ``n`` steps of ``model`` whose joint
         damping is ``damping`` (nv): what the compiled loop reads; InputError
@@ -85,7 +89,7 @@ class PD:
             gains[2] = damping
         return self.kind, gains, refs, np.ascontiguousarray(self.feedforward)
 
-    def torque(self, k, q, v, gravity=True, damping=None):
+    def torque(self, k: int, q: Array, v: Array, gravity: bool = True, damping: Array | None = None) -> Array:
         """τ (nv) at step k + 1 from the state (q, v), with or without
         gravity, cancelling the joint ``damping`` (computed torque; default
         ``model.damping``). NumPy: the Python path; the compiled loop
@@ -99,7 +103,7 @@ class PD:
             return row(self.feedforward) + rnea(self.model, q, v, a + row(self.acceleration), gravity=gravity) + b * v
         return row(self.feedforward) + a
 
-    def __call__(self, t, q, v):
+    def __call__(self, t: float, q: Array, v: Array) -> Array:
         """τ with held references (a step-by-step controller)."""
         if any(len(p) > 1 for p in (self.target, self.velocity_target, self.acceleration, self.feedforward)):
             raise InputError(f"this {type(self).__name__} has reference tables indexed by step: run it with "
@@ -113,7 +117,9 @@ class ComputedTorque(PD):
     (steps, nv), default zero) and mapped through the inverse dynamics."""
     kind = COMPUTED_TORQUE
 
-    def __init__(self, model, kp, kd, target=None, velocity_target=None, acceleration=None, feedforward=None):
+    def __init__(self, model: Model, kp: ArrayLike, kd: ArrayLike, target: ArrayLike | None = None,
+                 velocity_target: ArrayLike | None = None, acceleration: ArrayLike | None = None,
+                 feedforward: ArrayLike | None = None) -> None:
         super().__init__(model, kp, kd, target, velocity_target, feedforward)
         if acceleration is not None:
             self.acceleration = np.atleast_2d(self._table(acceleration, model.nv, "acceleration"))

@@ -34,6 +34,7 @@ names.
   :class:`~multibody.errors.ModelWarning`.
 """
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -228,7 +229,7 @@ class _Mapper:
         return kw
 
 
-def load_sensors(source, model, noise=False, seed=0, warn=True):
+def load_sensors(source: Any, model: Model, noise: bool = False, seed: int = 0, warn: bool = True) -> S.Sensors:
     """The sensors of the MJCF ``source`` (file name, MJCF text, MjSpec or
     compiled MjModel: the one ``model`` was loaded from by
     :func:`~multibody.io.load_mjcf`) as a

@@ -24,6 +24,8 @@ Everything here is NumPy over the compiled kinematics (one forward
 kinematics and one ``body_motion`` per call, batched over the samples of a
 trajectory); nothing is compiled by this module.
 """
+from __future__ import annotations
+
 import math
 import numbers
 import weakref
@@ -31,6 +33,7 @@ import zlib
 from collections import deque
 from contextlib import contextmanager
 from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -41,6 +44,11 @@ from ..model.checks import as_float_array, real_number
 from ..model.joints import C_H, C_I, C_MASS
 from ..model.model import Model
 from ..spatial import quaternion as _quat
+from .._typing import Array, ArrayLike, Frame
+
+if TYPE_CHECKING:
+    from .simulator import Simulator, State
+    from .trajectory import Trajectory
 
 # data types (what noise, resolution and cutoff mean for the reading)
 REAL = "real"              # any real vector: additive noise, resolution, cutoff on both sides
@@ -124,8 +132,8 @@ class Sensor:
     datatype = REAL
     dim = 1
 
-    def __init__(self, target, name=None, noise=0.0, delay=0.0, cutoff=0.0, resolution=0.0, initial="first",
-                 seed=None):
+    def __init__(self, target: Any, name: str | None = None, noise: ArrayLike = 0.0, delay: float = 0.0,
+                 cutoff: float = 0.0, resolution: float = 0.0, initial: str = "first", seed: int | None = None) -> None:
         self.target = target
         self.name = f"{self.kind}({_name_of(target)})" if name is None else name
         if not isinstance(self.name, str) or not self.name:
@@ -154,7 +162,7 @@ class Sensor:
         self.mujoco_noise = None
 
     @property
-    def label(self):
+    def label(self) -> str:
         return f"sensor '{self.name}' ({type(self).__name__})"
 
     def __repr__(self):
@@ -164,7 +172,7 @@ class Sensor:
         return cls(f"{self.label}: {msg}")
 
     # --------------------------------------------------------- binding
-    def bind(self, model):
+    def bind(self, model: Model) -> Bound:
         """Resolve the sensor against ``model``: a :class:`Bound` (its
         dimension, data type and resolved indices); ModelError naming the
         sensor for a frame, joint or body the model does not have."""
@@ -213,7 +221,7 @@ class Clock(Sensor):
     """The simulation time t (s), as MuJoCo's clock sensor."""
     kind = "clock"
 
-    def __init__(self, name=None, **kw):
+    def __init__(self, name: str | None = None, **kw: Any) -> None:
         super().__init__("t", name, **kw)
 
     def _value(self, snap, data):
@@ -228,7 +236,7 @@ class JointPosition(Sensor):
     otherwise."""
     kind = "jointpos"
 
-    def __init__(self, joint, name=None, **kw):
+    def __init__(self, joint: Frame, name: str | None = None, **kw: Any) -> None:
         super().__init__(joint, name, **kw)
 
     def _bind(self, model):
@@ -267,7 +275,7 @@ class JointVelocity(Sensor):
     kind = "jointvel"
     stage = VELOCITY
 
-    def __init__(self, joint, name=None, **kw):
+    def __init__(self, joint: Frame, name: str | None = None, **kw: Any) -> None:
         super().__init__(joint, name, **kw)
 
     _bind = JointPosition._bind
@@ -287,7 +295,8 @@ class _FrameSensor(Sensor):
     dim = 3
     references = True
 
-    def __init__(self, frame, name=None, placement=None, reference=None, reference_placement=None, **kw):
+    def __init__(self, frame: Frame, name: str | None = None, placement: ArrayLike | None = None,
+                 reference: Frame | None = None, reference_placement: ArrayLike | None = None, **kw: Any) -> None:
         super().__init__(frame, name, **kw)
         self.placement = _placement(placement, "placement", self.label)
         if not self.references and (reference is not None or reference_placement is not None):
@@ -340,7 +349,7 @@ class FrameAxis(_FrameSensor):
     framexaxis / frameyaxis / framezaxis)."""
     datatype = AXIS
 
-    def __init__(self, frame, axis="z", name=None, **kw):
+    def __init__(self, frame: Frame, axis: str = "z", name: str | None = None, **kw: Any) -> None:
         if axis not in ("x", "y", "z"):
             raise InputError(f"FrameAxis({_name_of(frame)}): axis must be 'x', 'y' or 'z', got {axis!r}")
         self.axis, self.kind = axis, f"frame{axis}axis"
@@ -375,7 +384,8 @@ class Magnetometer(_FrameSensor):
     kind = "magnetometer"
     references = False
 
-    def __init__(self, frame, name=None, field=(0.0, -0.5, 0.0), **kw):
+    def __init__(self, frame: Frame, name: str | None = None, field: ArrayLike = (0.0, -0.5, 0.0),
+                 **kw: Any) -> None:
         super().__init__(frame, name, **kw)
         try:
             B = np.array(field, dtype=float).reshape(-1)
@@ -396,7 +406,7 @@ class _FrameMotion(_FrameSensor):
     stage = VELOCITY
     angular = False
 
-    def __init__(self, frame, name=None, local=False, **kw):
+    def __init__(self, frame: Frame, name: str | None = None, local: bool = False, **kw: Any) -> None:
         super().__init__(frame, name, **kw)
         self.local = bool(local)
         if self.local and self.reference is not None:
@@ -436,7 +446,7 @@ class Velocimeter(FrameLinearVelocity):
     kind = "velocimeter"
     references = False
 
-    def __init__(self, frame, name=None, **kw):
+    def __init__(self, frame: Frame, name: str | None = None, **kw: Any) -> None:
         super().__init__(frame, name, local=True, **kw)
 
 
@@ -445,7 +455,7 @@ class Gyro(FrameAngularVelocity):
     kind = "gyro"
     references = False
 
-    def __init__(self, frame, name=None, **kw):
+    def __init__(self, frame: Frame, name: str | None = None, **kw: Any) -> None:
         super().__init__(frame, name, local=True, **kw)
 
 
@@ -454,7 +464,8 @@ class _FrameAcceleration(_FrameSensor):
     references = False
     angular = False
 
-    def __init__(self, frame, name=None, local=False, proper=False, **kw):
+    def __init__(self, frame: Frame, name: str | None = None, local: bool = False, proper: bool = False,
+                 **kw: Any) -> None:
         super().__init__(frame, name, **kw)
         self.local, self.proper = bool(local), bool(proper)
 
@@ -488,7 +499,7 @@ class Accelerometer(FrameLinearAcceleration):
     along the local up direction, as MuJoCo's accelerometer."""
     kind = "accelerometer"
 
-    def __init__(self, frame, name=None, **kw):
+    def __init__(self, frame: Frame, name: str | None = None, **kw: Any) -> None:
         super().__init__(frame, name, local=True, proper=True, **kw)
 
 
@@ -520,12 +531,13 @@ class _Wrench(_FrameSensor):
     references = False
     part = slice(0, 6)
 
-    def __init__(self, frame=None, name=None, joint=None, **kw):
+    def __init__(self, frame: Frame | None = None, name: str | None = None, joint: Frame | None = None,
+                 **kw: Any) -> None:
         if (frame is None) == (joint is None):
             raise InputError(f"{type(self).__name__}: give a frame or a joint (its child body's frame), not "
                              f"{'both' if frame is not None else 'neither'}")
         self.joint = joint
-        super().__init__(frame if joint is None else joint, name, **kw)
+        super().__init__(frame if joint is None else joint, name, **kw)  # type: ignore[arg-type]
 
     def _bind(self, model):
         if self.joint is None:
@@ -575,7 +587,7 @@ class _Subtree(Sensor):
     taken as its body)."""
     dim = 3
 
-    def __init__(self, body, name=None, **kw):
+    def __init__(self, body: Frame, name: str | None = None, **kw: Any) -> None:
         super().__init__(body, name, **kw)
 
     def _bind(self, model):
@@ -637,7 +649,8 @@ class Touch(Sensor):
     stage = ACCELERATION
     datatype = POSITIVE
 
-    def __init__(self, frame, name=None, zone=None, size=None, placement=None, **kw):
+    def __init__(self, frame: Frame, name: str | None = None, zone: str | None = None, size: ArrayLike | None = None,
+                 placement: ArrayLike | None = None, **kw: Any) -> None:
         super().__init__(frame, name, **kw)
         self.placement = _placement(placement, "placement", self.label)
         if zone is not None and zone not in ZONES:
@@ -979,7 +992,8 @@ class Sensors:
     from its own generator, seeded from this and its name, or from its own
     ``seed``): the same seed gives the same readings."""
 
-    def __init__(self, sensors=(), model=None, dt=None, seed=0):
+    def __init__(self, sensors: Sensor | Iterable[Sensor] = (), model: Model | None = None, dt: float | None = None,
+                 seed: int = 0) -> None:
         if isinstance(sensors, Sensor):
             sensors = [sensors]
         try:
@@ -1002,13 +1016,13 @@ class Sensors:
         self.dt = dt
         if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
             raise InputError(f"Sensors: seed must be an integer >= 0, got {seed!r}")
-        self.seed = int(seed)
-        self._steps = [_delay_steps(s, dt, "the time step dt") if dt is not None else None for s in sensors]
+        self.seed: int = int(seed)
+        self._steps: list[int | None] = [_delay_steps(s, dt, "the time step dt") if dt is not None else None for s in sensors]
         #: sensors of a model file that were not loaded: (name, reason) pairs (simulation/mjcf_sensors.py)
-        self.not_loaded = ()
-        self._bindings = weakref.WeakKeyDictionary()
-        self._channels = None
-        self._last_t = None
+        self.not_loaded: tuple = ()
+        self._bindings: weakref.WeakKeyDictionary[Model, list[Bound]] = weakref.WeakKeyDictionary()
+        self._channels: Any = None
+        self._last_t: Any = None
         if model is not None:
             self.bind(model)
 
@@ -1025,23 +1039,23 @@ class Sensors:
 
     # ------------------------------------------------------------ container
     @property
-    def names(self):
+    def names(self) -> tuple[str, ...]:
         return tuple(self._index)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._sensors)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Sensor]:
         return iter(self._sensors)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._index
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str | int) -> Sensor:
         if isinstance(key, numbers.Integral):
             return self._sensors[key]
         try:
-            return self._sensors[self._index[key]]
+            return self._sensors[self._index[key]]  # type: ignore[index]
         except (KeyError, TypeError):
             raise InputError(f"no sensor named {key!r} (sensors: {', '.join(self.names) or 'none'})") from None
 
@@ -1049,7 +1063,7 @@ class Sensors:
         return f"Sensors({', '.join(self.names)})"
 
     # ------------------------------------------------------------ binding
-    def bind(self, model):
+    def bind(self, model: Model) -> list[Bound]:
         """The sensors resolved against ``model`` (cached per model): a
         list of :class:`Bound`. ModelError naming the sensor for a frame,
         joint or body the model does not have; InputError for options that
@@ -1067,11 +1081,11 @@ class Sensors:
             self._bindings[model] = bound
         return bound
 
-    def dims(self, model):
+    def dims(self, model: Model) -> dict[str, int]:
         """name -> size of the reading, for ``model``."""
         return {b.sensor.name: b.dim for b in self.bind(model)}
 
-    def vector(self, readings):
+    def vector(self, readings: Mapping[str, ArrayLike]) -> Array:
         """The readings (a dict of this collection's names) concatenated in
         the sensors' order along the last axis (MuJoCo's sensordata)."""
         try:
@@ -1126,7 +1140,9 @@ class Sensors:
     def _values(self, snap, bound):
         return [b.value(snap) for b in bound]
 
-    def read(self, model, t, q, v=None, a=None, contacts=None, f_ext=None, gravity=True):
+    def read(self, model: Model, t: ArrayLike, q: ArrayLike, v: ArrayLike | None = None, a: ArrayLike | None = None,
+             contacts: Sequence[Any] | None = None, f_ext: ArrayLike | None = None,
+             gravity: bool = True) -> dict[str, Array]:
         """Ideal readings at time ``t`` (s) and state ``(q, v)`` with joint
         accelerations ``a`` (q̈, nv): a dict name -> (dim,) array — or, for
         a batch of states (q (B, nq), v and a (B, nv), t scalar or (B,),
@@ -1145,7 +1161,7 @@ class Sensors:
         return {b.sensor.name: (x[0] if single else x) for b, x in zip(bound, vals)}
 
     # ------------------------------------------------------------ measuring
-    def reset(self, seed=None):
+    def reset(self, seed: int | None = None) -> None:
         """Restart the measurements: fresh noise generators (from ``seed``
         if given, else the collection's seed) and empty delay lines."""
         if seed is not None:
@@ -1155,7 +1171,9 @@ class Sensors:
         self._channels = None
         self._last_t = None
 
-    def update(self, model, t, q, v=None, a=None, contacts=None, f_ext=None, gravity=True):
+    def update(self, model: Model, t: float, q: ArrayLike, v: ArrayLike | None = None, a: ArrayLike | None = None,
+               contacts: Sequence[Any] | None = None, f_ext: ArrayLike | None = None,
+               gravity: bool = True) -> dict[str, Array]:
         """One measurement per time step at one state (arguments as
         :meth:`read`): the ideal readings with each sensor's noise,
         resolution, cutoff and delay, as a dict name -> (dim,). Call it
@@ -1181,7 +1199,7 @@ class Sensors:
         self._last_t = t
         return {ch.bound.sensor.name: ch.measure(x[0]) for ch, x in zip(self._channels[1], vals)}
 
-    def step(self, simulator, tau=None):
+    def step(self, simulator: Simulator, tau: ArrayLike | None = None) -> dict[str, Array]:
         """Advance ``simulator`` one step with joint forces ``tau`` and
         return the measurement of the state it started from
         (:meth:`after_step`). A controller using the readings thus sees
@@ -1193,7 +1211,8 @@ class Sensors:
         simulator.step(tau)
         return self.after_step(simulator, before, act)
 
-    def after_step(self, simulator, before, activation=None):
+    def after_step(self, simulator: Simulator, before: State, activation: ArrayLike | None = None
+                   ) -> dict[str, Array]:
         """The measurement (:meth:`update`) of the state ``before`` (a
         :class:`~multibody.simulation.simulator.State`: t, q, v) from which
         ``simulator`` just took one step, with that step's forces: the
@@ -1217,7 +1236,8 @@ class Sensors:
         return self.update(model, before.t, before.q, before.v, a, contacts=contacts, f_ext=F,
                            gravity=simulator.system.gravity)
 
-    def over(self, trajectory, simulator, measured=True, seed=None):
+    def over(self, trajectory: Trajectory, simulator: Simulator, measured: bool = True,
+             seed: int | None = None) -> dict[str, Array]:
         """The readings along ``trajectory`` (recorded by ``simulator``'s
         rollout): a dict name -> (N, dim) array, one row per sample.
 
@@ -1319,7 +1339,8 @@ def _path_actuators(simulator):
     return [] if aset is None else [k for k, a in enumerate(aset.actuators) if isinstance(a.transmission, Path)]
 
 
-def actuator_body_forces(simulator, t, q, v, control=None, activation=None):
+def actuator_body_forces(simulator: Simulator, t: float, q: ArrayLike, v: ArrayLike, control: ArrayLike | None = None,
+                         activation: ArrayLike | None = None) -> Array:
     """The pull of the actuators acting through spatial paths (MuJoCo's
     spatial tendons, muscles over via points) on the bodies their points
     are on, as (nbodies, 6) spatial forces ``[n; f]`` in the body frames
@@ -1331,12 +1352,12 @@ def actuator_body_forces(simulator, t, q, v, control=None, activation=None):
     sensors leave them out of the joint's load — as MuJoCo's do."""
     model, aset = simulator.model, simulator._act_set
     with _actuation(simulator, control, activation):
-        f = aset.forces(q, v, t)
+        f = aset.forces(q, v, t)  # type: ignore[union-attr]
     oMi = None
     W = np.zeros((model.nbodies, 6))
     for k in _path_actuators(simulator):
-        a = aset.actuators[k]
-        path, binding = a.transmission, aset.transmission_bindings[k]
+        a = aset.actuators[k]  # type: ignore[union-attr]
+        path, binding = a.transmission, aset.transmission_bindings[k]  # type: ignore[union-attr]
         G = path.point_forces(model, q, a.gear * f[k])
         X = path.points(model, q)
         if oMi is None:
@@ -1350,7 +1371,9 @@ def actuator_body_forces(simulator, t, q, v, control=None, activation=None):
     return W
 
 
-def forward_acceleration(simulator, t, q, v, tau, contacts=(), control=None, activation=None):
+def forward_acceleration(simulator: Simulator, t: float, q: ArrayLike, v: ArrayLike, tau: ArrayLike,
+                         contacts: Sequence[Any] = (), control: ArrayLike | None = None,
+                         activation: ArrayLike | None = None) -> Array:
     """q̈ at (t, q, v) by the forward dynamics of ``simulator`` (its force
     elements, actuators, joint damping and springs, gravity and loop
     constraints: ``simulator.system.acceleration``) under the joint forces

@@ -1,13 +1,17 @@
 """The simulator: a model, a formulation, an integrator and force
 elements composed into ``step`` and ``rollout`` (DESIGN.md)."""
+from __future__ import annotations
+
 import copy
 import math
 import numbers
 import time
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 from numba import types
 
 from .._compiled import JIT, B_1, F64_1, F64_2C, F64_3C, F64_4C, I64_1, entry
@@ -39,6 +43,16 @@ from .batch import rollout_batch
 from .contact_record import ContactRecord
 from .control import PD
 from .trajectory import Trajectory, model_fingerprint
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..constraints.contact_dynamics import ContactDynamics
+    from ..forces.actuators import Actuator
+    from ..forces.base import ForceElement
+    from ..formulations import ParticleSystem
+    from ..integrators.fused import StepTable
+    from .batch import Rollouts
+    from .sensors import Sensors
 
 _END = None
 _TAU = None
@@ -109,7 +123,7 @@ def _step_count(duration, steps, dt):
     return int(round(duration / dt))
 
 
-def state_vector(x, name, size, where=""):
+def state_vector(x: ArrayLike, name: str, size: int, where: str = "") -> Array:
     """``x`` as a new C-contiguous float64 array of shape ``(size,)``, finite.
 
     Only one vector is accepted: a batch ``(B, size)`` (even B = 1), an
@@ -129,8 +143,8 @@ _QUANTITY = {"q": "configuration", "v": "velocity"}
 class State:
     """Time (s), configuration q (nq) and velocity v (nv)."""
     t: float
-    q: np.ndarray
-    v: np.ndarray
+    q: Array
+    v: Array
 
 
 @dataclass(frozen=True)
@@ -159,14 +173,14 @@ class Options:
     constraint_damping: float = 0.0
     baumgarte: float = 10.0
     project: bool = True
-    loop_method: str = None
-    contact_solver: str = None
+    loop_method: str | None = None
+    contact_solver: str | None = None
     friction: str = "cone"
     ground: bool = False
     contact_distance: float = 0.01
     contact_tolerance: float = 1e-8
     contact_model: object = "rigid"  # "rigid", "soft" or a Compliance (contact_solver="drumwright")
-    contact_iterations: int = None
+    contact_iterations: int | None = None
     contact_failure: str = "warn"
     formulation: str = "reduced"
 
@@ -186,14 +200,14 @@ class Checkpoint:
     With particles the integrator's state is the free particles' world
     positions and velocities."""
     t: float
-    q: np.ndarray
-    v: np.ndarray
+    q: Array
+    v: Array
     steps: int
     clamps_reported: frozenset = frozenset()
     warm_start: tuple = ()
     integrator_state: tuple = ()
-    control: np.ndarray = None
-    activation: np.ndarray = None
+    control: Array | None = None
+    activation: Array | None = None
 
 
 class Simulator:
@@ -333,20 +347,26 @@ class Simulator:
     q) and ``v0`` (default: zero, or the particle system's v).
     Deterministic: the same inputs give bit-identical trajectories."""
 
-    def __init__(self, model, dt, integrator="semi_implicit_euler", forces=(), gravity=True, joint_damping=True,
-                 joint_springs=True, clamp_effort=True, clamp_velocity=False, limits=True, restitution=0.0,
-                 restitution_threshold=1e-2, constraints=True, compliance=0.0, constraint_damping=0.0,
-                 baumgarte=10.0, project=True, loop_method=None, q0=None, v0=None, contact_solver="pgs", ground=False,
-                 friction=None, max_contacts=None, contact_distance=None, contact_tolerance=1e-8,
-                 contact_model=None, contact_iterations=None, contact_failure="warn", lie_group=None,
-                 formulation="reduced", actuators=None, particles=None):
+    def __init__(self, model: Model, dt: float, integrator: str | Integrator = "semi_implicit_euler",
+                 forces: Sequence[ForceElement] = (), gravity: bool = True, joint_damping: bool = True,
+                 joint_springs: bool = True, clamp_effort: bool = True, clamp_velocity: bool = False,
+                 limits: bool = True, restitution: float = 0.0, restitution_threshold: float = 1e-2,
+                 constraints: bool | Constraints | Sequence[Any] = True, compliance: float = 0.0,
+                 constraint_damping: float = 0.0, baumgarte: float = 10.0, project: bool = True,
+                 loop_method: str | None = None, q0: ArrayLike | None = None, v0: ArrayLike | None = None,
+                 contact_solver: str | None = "pgs", ground: bool = False, friction: str | None = None,
+                 max_contacts: int | None = None, contact_distance: float | None = None,
+                 contact_tolerance: float = 1e-8, contact_model: str | Compliance | None = None,
+                 contact_iterations: int | None = None, contact_failure: str = "warn", lie_group: str | None = None,
+                 formulation: str = "reduced", actuators: Sequence[Actuator] | bool | None = None,
+                 particles: ParticleSystem | None = None) -> None:
         if not isinstance(model, Model):
             raise InputError(f"Simulator needs a multibody Model (mb.load_urdf, mb.ModelBuilder), got {model!r}")
         if particles is not None:  # checked first: the arguments keep a copy of the particles as they are now
             particles, stepper = _particle_arguments(model, particles, integrator, formulation, lie_group, gravity,
                                                      joint_damping, ground)
         # what it was built from: a pickled simulator is rebuilt from these (and its checkpoint)
-        self._arguments = dict(dt=dt, integrator=integrator, forces=forces, gravity=gravity,
+        self._arguments: dict[str, Any] = dict(dt=dt, integrator=integrator, forces=forces, gravity=gravity,
                                joint_damping=joint_damping, joint_springs=joint_springs, clamp_effort=clamp_effort,
                                clamp_velocity=clamp_velocity, limits=limits, restitution=restitution,
                                restitution_threshold=restitution_threshold, constraints=constraints,
@@ -422,7 +442,7 @@ class Simulator:
             self._particles.elements = self._particles.forces + forces + self._particles.elements[
                 len(self._particles.forces):]
             forces = self._particles.forces + forces  # what the energies and powers are computed from
-            integrator.bind(self._particles, model)
+            integrator.bind(self._particles, model)  # type: ignore[attr-defined]
         self.integrator = integrator
         # the library's integrators return float64 (nq,), (nv,) arrays; a user's is checked each step
         self._foreign_integrator = type(integrator) not in INTEGRATORS.values() and \
@@ -431,15 +451,15 @@ class Simulator:
         if constraints is True:
             constraints = Constraints(model)
         elif constraints is False or constraints is None:
-            constraints = None
+            constraints = None  # type: ignore[assignment]
         elif not isinstance(constraints, Constraints):
             if isinstance(constraints, (str, bytes, dict)) or not hasattr(constraints, "__iter__"):
                 raise InputError(f"constraints must be True, False, a Constraints or a list of LoopJoint / "
                                  f"Coupling records, got {constraints!r}")
             constraints = Constraints(model, extra=constraints, loops=False, couplings=False)
         law, gdot = "artisynth", False
-        if contact_solver == "drumwright" and constraints is not None and len(constraints) \
-                and isinstance(contact_model, (Compliance, type(None))):  # Drumwright's loops (docs/drumwright.md)
+        if (contact_solver == "drumwright" and constraints is not None and len(constraints)  # type: ignore[arg-type]
+                and isinstance(contact_model, (Compliance, type(None)))):  # Drumwright's loops (docs/drumwright.md)
             c = contact_model if contact_model is not None else Compliance()
             if compliance or constraint_damping:
                 raise InputError("with contact_solver='drumwright' the loops' stiffness and damping are "
@@ -495,7 +515,7 @@ class Simulator:
         self._contact_failure = contact_failure
         if contact_distance is None:
             # soft: MuJoCo's margins only; the paper's compliant program: touching pairs only (its rule)
-            paper = compliant and contact_model.formulation == "paper"
+            paper = compliant and contact_model.formulation == "paper"  # type: ignore[union-attr]
             contact_distance = 0.0 if contact_model == "soft" or paper else 0.01
         self.contact = _contact_table(model, self.dt, contact_solver, friction, max_contacts, contact_distance,
                                       self.restitution_threshold, contact_tolerance, contact_model == "soft",
@@ -558,7 +578,8 @@ class Simulator:
                           f"disable_collisions: load_urdf(..., srdf=...), MJCF <exclude>, or contact_solver=None).",
                           ModelWarning, stacklevel=3)
 
-    def reset(self, q=None, v=None, t=0.0, activation=None):
+    def reset(self, q: ArrayLike | None = None, v: ArrayLike | None = None, t: float = 0.0,
+              activation: ArrayLike | None = None) -> None:
         """Set the state (defaults: neutral configuration, zero velocity,
         t = 0 s, zero activations). ``q`` (nq,) and ``v`` (nv,) are one state: a batch, a wrong
         size, non-finite or complex values raise :class:`InputError`. With
@@ -580,9 +601,9 @@ class Simulator:
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
         act = None if self._act_set is None else \
             (np.zeros(self.na) if activation is None else self._checked_activation(activation))
-        self.state = State(t, q.copy(), v.copy())
+        self.state = State(t, q.copy(), v.copy())  # type: ignore[union-attr]
         if act is not None:
-            self._act_set.io.act[:] = act
+            self._act_set.io.act[:] = act  # type: ignore[union-attr]
         self._steps = 0
         self.integrator.set_internal_state(())
         self._set_reported(set())
@@ -590,7 +611,7 @@ class Simulator:
             self.contact.reset()
 
     @property
-    def fused(self):
+    def fused(self) -> StepTable | None:
         """The :class:`~multibody.integrators.fused.StepTable` of the fused
         compiled step, or None when the integrator steps in Python. Setting
         it to None makes the simulator take the integrator's Python step
@@ -598,21 +619,21 @@ class Simulator:
         return self._fused
 
     @fused.setter
-    def fused(self, table):
+    def fused(self, table: StepTable | None) -> None:
         self._fused = table
         # what the fast path of _advance calls; the table itself is kept in the tuple: the kernel
         # reads its arrays through the handle, so they must live as long as the handle is used
         self._fast = None if table is None or table.external else \
             (table._step, table.handle, self.model.nq, self.model.nv, table)
 
-    def checkpoint(self):
+    def checkpoint(self) -> Checkpoint:
         """A :class:`Checkpoint` of everything that evolves (copies)."""
         s = self.state
         warm = () if self.contact is None else self.contact.warm_start()
         return Checkpoint(s.t, s.q.copy(), s.v.copy(), self._steps, frozenset(self._clamps_reported), warm,
                           self.integrator.internal_state(), self.control, self.activation)
 
-    def restore(self, checkpoint):
+    def restore(self, checkpoint: Checkpoint) -> None:
         """Return to a :class:`Checkpoint` (of this simulator or of one with
         the same model sizes): the state is set as it is, not projected."""
         if not isinstance(checkpoint, Checkpoint):
@@ -628,9 +649,9 @@ class Simulator:
             self._checked_activation(checkpoint.activation, "the checkpoint's activation")
         self.state = State(t, q, v)
         if u is not None and self.nu:
-            self._act_set.io.ctrl[:] = u
+            self._act_set.io.ctrl[:] = u  # type: ignore[union-attr]
         if a is not None and self.na:
-            self._act_set.io.act[:] = a
+            self._act_set.io.act[:] = a  # type: ignore[union-attr]
         self._steps = _count(checkpoint.steps, "the checkpoint's steps", 0)
         self._set_reported(set(checkpoint.clamps_reported))
         if self.contact is not None:
@@ -644,7 +665,7 @@ class Simulator:
         lambdas or other unpicklable callables cannot be pickled."""
         return _rebuild, (self._given_model, self._arguments, self.checkpoint())
 
-    def contact_forward_dynamics(self, tau=None, tolerance=1e-9):
+    def contact_forward_dynamics(self, tau: ArrayLike | None = None, tolerance: float = 1e-9) -> ContactDynamics:
         """The contact forces and joint accelerations of the current state
         at the acceleration level (Featherstone §11.3–11.5: the
         frictionless LCP of the persistent contacts, touching and neither
@@ -663,7 +684,7 @@ class Simulator:
         s = self.state
         return contact_forward_dynamics(self.contact, s.q, s.v, tau, tolerance)
 
-    def step(self, tau=None, control=None):
+    def step(self, tau: ArrayLike | None = None, control: ArrayLike | None = None) -> State:
         """Advance one time step with joint forces ``tau`` (nv,; N or N·m;
         default zero) held constant over the step; returns the new
         :class:`State`. ``control`` (nu,): set :attr:`control` first (it
@@ -683,22 +704,22 @@ class Simulator:
 
     # ------------------------------------------------------------ actuators
     @property
-    def nu(self):
+    def nu(self) -> int:
         """The number of actuators (controls)."""
         return 0 if self._act_set is None else self._act_set.nu
 
     @property
-    def na(self):
+    def na(self) -> int:
         """The number of activations (actuators with dynamics)."""
         return 0 if self._act_set is None else self._act_set.na
 
     @property
-    def actuator_names(self):
+    def actuator_names(self) -> tuple[str, ...]:
         """The actuators' names, in control order."""
         return () if self._act_set is None else self._act_set.names
 
     @property
-    def control(self):
+    def control(self) -> Array:
         """The actuators' controls (nu,; a read-only copy, so that
         ``sim.control[:] = u``, which would change only the copy, raises
         instead of doing nothing), held until set again: ``sim.control = u``
@@ -708,7 +729,7 @@ class Simulator:
         return _read_only(np.zeros(0) if self._act_set is None else self._act_set.io.ctrl.copy())
 
     @control.setter
-    def control(self, u):
+    def control(self, u: ArrayLike) -> None:
         self._set_control(u, "control")
 
     def _set_control(self, u, what):
@@ -725,29 +746,29 @@ class Simulator:
             aset.io.ctrl[:] = u
 
     @property
-    def activation(self):
+    def activation(self) -> Array:
         """The actuators' activations (na,; a read-only copy; MuJoCo's
         ``act``), in the order of the actuators that have dynamics; set with
         ``sim.activation = a``."""
         return _read_only(np.zeros(0) if self._act_set is None else self._act_set.io.act.copy())
 
     @activation.setter
-    def activation(self, a):
+    def activation(self, a: ArrayLike) -> None:
         a = self._checked_activation(a)
         if self.na:
-            self._act_set.io.act[:] = a
+            self._act_set.io.act[:] = a  # type: ignore[union-attr]
 
     def _checked_activation(self, a, what="activation"):
         return check_controls(a, self.na, what)
 
     @property
-    def actuator_force(self):
+    def actuator_force(self) -> Array:
         """The actuator forces (nu,; N or N·m, before the moment arm:
         MuJoCo's ``actuator_force``) of the last step, at its start state
         (a copy)."""
         return np.zeros(0) if self._act_set is None else self._act_set.io.force.copy()
 
-    def actuator_lengths(self, q=None, v=None):
+    def actuator_lengths(self, q: ArrayLike | None = None, v: ArrayLike | None = None) -> tuple[Array, Array]:
         """(lengths, rates) (nu,) of the actuators' geared transmissions at a
         state (default: the current one): MuJoCo's ``actuator_length`` and
         ``actuator_velocity``."""
@@ -757,12 +778,12 @@ class Simulator:
         return self._act_set.lengths(q, v, self.state.t)
 
     @property
-    def last_tau(self):
+    def last_tau(self) -> Array:
         """The joint forces (nv,) applied in the last step, after effort clamping (a copy)."""
         return (self._fused.tau if self._fused is not None else self._last_tau).copy()
 
     @property
-    def last_clamped(self):
+    def last_clamped(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
         """(effort, velocity): boolean (nv,) masks of the coordinates whose
         joint force or velocity the last step clamped (copies)."""
         f = self._fused
@@ -1169,7 +1190,7 @@ class Simulator:
         return q, v
 
     @property
-    def particles(self):
+    def particles(self) -> ParticleSystem | None:
         """The simulator's :class:`~multibody.formulations.ParticleSystem`
         (its own copy; None without particles), at the simulator's current
         state: ``sim.particles.positions()``, ``.velocities()`` give every
@@ -1187,7 +1208,7 @@ class Simulator:
         kin = ps._kinematics(ps._structure(), s.q, s.v, s.t, ps._xf, ps._xdf, need_dv=False)
         return kin.x, kin.xd
 
-    def energy(self, q=None, v=None):
+    def energy(self, q: ArrayLike | None = None, v: ArrayLike | None = None) -> tuple[float, float]:
         """(kinetic, potential) energy (J) of a state (default: the current
         one): potential of gravity, of the conservative force elements and
         of soft constraints. With particles: of the whole system (the
@@ -1196,13 +1217,13 @@ class Simulator:
         q, v = self._state_or(q, v)
         if self._particles is not None:
             ps = self.particles
-            ps.q, ps.v = q.copy(), v.copy()
-            return ps.kinetic_energy(), ps.potential_energy()
+            ps.q, ps.v = q.copy(), v.copy()  # type: ignore[union-attr]
+            return ps.kinetic_energy(), ps.potential_energy()  # type: ignore[union-attr]
         V = potential_energy(self.model, q) if self.system.gravity else 0.0
         V += total_potential_energy(self.system.forces, self.model, q) + self.system.constraint_energy(q)
-        return kinetic_energy(self.model, q, v), V
+        return kinetic_energy(self.model, q, v), V  # type: ignore[return-value]
 
-    def constraint_residual(self, q=None):
+    def constraint_residual(self, q: ArrayLike | None = None) -> float:
         """The largest constraint violation at q (default: the current
         state): max |φ| of the bilateral constraints and the largest
         position-limit violation."""
@@ -1212,7 +1233,8 @@ class Simulator:
             r = max(r, float(np.abs(self.constraints.evaluate(q)[0]).max()))
         return r
 
-    def power(self, tau, q=None, v=None):
+    def power(self, tau: ArrayLike, q: ArrayLike | None = None, v: ArrayLike | None = None
+              ) -> tuple[list[str], list[float]]:
         """Power (W) delivered by each non-gravity source at a state:
         ``(labels, values)`` for the applied joint forces ``τᵀv``, each force
         element (:meth:`ForceElement.power`), the actuators (at the current
@@ -1253,8 +1275,11 @@ class Simulator:
         every = max(1, round(1.0 / (self.VIEW_FPS * self.dt)))
         return _Show(self, view, n, every, view is not None if realtime is None else bool(realtime))
 
-    def rollout(self, duration=None, steps=None, controller=None, record_every=1, progress=True, tau=None,
-                contacts=False, control=None, sensors=None, view=None, realtime=None):
+    def rollout(self, duration: float | None = None, steps: int | None = None,
+                controller: PD | Callable[[float, Array, Array], ArrayLike] | None = None, record_every: int = 1,
+                progress: bool = True, tau: ArrayLike | None = None, contacts: bool = False,
+                control: ArrayLike | None = None, sensors: Sensors | None = None, view: Any = None,
+                realtime: bool | None = None) -> Trajectory:
         """Run from the current state for ``duration`` seconds or ``steps``
         steps; ``controller(t, q, v) -> tau`` (or None for zero forces) is
         called before each step, or ``tau`` gives the joint forces open
@@ -1327,7 +1352,7 @@ class Simulator:
         builtin = isinstance(controller, PD)  # PD and computed torque run in the compiled loop
         kind_gains = NO_CONTROL
         if builtin:
-            kind, gains, refs, taus = controller.arrays(self.model, n, self.system.damping)
+            kind, gains, refs, taus = controller.arrays(self.model, n, self.system.damping)  # type: ignore[union-attr]
             kind_gains = (kind, gains, refs)
         model, s0 = self.model, self.state
         rows = 1 + n // every
@@ -1336,7 +1361,7 @@ class Simulator:
         nu, na, aset = self.nu, self.na, self._act_set
         Uc, Fa, Ac = np.zeros((rows, nu)), np.zeros((rows, nu)), np.zeros((rows, na))
         if na:
-            Ac[0] = aset.io.act
+            Ac[0] = aset.io.act  # type: ignore[union-attr]
         flags = np.zeros(rows, np.int64)
         masks = np.zeros((rows, 2, model.nv), np.bool_)
         Q[0], V[0] = s0.q, s0.v
@@ -1383,22 +1408,22 @@ class Simulator:
                         continue
                     # the step it could not take, on the checked path: raises, or finishes it
                     s = self.state
-                    u = controller.torque(k, s.q, s.v, self.system.gravity, self.system.damping) if builtin else \
-                        taus[0 if len(taus) == 1 else k]
+                    u = (controller.torque(k, s.q, s.v, self.system.gravity, self.system.damping)  # type: ignore[union-attr]
+                         if builtin else taus[0 if len(taus) == 1 else k])
                     fl = self._fused_failed(st, u, "the controller's tau" if builtin else "tau")
                 else:
                     s = self.state
                     if controller is None:
                         u = taus[0 if len(taus) == 1 else k]
                     elif builtin:
-                        u = controller.torque(k, s.q, s.v, self.system.gravity, self.system.damping)
+                        u = controller.torque(k, s.q, s.v, self.system.gravity, self.system.damping)  # type: ignore[union-attr]
                     else:  # copies: a controller writing into its arguments must not change the state
                         u = controller(s.t, s.q.copy(), s.v.copy())
                     if control_fn is not None:
                         self._set_control(control_fn(s.t, s.q.copy(), s.v.copy()),
                                           f"the control function's controls {self._at(k + 1, s.t)}")
                     elif ctrls is not None and nu:
-                        aset.io.ctrl[:] = ctrls[0 if len(ctrls) == 1 else k]
+                        aset.io.ctrl[:] = ctrls[0 if len(ctrls) == 1 else k]  # type: ignore[union-attr]
                     fl = self._advance(u, "tau" if controller is None else "the controller's tau")
                 k += 1
                 if k % every == 0:
@@ -1413,7 +1438,7 @@ class Simulator:
                         if fl:
                             masks[r] = self._last_clamped
                     if nu:
-                        Uc[r], Fa[r], Ac[r] = aset.io.ctrl, aset.io.force, aset.io.act
+                        Uc[r], Fa[r], Ac[r] = aset.io.ctrl, aset.io.force, aset.io.act  # type: ignore[union-attr]
                     if ps is not None:
                         PX[r], PV[r] = self._particle_sample()
                     if record is not None and self.contact is not None:
@@ -1435,8 +1460,10 @@ class Simulator:
             traj.sensors = sensors.over(traj, self)
         return traj
 
-    def rollout_batch(self, q0=None, v0=None, steps=None, duration=None, params=None, tau=None, record_every=1,
-                      threads=None, control=None):
+    def rollout_batch(self, q0: ArrayLike | None = None, v0: ArrayLike | None = None, steps: int | None = None,
+                      duration: float | None = None, params: Sequence[Any] | None = None,
+                      tau: ArrayLike | None = None, record_every: int = 1, threads: int | None = None,
+                      control: ArrayLike | None = None) -> Rollouts:
         """B rollouts in one call, on ``threads`` threads (default: one per
         core), from this simulator's current time: initial states ``q0``
         (B, nq) and ``v0`` (B, nv) (one vector or None: the same for all, or

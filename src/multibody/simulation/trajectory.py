@@ -1,5 +1,7 @@
 """A recorded simulation: times, states, applied forces and energies, and
 its file format (docs/simulation.md, "Trajectory files")."""
+from __future__ import annotations
+
 import hashlib
 import json
 import numbers
@@ -10,11 +12,16 @@ import struct
 import zipfile
 import zlib
 from dataclasses import dataclass, field, fields, is_dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from ..errors import InputError
 from .contact_record import ContactRecord
+from .._typing import Array, PathLike
+
+if TYPE_CHECKING:
+    from ..model.model import Model
 
 FORMAT = "multibody-trajectory"
 VERSION = 2
@@ -93,10 +100,10 @@ def _feed(h, x):
         _feed(h, str(x))
 
 
-_FINGERPRINTS = weakref.WeakKeyDictionary()  # models never change once built (their arrays are read-only)
+_FINGERPRINTS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # models never change once built (their arrays are read-only)
 
 
-def model_fingerprint(model):
+def model_fingerprint(model: Model) -> str:
     """A SHA-256 hex digest of everything in ``model`` that its dynamics
     depends on: the sizes (nq, nv, bodies), the tree table (joint types,
     placements, axes, inertias), the body, joint and frame names, the
@@ -224,34 +231,35 @@ class Trajectory:
     ``sensors``: the sensors' readings (a dict name -> (N, dim) array,
     docs/sensors.md) when the rollout was given
     :class:`~multibody.simulation.sensors.Sensors`, else None."""
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    tau: np.ndarray
-    kinetic: np.ndarray
-    potential: np.ndarray
+    t: Array
+    q: Array
+    v: Array
+    tau: Array
+    kinetic: Array
+    potential: Array
     meta: dict = field(default_factory=dict)
-    effort_clamped: np.ndarray = None
-    velocity_clamped: np.ndarray = None
+    effort_clamped: np.ndarray | None = None
+    velocity_clamped: np.ndarray | None = None
     # no class attribute for the quantities a rollout derives lazily (see recorded and __getattr__)
-    power: np.ndarray = field(default_factory=lambda: None)
+    power: Array | None = field(default_factory=lambda: None)
     power_labels: tuple = ()
-    constraint_residual: np.ndarray = field(default_factory=lambda: None)
-    model_fingerprint: str = None
-    contacts: object = None
-    control: np.ndarray = None
-    activation: np.ndarray = None
-    actuator_force: np.ndarray = None
+    constraint_residual: Array | None = field(default_factory=lambda: None)
+    model_fingerprint: str | None = None
+    contacts: ContactRecord | None = None
+    control: Array | None = None
+    activation: Array | None = None
+    actuator_force: Array | None = None
     actuator_names: tuple = ()
-    sensors: dict = None
-    actuator_length: np.ndarray = field(default_factory=lambda: None)
-    actuator_velocity: np.ndarray = field(default_factory=lambda: None)
-    particle_position: np.ndarray = None
-    particle_velocity: np.ndarray = None
+    sensors: dict[str, Array] | None = None
+    actuator_length: Array | None = field(default_factory=lambda: None)
+    actuator_velocity: Array | None = field(default_factory=lambda: None)
+    particle_position: Array | None = None
+    particle_velocity: Array | None = None
 
     @classmethod
-    def recorded(cls, t, q, v, tau, effort_clamped, velocity_clamped, meta, model_fingerprint, derived,
-                 actuators=None, particles=None):
+    def recorded(cls, t: Array, q: Array, v: Array, tau: Array, effort_clamped: np.ndarray,
+                 velocity_clamped: np.ndarray, meta: dict, model_fingerprint: str | None, derived: tuple,
+                 actuators: tuple | None = None, particles: tuple[Array, Array] | None = None) -> Trajectory:
         """The trajectory of a rollout: the recorded arrays as given (not
         checked or copied), and ``derived = (power_labels, fn)`` where
         ``fn(t, q, v, tau) -> (kinetic, potential, power,
@@ -353,11 +361,11 @@ class Trajectory:
             self.sensors = _sensor_arrays("Trajectory", self.sensors, N)
 
     @property
-    def energy(self):
+    def energy(self) -> Array:
         """Total mechanical energy ``kinetic + potential`` (J)."""
         return self.kinetic + self.potential
 
-    def check_model(self, model):
+    def check_model(self, model: Model) -> None:
         """Raise :class:`InputError` unless this trajectory was recorded on
         ``model`` (same :func:`model_fingerprint`; a trajectory without a
         fingerprint cannot be checked and is refused too). Call it before
@@ -377,7 +385,7 @@ class Trajectory:
             raise InputError(f"this trajectory's q {self.q.shape} / v {self.v.shape} do not fit model "
                              f"'{model.name}' (nq = {model.nq}, nv = {model.nv})")
 
-    def save(self, path):
+    def save(self, path: PathLike) -> None:
         """Write the trajectory to the file ``path``, exactly that name (no
         suffix is added; ``.npz`` is customary): a zip of ``.npy`` arrays
         plus a JSON header holding ``meta``, ``power_labels``, the model
@@ -402,7 +410,7 @@ class Trajectory:
                              "actuator_names": _jsonable(list(self.actuator_names), "actuator_names"),
                              "sensor_names": None if self.sensors is None else list(self.sensors)})
         arrays = {name: np.asarray(getattr(self, name)) for name in (*_ARRAYS, *_ACTUATOR_ARRAYS, *_LENGTHS)}
-        if self.particle_position.shape[1]:  # optional members: a trajectory without particles writes none
+        if self.particle_position.shape[1]:  # type: ignore[union-attr]  # optional members: a trajectory without particles writes none
             arrays.update({name: np.asarray(getattr(self, name)) for name in _PARTICLE_ARRAYS})
         if self.sensors is not None:  # optional members "sensors.<k>" (names in the header: any string)
             arrays.update({f"sensors.{k}": np.asarray(a) for k, a in enumerate(self.sensors.values())})
@@ -439,7 +447,7 @@ class Trajectory:
         _fsync_directory(directory)
 
     @classmethod
-    def load(cls, path, model=None):
+    def load(cls, path: PathLike, model: Model | None = None) -> Trajectory:
         """Read a trajectory written by :meth:`save`. With ``model``, also
         check that it was recorded on that model (:meth:`check_model`).
 

@@ -9,16 +9,24 @@ known camera, which the tests drive in headless Chromium to check the
 drawing against forward kinematics, and which :func:`export_video` uses to
 render frames.
 """
+from __future__ import annotations
+
 import base64
 import json
 import os
 import re
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from .scene import Scene, default_camera
 from .viewer import check_trajectory
+from .._typing import PathLike
+
+if TYPE_CHECKING:
+    from ..model.model import Model
+    from ..simulation.trajectory import Trajectory
 
 _STATIC = os.path.join(os.path.dirname(__file__), "_static")
 
@@ -123,8 +131,10 @@ def render_html(data):
                         controls=_orbit_controls(), player=_read("player.js"))
 
 
-def export_html(model, trajectory, path, fps=30, collision=False, colors=None, max_faces=5000, camera=None,
-                ui=True, autoplay=True, flat=False, background=(1.0, 1.0, 1.0)):
+def export_html(model: Model, trajectory: Trajectory, path: PathLike, fps: float = 30, collision: bool = False,
+                colors: str | Mapping[str, Sequence[float]] | None = None, max_faces: int = 5000,
+                camera: Mapping[str, Any] | None = None, ui: bool = True, autoplay: bool = True, flat: bool = False,
+                background: Sequence[float] = (1.0, 1.0, 1.0)) -> int:
     """Write ``trajectory`` (a :class:`~multibody.Trajectory` of ``model``,
     checked by its model fingerprint) to ``path`` as one self-contained
     HTML file: the model's visual geometry (collision geometry behind a

@@ -1,8 +1,16 @@
 """Plots of a :class:`~multibody.simulation.Trajectory` with matplotlib
 (imported when a plot is drawn: the names below need only the model)."""
+from __future__ import annotations
+
 import operator
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..errors import InputError
+from .._typing import ArrayLike, PathLike
+
+if TYPE_CHECKING:
+    from ..model.model import Model
+    from ..simulation.trajectory import Trajectory
 
 # the coordinates of the joints whose q is not one number per velocity: position, then the quaternion
 _QUATERNION_PARTS = {"free": ("x", "y", "z", "qw", "qx", "qy", "qz"), "spherical": ("qw", "qx", "qy", "qz")}
@@ -64,7 +72,9 @@ def _joint_columns(traj, joints, model):
     return cols, labels
 
 
-def plot_trajectory(traj, path, joints=None, extra=None, title=None, drift=True, model=None):
+def plot_trajectory(traj: Trajectory, path: PathLike, joints: Sequence[int | str] | None = None,
+                    extra: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None, title: str | None = None,
+                    drift: bool = True, model: Model | None = None) -> PathLike:
     """Write a PNG to ``path`` with, top to bottom: the energy (kinetic,
     potential, total); with ``drift`` the energy drift ``E(t) − E(0)`` and
     the work done by the recorded non-conservative sources (their power
@@ -96,14 +106,14 @@ def plot_trajectory(traj, path, joints=None, extra=None, title=None, drift=True,
         ax.plot(traj.t, traj.energy - traj.energy[0], "k", label="E(t) − E(0)")
         for k, label in enumerate(traj.power_labels):
             if label == "tau" or label == "joint damping":
-                work = np.concatenate([[0.0], np.cumsum(0.5 * (traj.power[1:, k] + traj.power[:-1, k])
+                work = np.concatenate([[0.0], np.cumsum(0.5 * (traj.power[1:, k] + traj.power[:-1, k])  # type: ignore[index]
                                                        * np.diff(traj.t))])
                 ax.plot(traj.t, work, "--", label=f"work of {label}")
         ax.set_ylabel("energy drift (J)")
         ax.legend(loc="best", fontsize="small")
     if residual:
         ax = axes.pop(0)
-        ax.semilogy(traj.t, np.maximum(traj.constraint_residual, 1e-18))
+        ax.semilogy(traj.t, np.maximum(traj.constraint_residual, 1e-18))  # type: ignore[arg-type]
         ax.set_ylabel("constraint residual")
     ax = axes.pop(0)
     for k in cols:

@@ -12,8 +12,11 @@ Frames and units: vertices in metres in the *body* frame (the geometry's
 placement is folded in), body poses 4x4 in the world frame from
 :func:`multibody.forward_kinematics`.
 """
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
@@ -21,6 +24,10 @@ from ..errors import InputError, ModelWarning
 from ..kinematics import forward_kinematics
 from ..model.meshes import MeshError, merge_vertices, read_mesh
 from ..spatial.quaternion import from_rotation
+from .._typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.model import Model
 
 #: colour (rgba) of a visual geometry without a material
 DEFAULT_RGBA = (0.55, 0.57, 0.62, 1.0)
@@ -130,11 +137,12 @@ class Scene:
     file and the geometry. Each file is read once per scene.
     """
 
-    def __init__(self, model, collision=True, colors=None, max_faces=None):
+    def __init__(self, model: Model, collision: bool = True, colors: str | Mapping[str, Sequence[float]] | None = None,
+                 max_faces: int | None = None) -> None:
         self.model = model
         self.nbodies = model.nbodies
         self.body_names = tuple(model.body_names)
-        self._files = {}
+        self._files: dict = {}
         if colors is None or isinstance(colors, str) and colors == "bodies":
             self._body_rgb = body_colors(model.nbodies) if colors == "bodies" else None
         elif isinstance(colors, dict):
@@ -145,7 +153,7 @@ class Scene:
         self._hulls = {(g.mesh, tuple(g.scale)): g.vertices for g in model.collision_geometries
                        if g.mesh and g.vertices is not None}
         self.parts = []
-        problems = []
+        problems: list = []
         for kind, geoms in (("visual", model.visual_geometries),
                             ("collision", model.collision_geometries if collision else ())):
             for g in geoms:
@@ -201,12 +209,12 @@ class Scene:
         return Part(g.name, int(g.body), V.astype(np.float32), np.asarray(F, dtype=np.int32),
                     self._rgba(g, collision), collision)
 
-    def poses(self, q):
+    def poses(self, q: ArrayLike) -> Array:
         """World poses (nbodies, 4, 4) of the bodies at ``q`` (nq,), or a
         batch (B, nbodies, 4, 4) for q (B, nq)."""
         return forward_kinematics(self.model, np.asarray(q, dtype=float))
 
-    def com_local(self):
+    def com_local(self) -> Array:
         """(nbodies, 3) centre of mass of each body in its own frame (m)."""
         return np.asarray(self.model.body_com, dtype=float)
 

@@ -5,15 +5,23 @@ drawing the same three.js player as :func:`~multibody.viz.export_html`,
 so a video looks like the HTML export; MP4 is encoded by the ffmpeg that
 the ``imageio-ffmpeg`` package ships, GIF by Pillow.
 """
+from __future__ import annotations
+
 import os
 import subprocess
 import tempfile
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from .browser import Browser, RendererUnavailable, find_chromium
 from .html import render_html, scene_data
+from .._typing import PathLike
+
+if TYPE_CHECKING:
+    from ..model.model import Model
+    from ..simulation.trajectory import Trajectory
 
 
 def _ffmpeg():
@@ -24,8 +32,9 @@ def _ffmpeg():
         raise RendererUnavailable("MP4 export needs ffmpeg: pip install imageio-ffmpeg (multibody[viz])") from None
 
 
-def export_video(model, trajectory, path, fps=30, width=640, height=480, collision=False, colors=None,
-                 max_faces=5000, camera=None, speed=1.0):
+def export_video(model: Model, trajectory: Trajectory, path: PathLike, fps: float = 30, width: int = 640,
+                 height: int = 480, collision: bool = False, colors: str | Mapping[str, Sequence[float]] | None = None,
+                 max_faces: int = 5000, camera: Mapping[str, Any] | None = None, speed: float = 1.0) -> int:
     """Render ``trajectory`` (checked against ``model`` by its fingerprint)
     to ``path``: ``.mp4`` (H.264, yuv420p) or ``.gif``, ``fps`` frames per
     second of video, ``width`` x ``height`` pixels, played at ``speed``
@@ -75,7 +84,7 @@ def export_video(model, trajectory, path, fps=30, width=640, height=480, collisi
         cmd = [encoder, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w2}x{h2}",
                "-r", str(fps), "-i", "-", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "23", str(path)]
         raw = b"".join(np.ascontiguousarray(a[:h2, :w2]).tobytes() for a in frames)
-        r = subprocess.run(cmd, input=raw, capture_output=True)
+        r = subprocess.run(cmd, input=raw, capture_output=True)  # type: ignore[arg-type]
         if r.returncode:
             raise InputError(f"ffmpeg could not write '{path}': {r.stderr.decode(errors='replace').strip()[-300:]}")
     return len(frames)

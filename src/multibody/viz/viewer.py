@@ -9,14 +9,22 @@ background thread computes the poses and pushes them to the browsers at
 most ``fps`` times a second, so a simulation may call ``update`` at every
 step (it costs a copy) and never waits on the network.
 """
+from __future__ import annotations
+
 import threading
 import time
 import warnings
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from .scene import Scene, default_camera, pose_to_pq
+from .._typing import ArrayLike
+
+if TYPE_CHECKING:
+    from ..model.model import Model
+    from ..simulation.trajectory import Trajectory
 
 #: viser's default port, the first one tried
 DEFAULT_PORT = 8080
@@ -84,8 +92,10 @@ class Viewer:
     the contacts).
     """
 
-    def __init__(self, model, port=None, collision=False, colors=None, max_faces=20000, fps=60,
-                 host="0.0.0.0", camera=None, flat=False, verbose=True):
+    def __init__(self, model: Model, port: int | None = None, collision: bool = False,
+                 colors: str | Mapping[str, Sequence[float]] | None = None, max_faces: int = 20000, fps: float = 60,
+                 host: str = "0.0.0.0", camera: Mapping[str, Any] | None = None, flat: bool = False,
+                 verbose: bool = True) -> None:
         viser = _viser()
         self.model = model
         self.scene = Scene(model, collision=True, colors=colors, max_faces=max_faces)
@@ -100,7 +110,7 @@ class Viewer:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._pending = None   # (q, t, contacts) not pushed yet
+        self._pending: tuple | None = None   # (q, t, contacts) not pushed yet
         self._error = None
         self.pushes = 0
         self.time = None
@@ -112,7 +122,7 @@ class Viewer:
         cam.position, cam.look_at = tuple(camera["position"]), tuple(camera["target"])
         cam.fov = float(np.radians(camera.get("fov", 45.0)))
         self._gui_player = None
-        self.sliders = {}
+        self.sliders: dict = {}
         self.update(model.neutral())
         self._thread = threading.Thread(target=self._pusher, name="multibody-viewer", daemon=True)
         self._thread.start()
@@ -164,7 +174,7 @@ class Viewer:
         contacts.on_update(toggle_contacts)
 
     # ------------------------------------------------------------------ updates
-    def update(self, q, t=None, contacts=None):
+    def update(self, q: ArrayLike, t: float | None = None, contacts: Sequence[Any] | None = None) -> None:
         """Show configuration ``q`` (nq,) at time ``t`` (s, optional) with
         ``contacts`` (see :func:`contact_arrays`; None: none). Thread-safe
         and cheap: it copies ``q`` and returns; the push thread draws the
@@ -233,7 +243,7 @@ class Viewer:
                                                         visible=self._show_contacts)
 
     # ------------------------------------------------------------------ playback
-    def play(self, trajectory, speed=1.0, loop=True, start=True):
+    def play(self, trajectory: Trajectory, speed: float = 1.0, loop: bool = True, start: bool = True) -> Viewer:
         """Play a recorded :class:`~multibody.Trajectory` (checked against
         the model: :func:`check_trajectory`): a time slider to scrub it,
         play/pause and the playback speed in the page; the contacts it
@@ -293,7 +303,7 @@ class Viewer:
         threading.Thread(target=run, name="multibody-player", daemon=True).start()
         return self
 
-    def joint_sliders(self, q=None):
+    def joint_sliders(self, q: ArrayLike | None = None) -> Viewer:
         """Sliders in the page for every one-coordinate joint (revolute,
         prismatic; within its limits, else ±π or ±1 m) starting at ``q``
         (default: the model's neutral configuration); moving one shows
@@ -323,7 +333,7 @@ class Viewer:
         return self
 
     # ------------------------------------------------------------------ life
-    def wait(self):
+    def wait(self) -> None:
         """Block until the viewer is closed (Ctrl-C closes it): for scripts."""
         try:
             while not self._stop.is_set():
@@ -331,7 +341,7 @@ class Viewer:
         except KeyboardInterrupt:
             self.close()
 
-    def close(self):
+    def close(self) -> None:
         """Stop the push thread and the server (the port is freed)."""
         if self._stop.is_set():
             return
@@ -349,7 +359,8 @@ class Viewer:
         self.close()
 
 
-def show(model, q=None, port=None, collision=False, **kw):
+def show(model: Model, q: ArrayLike | None = None, port: int | None = None, collision: bool = False,
+         **kw: Any) -> Viewer:
     """Serve a live view of ``model`` at ``q`` (default: neutral) with a
     slider per joint coordinate (:meth:`Viewer.joint_sliders`), print its
     address and return the :class:`Viewer` (``viewer.wait()`` keeps a
