@@ -148,6 +148,12 @@ def test_bad_input_names_what_a_formulation_does_not_take():
         mb.Simulator(model, 1e-3, formulation="maximal", integrator="rk4")
     with pytest.raises(InputError, match="REDMAX formulation does not offer symplectic_euler"):
         mb.Simulator(model, 1e-3, formulation="redmax", integrator="symplectic_euler")
+    system = mb.Simulator(model, 1e-3, formulation="redmax").system  # the momentum form's pieces: the same error
+    q, v = model.neutral(), np.zeros(model.nv)
+    with pytest.raises(InputError, match="does not offer the momentum form"):
+        system.kinetic_gradient(q, v)
+    with pytest.raises(InputError, match="does not offer the momentum form"):
+        system.applied_forces(0.0, q, v, np.zeros(model.nv))
     spring = PointToPointSpring("l1", (0, 0, 0), "world", (0, 0, 0.5), stiffness=5.0)
     with pytest.raises(InputError, match="rkmk4 takes no force elements"):
         mb.Simulator(model, 1e-3, formulation="maximal", integrator="rkmk4", forces=[spring])

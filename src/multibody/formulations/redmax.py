@@ -734,4 +734,7 @@ class RedmaxFormulation(ReducedSystem):
         raise InputError("the REDMAX formulation does not offer the momentum form (symplectic_euler: it needs "
                          "∂T/∂q); use semi_implicit_euler or implicit_euler")
 
-    kinetic_gradient = applied_forces
+    def kinetic_gradient(self, q, v):
+        """Not offered: raises the InputError of :meth:`applied_forces` (the
+        momentum form's ∂T/∂q)."""
+        return self.applied_forces(None, q, v, None)
