@@ -34,7 +34,7 @@ def blocks(path):
     return out
 
 
-def run_page(path, cwd=ROOT):
+def assert_page_prints_what_it_says(path, cwd=ROOT):
     """Run the page's python blocks in one namespace (in ``cwd``); each
     block's output is checked against what the page says it prints."""
     namespace = {"__name__": "__doc_snippet__"}

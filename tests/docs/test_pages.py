@@ -1,7 +1,7 @@
 """The code on the documentation pages runs and prints what the pages say."""
 import warnings
 
-from .snippets import blocks, run_page
+from .snippets import blocks, assert_page_prints_what_it_says
 
 
 def test_snippet_parser_reads_the_expected_outputs():
@@ -16,13 +16,13 @@ def test_getting_started_runs():
     """Every code block of the getting-started page, in order."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the first steps must not warn
-        run_page("docs/getting-started.md")
+        assert_page_prints_what_it_says("docs/getting-started.md")
 
 
 def test_conventions_against_pinocchio_and_mujoco():
     """The conventions page's comparisons (the tables' claims) hold."""
-    run_page("docs/conventions.md")
+    assert_page_prints_what_it_says("docs/conventions.md")
 
 
 def test_kinematics_page_runs():
-    run_page("docs/kinematics.md")
+    assert_page_prints_what_it_says("docs/kinematics.md")

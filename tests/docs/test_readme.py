@@ -4,7 +4,7 @@ import os
 import re
 import warnings
 
-from .snippets import ROOT, blocks, run_page
+from .snippets import ROOT, blocks, assert_page_prints_what_it_says
 
 
 def _readme():
@@ -25,7 +25,7 @@ def test_readme_example_is_short_and_prints_what_it_says():
     assert len([line for line in code.splitlines() if line.strip()]) <= 10
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        run_page("README.md")
+        assert_page_prints_what_it_says("README.md")
 
 
 def test_readme_links_stay_in_the_repository():

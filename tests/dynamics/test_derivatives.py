@@ -63,7 +63,7 @@ def _system(name):
     return Robot(name, model, to_pinocchio(model))
 
 
-def _against_pinocchio(r, n_states):
+def assert_matches_pinocchio(r, n_states):
     model, pm = r.model, r.pm
     pd = pm.createData()  # kept alive: Pinocchio returns views into it
     data = mb.Data(model)
@@ -86,14 +86,14 @@ def test_against_pinocchio(system):
     pin_tree_large has more than LTDL_NV coordinates (M⁻¹ by the ABA-based recursion), the others
     fewer (M⁻¹ by LᵀDL)."""
     assert (system.model.nv > DK.LTDL_NV) == (system.name == "pin_tree_large")
-    _against_pinocchio(system, 4)
+    assert_matches_pinocchio(system, 4)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ROBOTS))
 def test_every_robot_against_pinocchio(name):
     """Every example-robot-data robot of the test suite (fixed and floating base)."""
-    _against_pinocchio(robot(name), 6)
+    assert_matches_pinocchio(robot(name), 6)
 
 
 def _fd_check(model, seed, with_fext=True):

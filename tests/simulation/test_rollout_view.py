@@ -3,7 +3,6 @@ are the trajectory's, at VIEW_FPS per simulated second and at the end, on
 the compiled loop and on the Python one; realtime pacing never lets
 simulated time run ahead of the wall clock."""
 import os
-import time
 
 import numpy as np
 import pytest
@@ -64,12 +63,31 @@ def test_view_gets_the_contacts_of_the_step():
     np.testing.assert_array_equal(forces, last["force"])
 
 
-def test_realtime_paces_the_run():
+def test_realtime_paces_the_run(monkeypatch):
+    """With realtime the run sleeps until the wall clock has caught up with
+    simulated time at every frame: on a clock that only sleeping advances,
+    the sleeps add up to the simulated duration, frame by frame."""
+    from multibody.simulation import simulator
+
+    class Clock:  # stands in for the time module inside the simulator
+        now = 0.0
+        sleeps = []
+
+        @classmethod
+        def perf_counter(cls):
+            return cls.now
+
+        @classmethod
+        def sleep(cls, s):
+            cls.sleeps.append(s)
+            cls.now += s
+
+    monkeypatch.setattr(simulator, "time", Clock)
     sim = mb.Simulator(_arm(), dt=1e-3, contact_solver=None)
-    sim.rollout(steps=10, progress=False)  # compile outside the timed run
-    start = time.perf_counter()
-    sim.rollout(duration=0.25, realtime=True, progress=False)
-    assert time.perf_counter() - start >= 0.25  # never ahead of the wall clock (a lower bound, not a speed)
+    traj = sim.rollout(duration=0.25, realtime=True, progress=False)
+    assert Clock.now == pytest.approx(traj.t[-1] - traj.t[0], abs=1e-12)  # never ahead of the wall clock
+    assert len(Clock.sleeps) == 8  # one per frame: steps 33, 66, ..., 231 and the last, 250
+    assert max(Clock.sleeps) == pytest.approx(0.033, abs=1e-12)
 
 
 def test_bad_view_is_refused():
