@@ -410,6 +410,32 @@ def test_needle_simplex_on_a_cylinder_is_not_taken_for_an_intersection():
     assert len(collide(cyl, box)[0]) == 0  # separated: no contact (it raised the EPA failure)
 
 
+def test_touching_cylinders_where_epa_fails():
+    """Two of the arm's cylinders (link1 and link3, met by the README's
+    example) touching within round-off: the rim of one on the side of the
+    other, coal's distance 1.9e-12 m. GJK's distance and EPA's depth are ~0
+    and EPA's polytope is flat: the narrow phase raised "no penetration depth
+    could be computed" (a SimulationError in the step). The shapes are now
+    measured with one moved 1e-7 of their size apart and moved back
+    (gjk._touching_distance). Against coal."""
+    c1 = (CYLINDER, (0.06, 0.084),
+          np.array([[0.9883486673488376, 0.15220680585892576, 0.0],
+                    [-0.15220680585892576, 0.9883486673488376, 0.0],
+                    [0.0, 0.0, 1.0]]), np.array([0.0, 0.0, 0.184]))
+    c2 = (CYLINDER, (0.055, 0.093),
+          np.array([[-0.10362419544138093, 0.18849606533229024, 0.9765916544151764],
+                    [0.29753787885383026, 0.9427888947379832, -0.1504005006836589],
+                    [-0.9490696690792988, 0.2749878784837195, -0.15378046013955488]]),
+          np.array([0.15430165807111368, -0.0237621318996102, 0.30870268729335887]))
+    dc, nc, c1p, c2p = coal_distance(c1, c2)
+    ds, q1, q2, n, st = distance(c1, c2)
+    assert abs(dc) < 1e-11 and abs(ds - dc) < 1e-10
+    assert np.allclose(n, nc, atol=1e-3) and np.allclose(q1, c1p, atol=1e-6) and np.allclose(q2, c2p, atol=1e-6)
+    dist, pos, frame = collide(c1, c2)
+    assert len(dist) == 1 and abs(dist[0]) < 1e-10 and np.allclose(pos[0], c1p, atol=1e-6)
+    assert np.allclose(frame[0, 0], nc, atol=1e-3)
+
+
 # ------------------------------------------------------------------ anchors and patches
 
 def test_measured_anchor_values():

@@ -43,6 +43,7 @@ GJK_ITERS = 128
 GJK_TOL = 1e-13       # duality gap, times scale
 GJK_INT = 1e-13       # |v| below which the origin is on the simplex (contact), times scale
 CORE_EPS = 1e-9       # core distance below which the normal is taken from EPA, times scale
+TOUCH_SHIFT = 1e-7    # shift, times scale, that separates touching shapes where EPA fails
 FLAT = 1e-12          # a tetrahedron whose height is below this times its edge is flat (GJK)
 EPA_TOL = 1e-11       # support gap of the nearest face, times scale
 EPA_VIS = 1e-13       # visibility slack of a face from a new vertex, times scale
@@ -821,10 +822,41 @@ def shape_distance(A, B, work):
             return EPA_OK, dc, ax, ay, az, bx, by, bz, nx, ny, nz
     es, depth, nx, ny, nz, ax, ay, az, bx, by, bz = epa(A, B, ns, work, scale)
     if es == EPA_FAILED:
-        return EPA_FAILED, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0
+        return _touching_distance(A, B, work, scale)
     d, ax, ay, az, bx, by, bz, nx, ny, nz = _repolish(A, B, -depth, ax, ay, az, bx, by, bz, nx, ny, nz, scale, 1.0)
     ax, ay, az, bx, by, bz = _pin_witness(A, B, d, nx, ny, nz, ax, ay, az, bx, by, bz)
     return es, d, ax, ay, az, bx, by, bz, nx, ny, nz
+
+
+@njit(cache=True, nogil=True)
+def _touching_distance(A, B, work, scale):
+    """:func:`shape_distance` of shapes that touch within round-off, where EPA fails: the
+    Minkowski difference has the origin on its boundary, GJK's distance and EPA's depth are
+    both ~0 and EPA's polytope is flat (two cylinders, the rim of one on the side of the
+    other). B is moved away from A by ``TOUCH_SHIFT * scale`` along the line of their
+    centres, GJK measures the now positive distance d' and its normal n, and the distance
+    of the shapes in place is ``d' - shift · (u · n)`` (n is the gradient of the distance
+    with respect to B's position): exact while the shift (1e-7 of the shapes' size) leaves
+    the closest features as they are. Returns ``EPA_FAILED`` if the shapes still intersect after the shift (a
+    penetration deeper than the shift, where EPA should not have failed)."""
+    p0, p1, p2 = B[3][0], B[3][1], B[3][2]
+    ux, uy, uz = p0 - A[3][0], p1 - A[3][1], p2 - A[3][2]
+    nu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if nu > 0.0:
+        ux, uy, uz = ux / nu, uy / nu, uz / nu
+    else:
+        ux, uy, uz = 0.0, 0.0, 1.0
+    e = TOUCH_SHIFT * scale
+    shifted = np.empty(3)  # a C array like the contact tables' rows: GJK is not compiled again
+    shifted[0], shifted[1], shifted[2] = p0 + e * ux, p1 + e * uy, p2 + e * uz
+    st, ns, dc, ax, ay, az, bx, by, bz = gjk(A, (B[0], B[1], B[2], shifted, B[4]), 1.0, work, scale)
+    if st != SEPARATED or dc <= CORE_EPS * scale:
+        return EPA_FAILED, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0
+    nx, ny, nz = (bx - ax) / dc, (by - ay) / dc, (bz - az) / dc
+    d = dc - e * (ux * nx + uy * ny + uz * nz)  # the distance's gradient in B's position is n
+    # a: GJK's witness on A (a point of the touching features, not an arbitrary support point
+    # of a flat face); b = a + d n keeps the contract b - a = d n
+    return EPA_OK, d, ax, ay, az, ax + d * nx, ay + d * ny, az + d * nz, nx, ny, nz
 
 
 @njit(cache=True, nogil=True)
