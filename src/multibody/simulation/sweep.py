@@ -20,11 +20,12 @@ import math
 import os
 import tempfile
 import uuid
+import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError, SimulationError
+from ..errors import InputError, SimulationError, SimulationWarning
 from ..model import Model
 from ..model.parameters import parameter_names
 from .control import PD
@@ -226,23 +227,21 @@ def run_chunk(job: _Job, indices: Sequence[int]) -> dict[str, Any]:
     values: list[dict[str, np.ndarray]] = [{} for _ in range(k)]
     points = [dict(job.design.point(i), seed=point_seed(job.seed, i)) if SEED not in job.design.columns
               else job.design.point(i) for i in indices]
-    base = _rebuild(model, job.arguments, job.checkpoint)
-    done = False
-    if job.batch and k > 1:
-        try:
-            done = _run_batch(job, base, points, q, v, values)
-        except Exception:
-            done = False  # a failing member: the points one by one say which and why
-    if not done:
-        for r, (i, point) in enumerate(zip(indices, points)):
-            try:
-                traj = _run_point(job, base, point)
-                values[r] = _evaluate(job, traj)
-                q[r], v[r] = traj.q[-1], traj.v[-1]
-            except Exception as e:  # recorded for this point; the sweep goes on
-                q[r], v[r] = np.nan, np.nan
-                what = str(e) if isinstance(e, _MetricFailed) else f"{type(e).__name__}: {e}"
-                errors[r] = f"{_label(i, job.design.point(i))}: {what}"
+    with warnings.catch_warnings():
+        # a clamp warning per point would flood a sweep (and only the one-by-one path gives them): the
+        # trajectories record every clamp (effort_clamped, velocity_clamped) for the metrics to read
+        warnings.simplefilter("ignore", SimulationWarning)
+        base = _rebuild(model, job.arguments, job.checkpoint)
+        if not (job.batch and k > 1 and _run_batch(job, base, points, q, v, values)):
+            for r, (i, point) in enumerate(zip(indices, points)):
+                try:
+                    traj = _run_point(job, base, point)
+                    values[r] = _evaluate(job, traj)
+                    q[r], v[r] = traj.q[-1], traj.v[-1]
+                except Exception as e:  # recorded for this point; the sweep goes on
+                    q[r], v[r] = np.nan, np.nan
+                    what = str(e) if isinstance(e, _MetricFailed) else f"{type(e).__name__}: {e}"
+                    errors[r] = f"{_label(i, job.design.point(i))}: {what}"
     ok = np.array([not e for e in errors])
     out: dict[str, Any] = {"index": np.array(indices, np.int64), "ok": ok, "q": q, "v": v,
                            "error": np.array(errors, dtype=str)}
@@ -270,18 +269,17 @@ def _run_point(job: _Job, base: Simulator, point: dict) -> Trajectory:
 
 def _run_batch(job: _Job, base: Simulator, points: list[dict], q: Array, v: Array, values: list) -> bool:
     """The points as one :meth:`Simulator.rollout_batch` (member b is
-    bitwise the rollout of :func:`_run_point`); False if it cannot."""
+    bitwise the rollout of :func:`_run_point`); False if a member or a
+    metric fails (the points one by one then say which and why)."""
     params = [{p: pt[p] for p in job.params} for pt in points] if job.params else None
     q0 = np.array([pt.get("q0", job.checkpoint.q) for pt in points])
     v0 = np.array([pt.get("v0", job.checkpoint.v) for pt in points])
-    rolls = base.rollout_batch(q0, v0, steps=job.steps, params=params, record_every=job.record_every,
-                               threads=job.threads)
-    evaluated = []
-    for b in range(len(points)):
-        try:
-            evaluated.append(_evaluate(job, rolls[b]))
-        except Exception:
-            return False  # recorded per point by the one-by-one path
+    try:
+        rolls = base.rollout_batch(q0, v0, steps=job.steps, params=params, record_every=job.record_every,
+                                   threads=job.threads)
+        evaluated = [_evaluate(job, rolls[b]) for b in range(len(points))]
+    except Exception:
+        return False
     q[:], v[:] = rolls.q[:, -1], rolls.v[:, -1]
     values[:] = evaluated
     return True
@@ -434,7 +432,7 @@ def _client(client: Any, n_workers: int | None, timeout: float):
         return client, ()
     if client is None:
         n = (os.cpu_count() or 1) if n_workers is None else _count(n_workers, "n_workers", 1)
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
         c = Client(cluster)
         return c, (c, cluster)
     if isinstance(client, str):
