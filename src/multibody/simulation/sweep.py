@@ -190,8 +190,10 @@ def _controller(job: _Job, model: Model, point: dict) -> Any:
     """The controller of one point: the template PD with the point's gains,
     rebound to the point's model, or what the user's function returns."""
     c = job.controller
-    if c is None or not isinstance(c, PD):
-        return c if c is None else c(model, point)
+    if c is None:
+        return None
+    if not isinstance(c, PD):
+        return c(model, point)
     gains = PD(model, point.get("kp", c.gains[0]), point.get("kd", c.gains[1])).gains  # validated
     out = object.__new__(type(c))
     out.__dict__.update(c.__dict__, model=model, gains=gains)
@@ -213,7 +215,7 @@ def _evaluate(job: _Job, traj: Trajectory) -> dict[str, np.ndarray]:
     return out
 
 
-def run_chunk(job: _Job, indices: Sequence[int]) -> dict[str, Any]:
+def _run_chunk(job: _Job, indices: Sequence[int]) -> dict[str, Any]:
     """Run the points ``indices`` of ``job``; the task of a sweep. Returns
     their index, success flags, final states (q, v), metric values (rows of
     the successful points) and error messages ('' for success). A point
@@ -457,7 +459,7 @@ def _run_dask(client: Any, n_workers: int | None, timeout: float, job: _Job,
         chunks = chunking(sum(c.nthreads().values()) or 1)
         shipped = c.scatter(job, broadcast=True, hash=False)  # once per worker, not once per task
         tag = uuid.uuid4().hex[:8]
-        futures = {c.submit(run_chunk, shipped, idx, key=f"multibody-sweep-{tag}-{idx[0]}", pure=False):
+        futures = {c.submit(_run_chunk, shipped, idx, key=f"multibody-sweep-{tag}-{idx[0]}", pure=False):
                    idx for idx in chunks}
         try:
             for fut in as_completed(futures):
@@ -624,7 +626,7 @@ def sweep(simulator: Simulator, design: Design, duration: float | None = None, s
 
     if client is False:
         for idx in chunking(1):
-            done(run_chunk(job, idx))
+            done(_run_chunk(job, idx))
     elif len(todo):
         _run_dask(client, n_workers, float(timeout), job, chunking, done)
     return _gather(design, seed, chunks, model, list(metrics), None if store is None else store.path)
