@@ -13,9 +13,16 @@ its own parameters. Timed:
   before the timing: with the default chunking (about four tasks per
   worker) and with one point per task;
 
-and from these the overhead per task (Dask's scheduling, shipping the
-chunk's results back, the task's simulator) and the speed-up of 2 workers
-over 1. The cluster's start-up is printed separately.
+and from these the speed-up of 2 workers over 1. The overhead per task
+(Dask's scheduling, shipping the chunk's results back, building the
+task's simulators) is measured on its own by the same sweep with rollouts
+of 0 steps and one point per task: wall time x workers / tasks. The
+cluster's start-up is printed separately, and so is the machine's load
+average (other processes share its cores). On a loaded machine wall times
+measure the competition for the cores as much as the sweep; so CPU times
+are printed too: the plain loop's, and for Dask the CPU time of the worker
+processes plus that of this process (where the LocalCluster's scheduler
+runs), whose excess over the plain loop is the work Dask adds.
 
     python benchmarks/sweep.py [--points 256] [--duration 1.0]
 
@@ -63,6 +70,15 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
+def cpu_timed(fn, client=None):
+    """(wall s, CPU s of this process and of the client's workers, fn())."""
+    def cpu():
+        return time.process_time() + (0.0 if client is None else sum(client.run(time.process_time).values()))
+    c0 = cpu()
+    wall, out = timed(fn)
+    return wall, cpu() - c0, out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=256)
@@ -74,10 +90,14 @@ def main():
     n = len(design)
     metrics = {"height": height}
     print(f"Talos (nq {model.nq}, nv {model.nv}): {n} rollouts of {args.duration:g} s ({steps} steps of "
-          f"{sim.dt * 1e3:g} ms, {sim.integrator.name}); {os.cpu_count()} cores (a shared machine)")
+          f"{sim.dt * 1e3:g} ms, {sim.integrator.name}); {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f} (a shared machine)")
     plain_loop(model, sim, mb.Grid({"torso_2_link.mass": [15.0]}), 10)  # compiled code loaded
-    t_plain, q_plain = timed(lambda: plain_loop(model, sim, design, steps))
-    print(f"  plain in-process loop:       {t_plain:7.2f} s  ({t_plain / n * 1e3:.1f} ms per rollout)")
+    t_plain, cpu_plain, q_plain = cpu_timed(lambda: plain_loop(model, sim, design, steps))
+    print(f"  plain in-process loop:       {t_plain:7.2f} s  ({t_plain / n * 1e3:.1f} ms per rollout; CPU "
+          f"{cpu_plain:.2f} s)")
+    t_empty, _ = timed(lambda: mb.sweep(sim, design, steps=0, client=False, chunk=1))
+    print(f"  mb.sweep in this process, rollouts of 0 steps, one point per task: {t_empty / n * 1e3:.2f} ms per task")
     t_here, res = timed(lambda: mb.sweep(sim, design, steps=steps, metrics=metrics, client=False))
     assert res.q.tobytes() == q_plain.tobytes()
     print(f"  mb.sweep in this process:    {t_here:7.2f} s  (sweep's own cost {(t_here - t_plain) / n * 1e3:+.2f} ms "
@@ -92,16 +112,18 @@ def main():
                                                client=client, chunk=1))
             print(f"  LocalCluster of {workers} worker(s): started in {t_start:.2f} s, warmed up (kernels loaded "
                   f"on the workers) in {t_warm:.2f} s")
+            t_empty, _ = timed(lambda: mb.sweep(sim, design, steps=0, client=client, chunk=1))
+            print(f"    rollouts of 0 steps, one point per task: {t_empty:.2f} s, overhead per task "
+                  f"{t_empty * workers / n * 1e3:.1f} ms (wall x workers / tasks)")
             for chunk in (None, 1):
-                t, res = timed(lambda: mb.sweep(sim, design, steps=steps, metrics=metrics, client=client,
-                                                chunk=chunk))
+                t, cpu, res = cpu_timed(lambda: mb.sweep(sim, design, steps=steps, metrics=metrics,
+                                                         client=client, chunk=chunk), client)
                 assert res.q.tobytes() == q_plain.tobytes()
                 tasks = -(-n // (chunk or max(1, min(64, -(-n // (4 * workers))))))
-                overhead = (t * workers - t_plain) / tasks
                 walls[workers, chunk] = t
                 print(f"    chunk {chunk or 'default'} ({tasks} tasks): {t:7.2f} s, speed-up over the plain loop "
-                      f"{t_plain / t:.2f}, overhead per task {overhead * 1e3:.1f} ms "
-                      f"((wall x workers - plain loop) / tasks)")
+                      f"{t_plain / t:.2f} (load average {os.getloadavg()[0]:.1f}); CPU {cpu:.2f} s, "
+                      f"{(cpu - cpu_plain) / tasks * 1e3:+.1f} ms per task over the plain loop")
         finally:
             client.close()
             cluster.close()
