@@ -189,6 +189,8 @@ def test_bad_input_gets_a_clear_error(model, sim):
         mb.Grid({"v0": [[0.0, 1.0], [1.0]]})
     with pytest.raises(mb.InputError, match="low <= high"):
         mb.RandomDesign({"l1.mass": (2.0, 1.0)}, n=4)
+    with pytest.raises(mb.InputError, match="seeds are integers"):
+        mb.Grid({"seed": [1, 2.5]})
     with pytest.raises(mb.InputError, match="one value per point"):
         mb.Design({"a": [1.0, 2.0], "b": [1.0]})
     with pytest.raises(mb.InputError, match="client must be"):
@@ -246,21 +248,26 @@ def client():
     cluster.close()
 
 
-def test_in_process_one_and_two_workers_give_the_same_bits(sim, client, tmp_path):
+def test_in_process_and_two_workers_give_the_same_bits(sim, client, tmp_path):
+    """(One worker: the killed-worker test below, on a LocalCluster of one.)"""
     design = mb.Grid({"l2.mass": [0.5, 1.0, 2.0], "j1.damping": [0.0, 0.5], "v0": [[0.0, 0.0], [1.0, -1.0]]})
     here = mb.sweep(sim, design, steps=STEPS, metrics=METRICS, client=False)
-    two = mb.sweep(sim, design, steps=STEPS, metrics=METRICS, client=client, chunk=2)
+    two = mb.sweep(sim, design, steps=STEPS, metrics=METRICS, client=client, chunk=2, path=tmp_path)
     assert len(client.nthreads()) == 2
-    one = mb.sweep(sim, design, steps=STEPS, metrics=METRICS, n_workers=1, path=tmp_path)  # its own LocalCluster
+    by_address = mb.sweep(sim, design, steps=STEPS, metrics=METRICS, client=client.scheduler.address)
+    assert client.scheduler.address.startswith("tcp://127.0.0.1:")
     assert_bitwise_equal(here, two)
-    assert_bitwise_equal(here, one)
+    assert_bitwise_equal(here, by_address)
     assert here.ok.all() and here.grid("angle").shape == (3, 2, 2)
 
 
-def test_a_killed_worker_loses_and_duplicates_nothing(sim, client, tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_killed_worker_loses_and_duplicates_nothing(sim, client, tmp_path, workers):
     """The first task to evaluate the metric kills its worker process; Dask
-    reruns the task elsewhere: every point is saved exactly once, bitwise
-    as computed in this process."""
+    reruns the task (on the other worker, or on the only worker once its
+    nanny has restarted it, which also lost the shipped job): every point
+    is saved exactly once, bitwise as computed in this process. One
+    worker: the default LocalCluster (client=None), started by the sweep."""
     marker = str(tmp_path / "killed")
 
     def killing(tr):
@@ -269,8 +276,8 @@ def test_a_killed_worker_loses_and_duplicates_nothing(sim, client, tmp_path):
             os._exit(1)
         return final_angle(tr)
     design = mb.Grid({"l2.mass": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]})
-    res = mb.sweep(sim, design, steps=STEPS, metrics={"angle": killing}, client=client, chunk=2,
-                   path=tmp_path / "sweep")
+    res = mb.sweep(sim, design, steps=STEPS, metrics={"angle": killing}, client=client if workers == 2 else None,
+                   n_workers=1, chunk=2, path=tmp_path / "sweep")
     assert os.path.exists(marker)  # a worker was killed
     saved = []
     for f in glob.glob(str(tmp_path / "sweep" / "chunk-*.npz")):

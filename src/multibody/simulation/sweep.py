@@ -45,16 +45,18 @@ def _column(name: str, values: Any, what: str) -> np.ndarray:
     """The values of coordinate ``name`` as a float64 (int64 for seeds)
     array with one row per value; InputError naming the coordinate."""
     try:
-        a = np.asarray(values, dtype=np.int64 if name == SEED else np.float64)
+        a = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise InputError(f"{what} {name!r}: the values must be numbers or equally shaped arrays of numbers ({e})") \
             from None
     if a.ndim == 0 or a.shape[0] == 0:
         raise InputError(f"{what} {name!r}: give a non-empty sequence of values, got {values!r}")
-    if name == SEED and (a.ndim != 1 or (a < 0).any()):
-        raise InputError(f"{what} 'seed': seeds are integers >= 0, one per value, got {values!r}")
     if not np.isfinite(a).all():
         raise InputError(f"{what} {name!r}: the values must be finite")
+    if name == SEED:
+        if a.ndim != 1 or (a < 0).any() or (a != np.round(a)).any() or (a >= 2.0 ** 63).any():
+            raise InputError(f"{what} 'seed': seeds are integers >= 0, one per value, got {values!r}")
+        return np.asarray(values, dtype=np.int64)
     return a
 
 
@@ -125,6 +127,7 @@ class RandomDesign(Design):
             raise InputError(f"RandomDesign needs a mapping coordinate name -> (low, high), got {ranges!r}")
         n = _count(n, "n (the number of points)", 1)
         rng = np.random.default_rng(seed)
+        log = (log,) if isinstance(log, str) else tuple(log)
         unknown = set(log) - set(ranges)
         if unknown:
             raise InputError(f"RandomDesign: log names {sorted(unknown)} that are not among the ranges")
@@ -448,6 +451,10 @@ def _client(client: Any, n_workers: int | None, timeout: float):
                      f"a dask.distributed.Client or False (this process), got {client!r}")
 
 
+def _identity(x: Any) -> Any:
+    return x
+
+
 def _run_dask(client: Any, n_workers: int | None, timeout: float, job: _Job,
               chunking: Callable[[int], list[list[int]]], done: Callable[[dict], None]) -> None:
     """Run the chunks of ``chunking(number of worker threads)`` as Dask
@@ -457,8 +464,10 @@ def _run_dask(client: Any, n_workers: int | None, timeout: float, job: _Job,
     c, owned = _client(client, n_workers, timeout)
     try:
         chunks = chunking(sum(c.nthreads().values()) or 1)
-        shipped = c.scatter(job, broadcast=True, hash=False)  # once per worker, not once per task
         tag = uuid.uuid4().hex[:8]
+        # the job as the result of a task, not scattered data: if every worker holding it dies, the
+        # scheduler computes it again (scattered data would be lost); workers fetch it once each
+        shipped = c.submit(_identity, job, key=f"multibody-sweep-{tag}-job", pure=False)
         futures = {c.submit(_run_chunk, shipped, idx, key=f"multibody-sweep-{tag}-{idx[0]}", pure=False):
                    idx for idx in chunks}
         try:
