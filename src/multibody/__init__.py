@@ -25,6 +25,7 @@ from . import forces
 from .forces.actuators import Actuator, Motor, Muscle, PositionServo, TendonSpring, VelocityServo
 from .constraints.contact import Compliance, add_foundation_elements
 from .simulation import ComputedTorque, PD, Sensors, Simulator, State, Trajectory, load_sensors
+from .simulation.sweep import Design, Grid, RandomDesign, SweepResult, sweep
 
 # The one place the version is written (pyproject.toml reads it: [tool.setuptools.dynamic]).
 __version__ = "0.1.0"
@@ -59,4 +60,6 @@ __all__ = [
     "add_foundation_elements",
     # simulation
     "Simulator", "State", "Trajectory", "PD", "ComputedTorque", "Sensors", "load_sensors",
+    # parameter sweeps (docs/scale.md)
+    "sweep", "Grid", "RandomDesign", "Design", "SweepResult",
 ]
