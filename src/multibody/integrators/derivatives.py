@@ -1,0 +1,425 @@
+"""Derivatives of one simulation step, ``∂(q⁺, v⁺)/∂(q, v, τ)`` — the
+transition Jacobians of MuJoCo's ``mjd_transitionFD`` and of Drake's
+discrete-system linearization, but exact: the chain rule through the
+integrator's own step, with the analytic dynamics derivatives
+(:func:`~multibody.dynamics.aba_derivatives`,
+:func:`~multibody.dynamics.rnea_derivatives`; Carpentier & Mansard, RSS
+2018) and the force elements' exact Jacobians K = ∂f/∂q, D = ∂f/∂v.
+
+Tangent-space convention (docs/derivatives.md, Pinocchio's): a
+perturbation of q is ``q ⊕ δq`` (:meth:`Model.integrate`), and the rows
+of q⁺ are the tangent vector at q⁺, ``δq⁺ = model.difference(q⁺, q⁺')``
+to first order. So ``A`` is 2nv x 2nv and ``B`` 2nv x nv, rows and columns
+ordered ``(δq, δv)`` as MuJoCo's ``A``.
+
+Semi-implicit and explicit Euler and RK4 are differentiated exactly (to
+round-off). The library's implicit Euler is the linearized one,
+``(M − hD − h²K) v⁺ = (M − hD) v + h f``; its derivative needs
+``∂(M w)/∂q`` (exact, RNEA derivatives at v = 0) and the second
+derivatives of the force elements: zero for the linear joint elements
+(joint damping, :class:`~multibody.forces.JointDamper`,
+:class:`~multibody.forces.JointSpring` on vector joints), and for every
+other element (gravity included) central differences of its Jacobians
+along each coordinate with one Richardson extrapolation (truncation
+O(ε⁴), ε = 1e-3: ~1e-11 relative). With contact the derivative is central
+differences of the simulator's own step (:func:`step_derivatives_fd`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.linalg import expm, lu_factor, lu_solve
+
+from ..dynamics import aba, rnea
+from ..dynamics.derivatives import aba_derivatives, rnea_derivatives
+from ..errors import InputError
+from ..forces import generalized_forces
+from ..forces.joint import JointDamper, JointSpring
+
+#: the integrators whose step is differentiated analytically
+ANALYTIC = ("semi_implicit_euler", "explicit_euler", "rk4", "implicit_euler")
+_VECTOR = ("revolute", "prismatic", "helical", "cylindrical", "translational")
+# Richardson-extrapolated central differences of the force elements' Jacobians (implicit Euler)
+HESSIAN_STEP = 1e-3
+
+
+@dataclass(frozen=True)
+class StepDerivatives:
+    """The derivatives of one step from (q, v) under τ.
+
+    ``A`` (2nv, 2nv) = ∂(q⁺, v⁺)/∂(q, v) and ``B`` (2nv, nv) =
+    ∂(q⁺, v⁺)/∂τ, q on the tangent space at q and at q⁺
+    (:mod:`multibody.integrators.derivatives`); ``q1``, ``v1`` the step
+    itself (without the derivative's perturbations); ``method``
+    "analytic" or "finite differences"; ``contacts`` the number of
+    contacts of the nominal step (finite differences only; 0 otherwise)."""
+    A: np.ndarray
+    B: np.ndarray
+    q1: np.ndarray
+    v1: np.ndarray
+    method: str
+    contacts: int = 0
+
+
+# ---------------------------------------------------------------- configuration maps
+def _hat(w):
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+def _ad(jtype, d):
+    """The adjoint ``ad_d`` of the joint's Lie algebra in its velocity
+    coordinates: so(3) for spherical, se(3) ``[ω; v]`` angular first for
+    free, se(2) ``(ω, vx, vy)`` for planar."""
+    if jtype == "spherical":
+        return _hat(d)
+    if jtype == "free":
+        a = np.zeros((6, 6))
+        a[:3, :3] = a[3:, 3:] = _hat(d[:3])
+        a[3:, :3] = _hat(d[3:])
+        return a
+    w, vx, vy = d
+    return np.array([[0.0, 0.0, 0.0], [vy, 0.0, -w], [-vx, w, 0.0]])
+
+
+def integrate_jacobians(model, q, d):
+    """``(J_q, J_d)``, the derivatives of ``q' = q ⊕ d``
+    (:meth:`Model.integrate` with dt = 1) with respect to q and to d, both
+    on the tangent space (nv x nv, block diagonal): Pinocchio's
+    ``dIntegrate``. For the Lie-group joints (free: SE(3) body twist,
+    spherical: SO(3), planar: SE(2); right perturbations)
+    ``q ⊕ d = X exp(d)`` gives ``J_q = Ad(exp(−d)) = exp(−ad_d)`` and
+    ``J_d = J_r(d) = Σ (−ad_d)ᵏ/(k+1)!``, both read off one matrix
+    exponential ``exp([[−ad_d, I], [0, 0]])`` (Van Loan's block form,
+    exact to round-off); identity for the other joints (vector addition)."""
+    nv = model.nv
+    Jq, Jd = np.eye(nv), np.eye(nv)
+    for j in model.joints:
+        if j.type in ("free", "spherical", "planar"):
+            s = j.v_slice
+            n = j.nv
+            E = np.zeros((2 * n, 2 * n))
+            E[:n, :n] = -_ad(j.type, d[s])
+            E[:n, n:] = np.eye(n)
+            X = expm(E)
+            Jq[s, s], Jd[s, s] = X[:n, :n], X[:n, n:]
+    return Jq, Jd
+
+
+def _quat_left(p):
+    w, x, y, z = p
+    return np.array([[w, -x, -y, -z], [x, w, -z, y], [y, z, w, -x], [z, -y, x, w]])
+
+
+def _quat_right(r):
+    w, x, y, z = r
+    return np.array([[w, -x, -y, -z], [x, w, z, -y], [y, -z, w, x], [z, y, -x, w]])
+
+
+def _rotation(p):
+    w, x, y, z = p
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+_E = np.vstack((np.zeros(3), np.eye(3)))  # (4, 3): a rotation vector as a pure quaternion
+
+
+def _chart(model, q, v=None):
+    """``(T, P, Tq)`` at a configuration q with unit quaternions, for steps
+    in the raw coordinates (RK4): ``T = ∂(q ⊕ δ)/∂δ`` at δ = 0 (nq x nv;
+    also ``∂q̇/∂v``, Featherstone's Q(q)), ``P`` (nv x nq) its left inverse
+    on the tangent vectors (``P T = I``; ``δ = P dq`` for a dq tangent to
+    the unit quaternions), and with ``v``, ``Tq = ∂q̇(q ⊕ δ, v)/∂δ``
+    (nq x nv) of :meth:`Model.qdot`."""
+    nq, nv = model.nq, model.nv
+    T, P = np.zeros((nq, nv)), np.zeros((nv, nq))
+    Tq = None if v is None else np.zeros((nq, nv))
+    for j in model.joints:
+        if j.nv == 0:
+            continue
+        iq, iv = j.q_slice.start, j.v_slice.start
+        if j.type in ("free", "spherical"):
+            k = iq + (3 if j.type == "free" else 0)
+            quat = q[k:k + 4]
+            L = _quat_left(quat)
+            T[k:k + 4, iv:iv + 3] = 0.5 * L @ _E
+            P[iv:iv + 3, k:k + 4] = 2.0 * _E.T @ L.T
+            if v is not None:  # ½ (q ⊗ exp δ) ⊗ (0, ω) along δ
+                Tq[k:k + 4, iv:iv + 3] = 0.25 * _quat_right(_E @ v[iv:iv + 3]) @ L @ _E
+            if j.type == "free":
+                R = _rotation(quat)
+                T[iq:iq + 3, iv + 3:iv + 6] = R
+                P[iv + 3:iv + 6, iq:iq + 3] = R.T
+                if v is not None:  # R exp(δ) v_lin along δ
+                    Tq[iq:iq + 3, iv:iv + 3] = -R @ _hat(v[iv + 3:iv + 6])
+        elif j.type == "planar":
+            c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+            T[iq:iq + 3, iv:iv + 3] = [[0.0, c, -s], [0.0, s, c], [1.0, 0.0, 0.0]]
+            P[iv:iv + 3, iq:iq + 3] = [[0.0, 0.0, 1.0], [c, s, 0.0], [-s, c, 0.0]]
+            if v is not None:
+                vx, vy = v[iv + 1], v[iv + 2]
+                Tq[iq:iq + 2, iv] = -s * vx - c * vy, c * vx - s * vy
+        else:
+            T[iq:iq + j.nq, iv:iv + j.nv] = np.eye(j.nv)
+            P[iv:iv + j.nv, iq:iq + j.nq] = np.eye(j.nv)
+    return T, P, Tq
+
+
+def _normalize_jacobian(model, y):
+    """``∂ normalize(y)/∂y`` (nq x nq): ``(I − n nᵀ)/|y|`` on each quaternion."""
+    N = np.eye(model.nq)
+    for j in model.joints:
+        if j.type in ("free", "spherical"):
+            k = j.q_slice.start + (3 if j.type == "free" else 0)
+            r = np.linalg.norm(y[k:k + 4])
+            n = y[k:k + 4] / r
+            N[k:k + 4, k:k + 4] = (np.eye(4) - np.outer(n, n)) / r
+    return N
+
+
+# ---------------------------------------------------------------- dynamics
+def _acceleration_derivatives(system, t, q, v, tau):
+    """``(v̇, ∂v̇/∂q, ∂v̇/∂v, M⁻¹)`` of the system's forward dynamics with
+    its force elements and joint damping: ABA's derivatives at the total
+    joint force ``τ + f_e`` plus ``M⁻¹K``, ``M⁻¹D`` of the elements."""
+    model = system.model
+    fe, K, D = system.element_forces(t, q, v, jacobians=True)
+    total = tau + fe
+    dq, dv, Minv = aba_derivatives(model, q, v, total, gravity=system.gravity)
+    a = aba(model, q, v, total, gravity=system.gravity)
+    return np.array(a), dq + Minv @ K, dv + Minv @ D, Minv
+
+
+def _position_rows(model, q, v1, h, dv1):
+    """Rows of ``q⁺ = q ⊕ h v⁺``: ``J_q [I 0 0] + h J_d ∂v⁺``."""
+    nv = model.nv
+    Jq, Jd = integrate_jacobians(model, q, h * v1)
+    rows = h * Jd @ dv1
+    rows[:, :nv] += Jq
+    return rows
+
+
+def _euler(system, t, q, v, tau, h, semi_implicit):
+    model, nv = system.model, system.model.nv
+    a, aq, av, Minv = _acceleration_derivatives(system, t, q, v, tau)
+    v1 = v + h * a
+    dv1 = np.hstack((h * aq, np.eye(nv) + h * av, h * Minv))
+    if semi_implicit:
+        return model._integrate(q, v1, h), v1, np.vstack((_position_rows(model, q, v1, h, dv1), dv1))
+    dv0 = np.hstack((np.zeros((nv, nv)), np.eye(nv), np.zeros((nv, nv))))
+    return model._integrate(q, v, h), v1, np.vstack((_position_rows(model, q, v, h, dv0), dv1))
+
+
+def _rk4(system, t, q, v, tau, h):
+    """RK4 as :class:`~multibody.integrators.RK4` steps it (raw coordinates,
+    stage quaternions renormalized), differentiated stage by stage: raw
+    configuration derivatives ``dq`` (nq x 3nv), velocity ones ``dv``."""
+    model, nq, nv = system.model, system.model.nq, system.model.nv
+    T0 = _chart(model, q)[0]
+    dq0 = np.zeros((nq, 3 * nv))
+    dq0[:, :nv] = T0
+    dv0 = np.zeros((nv, 3 * nv))
+    dv0[:, nv:2 * nv] = np.eye(nv)
+    sq, sv = np.zeros(nq), np.zeros(nv)              # Σ bᵢ kᵢ
+    dsq, dsv = np.zeros((nq, 3 * nv)), np.zeros((nv, 3 * nv))
+    qi, vi, dqi, dvi = q, v, dq0, dv0
+    # (stage time offset, weight, coefficient of the next stage's configuration)
+    for dt, w, c in ((0.0, 1.0, 0.5), (0.5, 2.0, 0.5), (0.5, 2.0, 1.0), (1.0, 1.0, None)):
+        T, P, Tq = _chart(model, qi, vi)
+        a, aq, av, Minv = _acceleration_derivatives(system, t + dt * h, qi, vi, tau)
+        kq = model.qdot(qi, vi)
+        dqt = P @ dqi                                  # the stage's configuration derivative, tangent
+        dkq = Tq @ dqt + T @ dvi
+        dkv = aq @ dqt + av @ dvi
+        dkv[:, 2 * nv:] += Minv
+        sq += w * kq
+        sv += w * a
+        dsq += w * dkq
+        dsv += w * dkv
+        if c is None:
+            break
+        y = q + c * h * kq
+        qi = model.normalize(y)
+        dqi = _normalize_jacobian(model, y) @ (dq0 + c * h * dkq)
+        vi = v + c * h * a
+        dvi = dv0 + c * h * dkv
+    y = q + h / 6.0 * sq
+    q1 = model.normalize(y)
+    P1 = _chart(model, q1)[1]
+    rows_q = P1 @ (_normalize_jacobian(model, y) @ (dq0 + h / 6.0 * dsq))
+    return q1, v + h / 6.0 * sv, np.vstack((rows_q, dv0 + h / 6.0 * dsv))
+
+
+def _constant_jacobians(element, model):
+    """Whether an element's K and D do not depend on the state (their
+    derivatives are then exactly zero)."""
+    if isinstance(element, JointDamper):
+        return True
+    if isinstance(element, JointSpring):
+        return element.bind(model)[0].type in _VECTOR
+    return False
+
+
+def _jacobian_directional(elements, model, t, q, v, wk, wd):
+    """``∂(K wk + D wd)/∂(q, v)`` (nv x 2nv) of ``elements`` at fixed wk,
+    wd: central differences along ``q ⊕ ε e_k`` and ``v + ε e_k``, one
+    Richardson extrapolation (steps ε and ε/2, truncation O(ε⁴))."""
+    nv = model.nv
+
+    def F(qq, vv):
+        _, K, D = generalized_forces(elements, model, qq, vv, t, jacobians=True)
+        return K @ wk + D @ wd
+
+    out = np.empty((nv, 2 * nv))
+    for k in range(2 * nv):
+        est = []
+        for eps in (HESSIAN_STEP, 0.5 * HESSIAN_STEP):
+            e = np.zeros(nv)
+            e[k % nv] = eps
+            if k < nv:
+                plus, minus = F(model._integrate(q, e, 1.0), v), F(model._integrate(q, -e, 1.0), v)
+            else:
+                plus, minus = F(q, v + e), F(q, v - e)
+            est.append((plus - minus) / (2.0 * eps))
+        out[:, k] = (4.0 * est[1] - est[0]) / 3.0
+    return out
+
+
+def _implicit_euler(system, t, q, v, tau, h):
+    """The linearized implicit Euler of
+    :class:`~multibody.integrators.ImplicitEuler` differentiated:
+    ``Â δv⁺ = (M − hD) δv + h δf + δM w − h δD w + h² δK v⁺`` with
+    ``Â = M − hD − h²K``, ``w = v − v⁺``, ``δf = (K − ∂c/∂q) δq +
+    (D − ∂c/∂v) δv + δτ`` (c the Coriolis terms, RNEA derivatives at a = 0
+    without gravity), ``δM w = ∂τ/∂q`` of the RNEA at (v = 0, a = w)."""
+    model, nv = system.model, system.model.nv
+    M, f, K, D = system.linearization(t, q, v, tau)
+    Ahat = M - h * D - h * h * K
+    lu = lu_factor(Ahat)
+    v1 = lu_solve(lu, (M - h * D) @ v + h * f)
+    w = v - v1
+    cq, cv, _ = rnea_derivatives(model, q, v, np.zeros(nv), gravity=False)
+    mq = rnea_derivatives(model, q, np.zeros(nv), w, gravity=False)[0]
+    rhs = np.hstack((h * (K - cq) + mq, M - h * D + h * (D - cv), h * np.eye(nv)))
+    varying = [e for e in system._implicit_forces if not _constant_jacobians(e, model)]
+    if varying:
+        rhs[:, :2 * nv] += _jacobian_directional(varying, model, t, q, v, h * h * v1, -h * w)
+    dv1 = lu_solve(lu, rhs)
+    return model._integrate(q, v1, h), v1, np.vstack((_position_rows(model, q, v1, h, dv1), dv1))
+
+
+# ---------------------------------------------------------------- entry points
+def _state(sim, q, v, tau):
+    model, nv = sim.model, sim.model.nv
+    from ..simulation.simulator import state_vector
+    s = sim.state
+    q = s.q.copy() if q is None else model.check_configuration(state_vector(q, "q", model.nq))
+    v = s.v.copy() if v is None else state_vector(v, "v", nv)
+    tau = np.zeros(nv) if tau is None else state_vector(tau, "tau", nv)
+    if not np.isfinite(tau).all():
+        raise InputError(f"step_derivatives: tau has a non-finite entry at index {int(np.argmin(np.isfinite(tau)))}")
+    return q, v, tau
+
+
+def step_derivatives(sim, q=None, v=None, tau=None, fd_step: float = 1e-6) -> StepDerivatives:
+    """Derivatives of one step of the simulator ``sim`` from (q, v) (default:
+    its state) under joint forces ``tau`` (default 0): see
+    :meth:`Simulator.step_derivatives`."""
+    q, v, tau = _state(sim, q, v, tau)
+    if sim.contact is not None:
+        return step_derivatives_fd(sim, q, v, tau, fd_step)
+    name = sim.integrator.name
+    t = sim.state.t
+    _check_supported(sim)
+    effort = sim._effort
+    clamped = np.zeros(sim.model.nv, bool) if effort is None else np.abs(tau) > effort
+    tau_used = tau if effort is None else np.clip(tau, -effort, effort)
+    h, system = sim.dt, sim.system
+    if name == "rk4":
+        q1, v1, J = _rk4(system, t, q, v, tau_used, h)
+    elif name == "implicit_euler":
+        q1, v1, J = _implicit_euler(system, t, q, v, tau_used, h)
+    else:
+        q1, v1, J = _euler(system, t, q, v, tau_used, h, name == "semi_implicit_euler")
+    _check_inactive(sim, q1, v1, t)
+    nv = sim.model.nv
+    B = J[:, 2 * nv:]
+    B[:, clamped] = 0.0  # a clipped joint force does not reach the step
+    return StepDerivatives(np.ascontiguousarray(J[:, :2 * nv]), np.ascontiguousarray(B), q1, v1, "analytic")
+
+
+def _check_supported(sim):
+    name = sim.integrator.name
+    if sim.formulation != "reduced":
+        raise InputError(f"step_derivatives: the '{sim.formulation}' formulation is not differentiated (only "
+                         f"'reduced')")
+    if name not in ANALYTIC or type(sim.integrator).__module__.split(".")[-1] not in ("explicit", "implicit"):
+        raise InputError(f"step_derivatives: the integrator '{name}' is not differentiated (supported: "
+                         f"{', '.join(ANALYTIC)})")
+    if sim.constraints is not None:
+        raise InputError(f"step_derivatives: the model has {len(sim.constraints)} loop-constraint row(s) (closed "
+                         f"loops or couplings); the step derivative is for open chains (constraints=False)")
+    if sim._particles is not None:
+        raise InputError("step_derivatives: a simulator with particles is not differentiated")
+    if sim.na:
+        raise InputError(f"step_derivatives: {sim.na} actuator activation(s) are state the derivative does not "
+                         f"cover (actuators with dynamics)")
+
+
+def _check_inactive(sim, q1, v1, t):
+    lim = sim._limit_rows
+    if len(lim):
+        gaps = lim.gaps(q1)
+        if (gaps < 0).any():
+            k = int(np.argmin(gaps))
+            joint = sim.model.joints[int(sim._joint_of_dof[lim.v_index[k]])].name
+            raise InputError(f"step_derivatives: the step from t = {t:g} s reaches the position limit of joint "
+                             f"'{joint}' (coordinate {int(lim.q_index[k])}, by {-gaps[k]:.3g}); the derivative "
+                             f"through an active limit is not implemented (limits=False to ignore them)")
+    if sim._vmax is not None and (np.abs(v1) > sim._vmax).any():
+        k = int(np.argmax(np.abs(v1) - sim._vmax))
+        raise InputError(f"step_derivatives: the step from t = {t:g} s clamps velocity coordinate {k} to its limit "
+                         f"(clamp_velocity=True); the derivative through a clamp is not implemented")
+
+
+def step_derivatives_fd(sim, q=None, v=None, tau=None, step: float = 1e-6) -> StepDerivatives:
+    """Central differences of the simulator's own step (contact, limits and
+    all): column k of ``A`` is ``(x⁺(x ⊕ εe_k) ⊖ x⁺(x ⊖ εe_k))/2ε`` with
+    q perturbed by :meth:`Model.integrate` and q⁺ measured by
+    :meth:`Model.difference` at the nominal q⁺; each perturbed step
+    starts from the simulator's checkpoint (same warm start, controls and
+    time), and the simulator is left as it was. Accuracy O(ε²) plus the
+    contact solver's tolerance divided by ε; a perturbation that changes
+    the active contact set measures a one-sided mixture (the nominal
+    step's contact count is reported in ``contacts``). 4nv + 2nv + 1
+    steps."""
+    q, v, tau = _state(sim, q, v, tau)
+    model, nv = sim.model, sim.model.nv
+    cp = sim.checkpoint()
+
+    def run(qq, vv, tt):
+        sim.restore(replace(cp, q=qq, v=vv))
+        sim.step(tt)
+        return sim.state.q.copy(), sim.state.v.copy()
+
+    try:
+        q1, v1 = run(q, v, tau)
+        contacts = 0 if sim.contact is None else int(sim.contact.count)
+        cols = []
+        for k in range(3 * nv):
+            e = np.zeros(nv)
+            e[k % nv] = step
+            if k < nv:
+                (qp, vp), (qm, vm) = run(model.integrate(q, e), v, tau), run(model.integrate(q, -e), v, tau)
+            elif k < 2 * nv:
+                (qp, vp), (qm, vm) = run(q, v + e, tau), run(q, v - e, tau)
+            else:
+                (qp, vp), (qm, vm) = run(q, v, tau + e), run(q, v, tau - e)
+            dq = model.difference(q1, qp) - model.difference(q1, qm)
+            cols.append(np.concatenate((dq, vp - vm)) / (2.0 * step))
+    finally:
+        sim.restore(cp)
+    J = np.array(cols).T
+    return StepDerivatives(J[:, :2 * nv], J[:, 2 * nv:], q1, v1, "finite differences", contacts)
