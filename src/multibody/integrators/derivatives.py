@@ -22,16 +22,15 @@ derivatives of the force elements: zero for the linear joint elements
 other element (gravity included) central differences of its Jacobians
 along each coordinate with one Richardson extrapolation (truncation
 O(ε⁴), ε = 1e-3: ~1e-11 relative). With contact the derivative is central
-differences of the simulator's own step (:func:`step_derivatives_fd`).
+differences of the simulator's own step
+(:mod:`multibody.simulation.step_derivatives`).
 """
 from __future__ import annotations
-
-from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.linalg import expm, lu_factor, lu_solve
 
-from ..dynamics import aba, rnea
+from ..dynamics import aba
 from ..dynamics.derivatives import aba_derivatives, rnea_derivatives
 from ..errors import InputError
 from ..forces import generalized_forces
@@ -42,24 +41,6 @@ ANALYTIC = ("semi_implicit_euler", "explicit_euler", "rk4", "implicit_euler")
 _VECTOR = ("revolute", "prismatic", "helical", "cylindrical", "translational")
 # Richardson-extrapolated central differences of the force elements' Jacobians (implicit Euler)
 HESSIAN_STEP = 1e-3
-
-
-@dataclass(frozen=True)
-class StepDerivatives:
-    """The derivatives of one step from (q, v) under τ.
-
-    ``A`` (2nv, 2nv) = ∂(q⁺, v⁺)/∂(q, v) and ``B`` (2nv, nv) =
-    ∂(q⁺, v⁺)/∂τ, q on the tangent space at q and at q⁺
-    (:mod:`multibody.integrators.derivatives`); ``q1``, ``v1`` the step
-    itself (without the derivative's perturbations); ``method``
-    "analytic" or "finite differences"; ``contacts`` the number of
-    contacts of the nominal step (finite differences only; 0 otherwise)."""
-    A: np.ndarray
-    B: np.ndarray
-    q1: np.ndarray
-    v1: np.ndarray
-    method: str
-    contacts: int = 0
 
 
 # ---------------------------------------------------------------- configuration maps
@@ -310,116 +291,42 @@ def _implicit_euler(system, t, q, v, tau, h):
     return model._integrate(q, v1, h), v1, np.vstack((_position_rows(model, q, v1, h, dv1), dv1))
 
 
-# ---------------------------------------------------------------- entry points
-def _state(sim, q, v, tau):
-    model, nv = sim.model, sim.model.nv
-    from ..simulation.simulator import state_vector
-    s = sim.state
-    q = s.q.copy() if q is None else model.check_configuration(state_vector(q, "q", model.nq))
-    v = s.v.copy() if v is None else state_vector(v, "v", nv)
-    tau = np.zeros(nv) if tau is None else state_vector(tau, "tau", nv)
-    if not np.isfinite(tau).all():
-        raise InputError(f"step_derivatives: tau has a non-finite entry at index {int(np.argmin(np.isfinite(tau)))}")
-    return q, v, tau
+# ---------------------------------------------------------------- entry point
+def step_jacobian(system, integrator: str, t: float, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
+                  h: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One step of ``integrator`` (a name of :data:`ANALYTIC`) on a
+    :class:`~multibody.formulations.ReducedSystem` without constraints,
+    and its derivative.
 
+    Parameters
+    ----------
+    system : ReducedSystem
+        The model, force elements, gravity and joint damping.
+    integrator : str
+        "semi_implicit_euler", "explicit_euler", "rk4" or "implicit_euler".
+    t, q, v, tau, h
+        Time (s), configuration (nq), velocity (nv), joint forces (nv) held
+        over the step, and the step (s).
 
-def step_derivatives(sim, q=None, v=None, tau=None, fd_step: float = 1e-6) -> StepDerivatives:
-    """Derivatives of one step of the simulator ``sim`` from (q, v) (default:
-    its state) under joint forces ``tau`` (default 0): see
-    :meth:`Simulator.step_derivatives`."""
-    q, v, tau = _state(sim, q, v, tau)
-    if sim.contact is not None:
-        return step_derivatives_fd(sim, q, v, tau, fd_step)
-    name = sim.integrator.name
-    t = sim.state.t
-    _check_supported(sim)
-    effort = sim._effort
-    clamped = np.zeros(sim.model.nv, bool) if effort is None else np.abs(tau) > effort
-    tau_used = tau if effort is None else np.clip(tau, -effort, effort)
-    h, system = sim.dt, sim.system
-    if name == "rk4":
-        q1, v1, J = _rk4(system, t, q, v, tau_used, h)
-    elif name == "implicit_euler":
-        q1, v1, J = _implicit_euler(system, t, q, v, tau_used, h)
-    else:
-        q1, v1, J = _euler(system, t, q, v, tau_used, h, name == "semi_implicit_euler")
-    _check_inactive(sim, q1, v1, t)
-    nv = sim.model.nv
-    B = J[:, 2 * nv:]
-    B[:, clamped] = 0.0  # a clipped joint force does not reach the step
-    return StepDerivatives(np.ascontiguousarray(J[:, :2 * nv]), np.ascontiguousarray(B), q1, v1, "analytic")
+    Returns
+    -------
+    q1, v1 : ndarray
+        The step: the integrator's Python step (the simulator's fused
+        compiled step agrees to round-off).
+    J : ndarray
+        (2nv, 3nv): ``∂(q⁺, v⁺)/∂(q, v, τ)``, q on the tangent space at q
+        (columns) and at q⁺ (rows).
 
-
-def _check_supported(sim):
-    name = sim.integrator.name
-    if sim.formulation != "reduced":
-        raise InputError(f"step_derivatives: the '{sim.formulation}' formulation is not differentiated (only "
-                         f"'reduced')")
-    if name not in ANALYTIC or type(sim.integrator).__module__.split(".")[-1] not in ("explicit", "implicit"):
-        raise InputError(f"step_derivatives: the integrator '{name}' is not differentiated (supported: "
-                         f"{', '.join(ANALYTIC)})")
-    if sim.constraints is not None:
-        raise InputError(f"step_derivatives: the model has {len(sim.constraints)} loop-constraint row(s) (closed "
-                         f"loops or couplings); the step derivative is for open chains (constraints=False)")
-    if sim._particles is not None:
-        raise InputError("step_derivatives: a simulator with particles is not differentiated")
-    if sim.na:
-        raise InputError(f"step_derivatives: {sim.na} actuator activation(s) are state the derivative does not "
-                         f"cover (actuators with dynamics)")
-
-
-def _check_inactive(sim, q1, v1, t):
-    lim = sim._limit_rows
-    if len(lim):
-        gaps = lim.gaps(q1)
-        if (gaps < 0).any():
-            k = int(np.argmin(gaps))
-            joint = sim.model.joints[int(sim._joint_of_dof[lim.v_index[k]])].name
-            raise InputError(f"step_derivatives: the step from t = {t:g} s reaches the position limit of joint "
-                             f"'{joint}' (coordinate {int(lim.q_index[k])}, by {-gaps[k]:.3g}); the derivative "
-                             f"through an active limit is not implemented (limits=False to ignore them)")
-    if sim._vmax is not None and (np.abs(v1) > sim._vmax).any():
-        k = int(np.argmax(np.abs(v1) - sim._vmax))
-        raise InputError(f"step_derivatives: the step from t = {t:g} s clamps velocity coordinate {k} to its limit "
-                         f"(clamp_velocity=True); the derivative through a clamp is not implemented")
-
-
-def step_derivatives_fd(sim, q=None, v=None, tau=None, step: float = 1e-6) -> StepDerivatives:
-    """Central differences of the simulator's own step (contact, limits and
-    all): column k of ``A`` is ``(x⁺(x ⊕ εe_k) ⊖ x⁺(x ⊖ εe_k))/2ε`` with
-    q perturbed by :meth:`Model.integrate` and q⁺ measured by
-    :meth:`Model.difference` at the nominal q⁺; each perturbed step
-    starts from the simulator's checkpoint (same warm start, controls and
-    time), and the simulator is left as it was. Accuracy O(ε²) plus the
-    contact solver's tolerance divided by ε; a perturbation that changes
-    the active contact set measures a one-sided mixture (the nominal
-    step's contact count is reported in ``contacts``). 4nv + 2nv + 1
-    steps."""
-    q, v, tau = _state(sim, q, v, tau)
-    model, nv = sim.model, sim.model.nv
-    cp = sim.checkpoint()
-
-    def run(qq, vv, tt):
-        sim.restore(replace(cp, q=qq, v=vv))
-        sim.step(tt)
-        return sim.state.q.copy(), sim.state.v.copy()
-
-    try:
-        q1, v1 = run(q, v, tau)
-        contacts = 0 if sim.contact is None else int(sim.contact.count)
-        cols = []
-        for k in range(3 * nv):
-            e = np.zeros(nv)
-            e[k % nv] = step
-            if k < nv:
-                (qp, vp), (qm, vm) = run(model.integrate(q, e), v, tau), run(model.integrate(q, -e), v, tau)
-            elif k < 2 * nv:
-                (qp, vp), (qm, vm) = run(q, v + e, tau), run(q, v - e, tau)
-            else:
-                (qp, vp), (qm, vm) = run(q, v, tau + e), run(q, v, tau - e)
-            dq = model.difference(q1, qp) - model.difference(q1, qm)
-            cols.append(np.concatenate((dq, vp - vm)) / (2.0 * step))
-    finally:
-        sim.restore(cp)
-    J = np.array(cols).T
-    return StepDerivatives(J[:, :2 * nv], J[:, 2 * nv:], q1, v1, "finite differences", contacts)
+    Raises
+    ------
+    InputError
+        For an integrator not in :data:`ANALYTIC`.
+    """
+    if integrator == "rk4":
+        return _rk4(system, t, q, v, tau, h)
+    if integrator == "implicit_euler":
+        return _implicit_euler(system, t, q, v, tau, h)
+    if integrator in ("semi_implicit_euler", "explicit_euler"):
+        return _euler(system, t, q, v, tau, h, integrator == "semi_implicit_euler")
+    raise InputError(f"the step of the integrator '{integrator}' is not differentiated (supported: "
+                     f"{', '.join(ANALYTIC)})")
