@@ -28,7 +28,6 @@ differences of the simulator's own step
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lu_factor, lu_solve
 
 from ..dynamics import aba
 from ..dynamics.derivatives import aba_derivatives, rnea_derivatives
@@ -305,8 +304,7 @@ def _implicit_euler(system, t, q, v, tau, h):
     model, nv = system.model, system.model.nv
     M, f, K, D = system.linearization(t, q, v, tau)
     Ahat = M - h * D - h * h * K
-    lu = lu_factor(Ahat)
-    v1 = lu_solve(lu, (M - h * D) @ v + h * f)
+    v1 = np.linalg.solve(Ahat, (M - h * D) @ v + h * f)  # as ImplicitEuler.step (velocity_solve)
     w = v - v1
     cq, cv, _ = rnea_derivatives(model, q, v, np.zeros(nv), gravity=False)
     mq = rnea_derivatives(model, q, np.zeros(nv), w, gravity=False)[0]
@@ -314,7 +312,7 @@ def _implicit_euler(system, t, q, v, tau, h):
     varying = [e for e in system._implicit_forces if not _constant_jacobians(e, model)]
     if varying:
         rhs[:, :2 * nv] += _jacobian_directional(varying, model, t, q, v, h * h * v1, -h * w)
-    dv1 = lu_solve(lu, rhs)
+    dv1 = np.linalg.solve(Ahat, rhs)
     return model._integrate(q, v1, h), v1, np.vstack((_position_rows(model, q, v1, h, dv1), dv1))
 
 
