@@ -12,6 +12,7 @@ import pytest
 import multibody as mb
 from multibody.errors import InputError
 from multibody.forces import JointDamper, JointSpring
+from multibody.forces.actuators import PositionServo
 from multibody.model import Coupling
 from oracles import random_tree, robot_path
 
@@ -75,6 +76,15 @@ def double_pendulum():
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_double_pendulum_with_springs_and_dampers(integrator):
     sim = mb.Simulator(double_pendulum(), 1e-2, integrator, forces=[JointDamper("l2", 0.2)])
+    assert_matches_differences(sim, np.array([0.5, -0.3]), np.array([1.0, 2.0]), np.array([0.3, -0.2]))
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_position_servo_actuator(integrator):
+    """An actuator without activation dynamics is a force element with
+    K and D; its control is held."""
+    sim = mb.Simulator(double_pendulum(), 1e-2, integrator, actuators=[PositionServo("l2", kp=20.0, kv=1.0)])
+    sim.control = [0.4]
     assert_matches_differences(sim, np.array([0.5, -0.3]), np.array([1.0, 2.0]), np.array([0.3, -0.2]))
 
 
