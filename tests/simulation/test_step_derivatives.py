@@ -14,6 +14,7 @@ from multibody.errors import InputError
 from multibody.forces import JointDamper, JointSpring
 from multibody.forces.actuators import PositionServo
 from multibody.model import Coupling
+from multibody.simulation.step_derivatives import step_derivatives_fd
 from oracles import random_tree, robot_path
 
 INTEGRATORS = ("semi_implicit_euler", "explicit_euler", "rk4", "implicit_euler")
@@ -211,3 +212,18 @@ def test_contact_finite_differences_on_a_sliding_ball():
         assert abs(dvv[row, col] - value) < 1e-7, (row, col, dvv[row, col], value)
     for (row, col), value in {(3, 3): h / m, (3, 5): mu * h / m, (5, 5): 0.0, (1, 5): -mu * h * r / inertia}.items():
         assert abs(dvt[row, col] - value) < 1e-9, (row, col, dvt[row, col], value)
+
+
+@pytest.mark.parametrize("integrator", ["semi_implicit_euler", "rk4"])
+def test_a_step_without_contacts_is_differentiated_analytically(integrator):
+    """The ball in the air: the contact stage has no rows, the step is the
+    contact-free one, and so is its derivative."""
+    model = sliding_ball(0.5, 2.0, 0.1)
+    q = model.neutral()
+    q[2] = 1.0
+    sim = mb.Simulator(model, 1e-3, integrator, contact_solver="lemke", friction="pyramid", q0=q)
+    v = np.array([0.3, -0.2, 0.5, 1.0, 0.0, -0.4])
+    d = assert_matches_differences(sim, q, v, np.array([0.1, 0.0, 0.0, 0.2, 0.0, 1.0]))
+    assert d.contacts == 0
+    with pytest.raises(InputError, match="positive"):
+        step_derivatives_fd(sim, step=0.0)

@@ -728,16 +728,17 @@ class Simulator:
         Raises
         ------
         InputError
-            Bad input; and without contact, an integrator other than
+            Bad input; and without contacts, an integrator other than
             semi_implicit_euler, explicit_euler, rk4, implicit_euler, loop
             constraints, actuator activations, or a step that reaches a
             position limit or a velocity clamp (naming it).
 
-        Without contact the derivative is analytic (the chain rule through
+        Without contacts in the step the derivative is analytic (the chain rule through
         the integrator's step with the ABA/RNEA derivatives and the force
         elements' K, D; implicit Euler's second derivatives of
         non-linear elements by Richardson-extrapolated differences of
-        their Jacobians). With contact it is central differences of this
+        their Jacobians). When the step has contacts (rows within the
+        contact distance) it is central differences of this
         simulator's own step (:func:`~multibody.simulation.step_derivatives.step_derivatives_fd`).
         Joint forces beyond the effort limits give zero columns of B."""
         from .step_derivatives import step_derivatives

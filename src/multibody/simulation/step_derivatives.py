@@ -2,8 +2,8 @@
 (MuJoCo's ``mjd_transitionFD``, Drake's discrete linearization):
 analytic through the integrator's step
 (:func:`multibody.integrators.derivatives.step_jacobian`) for open chains
-without contact, active limits or clamps; central differences of the
-simulator's own step with contact. Conventions and accuracy:
+without contacts in the step, active limits or clamps; central
+differences of the simulator's own step when the step has contacts. Conventions and accuracy:
 docs/derivatives.md, "Derivatives of one step"."""
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def step_derivatives(sim, q=None, v=None, tau=None, fd_step: float = 1e-6) -> St
     state, at its time) under joint forces ``tau`` (default 0); the
     simulator is not changed. See :meth:`Simulator.step_derivatives`."""
     q, v, tau = _state(sim, q, v, tau)
-    if sim.contact is not None:
+    if sim.contact is not None and _contacts(sim, q, v, tau):
         return step_derivatives_fd(sim, q, v, tau, fd_step)
     _check_supported(sim)
     t = sim.state.t
@@ -62,6 +62,19 @@ def step_derivatives(sim, q=None, v=None, tau=None, fd_step: float = 1e-6) -> St
     B = np.ascontiguousarray(J[:, 2 * nv:])
     B[:, clamped] = 0.0  # a joint force beyond its effort limit is clipped: it does not reach the step
     return StepDerivatives(np.ascontiguousarray(J[:, :2 * nv]), B, q1, v1, "analytic")
+
+
+def _contacts(sim, q, v, tau):
+    """The number of contacts (rows within the contact distance) of the
+    step from (q, v); the simulator is restored. With none, the contact
+    stage leaves the step as it is, and so do small perturbations."""
+    cp = sim.checkpoint()
+    try:
+        sim.restore(replace(cp, q=q, v=v))
+        sim.step(tau)
+        return sim.contact.count
+    finally:
+        sim.restore(cp)
 
 
 def _check_supported(sim):
@@ -136,6 +149,9 @@ def step_derivatives_fd(sim, q=None, v=None, tau=None, step: float = 1e-6) -> St
     difference averages the two sides.
     """
     q, v, tau = _state(sim, q, v, tau)
+    step = float(step)
+    if not (np.isfinite(step) and step > 0):
+        raise InputError(f"step_derivatives_fd: the difference step must be a positive number, got {step}")
     model, nv = sim.model, sim.model.nv
     cp = sim.checkpoint()
 
