@@ -65,14 +65,15 @@ def step_derivatives(sim, q=None, v=None, tau=None, fd_step: float = 1e-6) -> St
 
 
 def _contacts(sim, q, v, tau):
-    """The number of contacts (rows within the contact distance) of the
-    step from (q, v); the simulator is restored. With none, the contact
+    """The number of contacts (rows within the contact distance) and limit
+    rows of the contact stage of the step from (q, v); the simulator is
+    restored. With none, the contact
     stage leaves the step as it is, and so do small perturbations."""
     cp = sim.checkpoint()
     try:
         sim.restore(replace(cp, q=q, v=v))
         sim.step(tau)
-        return sim.contact.count
+        return sim.contact.count + sim.contact.limit_count  # Drumwright's contact stage also holds the limits
     finally:
         sim.restore(cp)
 
