@@ -15,7 +15,7 @@ from multibody.forces import JointDamper, JointSpring
 from multibody.forces.actuators import PositionServo
 from multibody.model import Coupling
 from multibody.simulation.step_derivatives import step_derivatives_fd
-from oracles import random_tree, robot_path
+from oracles import SUEDA_JOINTS, random_tree, robot_path
 
 INTEGRATORS = ("semi_implicit_euler", "explicit_euler", "rk4", "implicit_euler")
 
@@ -100,6 +100,23 @@ def test_lie_group_joints_on_the_tangent_space(integrator):
     sim = mb.Simulator(model, 2e-3, integrator, forces=[JointSpring("j0", 3.0), JointSpring("j2", 1.5)])
     q = model.random_configuration(rng)
     assert_matches_differences(sim, q, rng.normal(size=model.nv), rng.normal(size=model.nv))
+
+
+@pytest.mark.parametrize("integrator", ["semi_implicit_euler", "rk4"])
+def test_sueda_joints(integrator):
+    """Sueda's joints (q̇ = v, plain addition on the tangent space); implicit
+    Euler is refused on them by the gravity element's stiffness. A rotation
+    vector beyond π after the step (the simulator's chart change) is refused."""
+    model = random_tree(4, n=6, floating=False, joints=SUEDA_JOINTS, pin_compatible=False).build()
+    rng = np.random.default_rng(3)
+    sim = mb.Simulator(model, 2e-3, integrator, limits=False)
+    q, v = model.integrate(model.neutral(), 0.3 * rng.normal(size=model.nv)), rng.normal(size=model.nv)
+    assert_matches_differences(sim, q, v, rng.normal(size=model.nv))
+    j = model.joints[1]
+    assert j.type == "exp_spherical"
+    q[j.q_slice] = [3.2, 0.0, 0.0]
+    with pytest.raises(InputError, match="rotation vector of joint 'j0'"):
+        sim.step_derivatives(q, v)
 
 
 @pytest.mark.slow

@@ -99,7 +99,8 @@ def _check_supported(sim):
 
 
 def _check_inactive(sim, q1, v1, t):
-    """InputError when the step reaches a position limit or a velocity clamp."""
+    """InputError when the step reaches a position limit, a chart change of
+    an exponential-coordinate joint or a velocity clamp."""
     lim = sim._limit_rows
     if len(lim):
         gaps = lim.gaps(q1)
@@ -109,6 +110,11 @@ def _check_inactive(sim, q1, v1, t):
             raise InputError(f"step_derivatives: the step from t = {t:g} s reaches the position limit of joint "
                              f"'{joint}' (coordinate {int(lim.q_index[k])}, by {-gaps[k]:.3g}); the derivative "
                              f"through an active limit is not implemented (limits=False ignores the limits)")
+    for j in sim.model.joints:
+        if j.type in ("exp_spherical", "free3d") and np.linalg.norm(q1[j.q_slice.start:j.q_slice.start + 3]) > np.pi:
+            raise InputError(f"step_derivatives: the step from t = {t:g} s ends with the rotation vector of joint "
+                             f"'{j.name}' ({j.type}) beyond π, where the simulator changes its chart (Sueda §2.4.8); "
+                             f"the derivative through the chart change is not implemented")
     if sim._vmax is not None and (np.abs(v1) > sim._vmax).any():
         k = int(np.argmax(np.abs(v1) - sim._vmax))
         raise InputError(f"step_derivatives: the step from t = {t:g} s clamps velocity coordinate {k} to its limit "
