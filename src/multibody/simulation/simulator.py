@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..integrators.fused import StepTable
     from .batch import Rollouts
     from .sensors import Sensors
+    from .step_derivatives import StepDerivatives
 
 _END = None
 _TAU = None
@@ -701,6 +702,47 @@ class Simulator:
             self._set_control(control, None)
         self._advance(self._zero if tau is None else tau, "tau")
         return self.state
+
+    def step_derivatives(self, q: ArrayLike | None = None, v: ArrayLike | None = None,
+                         tau: ArrayLike | None = None, fd_step: float = 1e-6) -> StepDerivatives:
+        """The derivatives of one :meth:`step` from (q, v) (default: the
+        current state, at the current time) under joint forces ``tau``
+        (default 0), without taking it: ``A = ∂(q⁺, v⁺)/∂(q, v)`` (2nv, 2nv)
+        and ``B = ∂(q⁺, v⁺)/∂τ`` (2nv, nv), q on the tangent space
+        (columns perturb q by ``model.integrate(q, δq)``, rows measure q⁺
+        by ``model.difference(q⁺, ·)``; docs/derivatives.md, "Derivatives
+        of one step").
+
+        Parameters
+        ----------
+        q, v, tau : array_like, optional
+            One state (nq,), (nv,) and the joint forces (nv,).
+        fd_step : float
+            The central-difference step ε of the contact fallback.
+
+        Returns
+        -------
+        StepDerivatives
+            ``A``, ``B``, the step ``q1``, ``v1``, ``method``.
+
+        Raises
+        ------
+        InputError
+            Bad input; and without contacts, an integrator other than
+            semi_implicit_euler, explicit_euler, rk4, implicit_euler, loop
+            constraints, actuator activations, or a step that reaches a
+            position limit or a velocity clamp (naming it).
+
+        Without contacts in the step the derivative is analytic (the chain rule through
+        the integrator's step with the ABA/RNEA derivatives and the force
+        elements' K, D; implicit Euler's second derivatives of
+        non-linear elements by Richardson-extrapolated differences of
+        their Jacobians). When the step has contacts (rows within the
+        contact distance) it is central differences of this
+        simulator's own step (:func:`~multibody.simulation.step_derivatives.step_derivatives_fd`).
+        Joint forces beyond the effort limits give zero columns of B."""
+        from .step_derivatives import step_derivatives
+        return step_derivatives(self, q, v, tau, fd_step)
 
     # ------------------------------------------------------------ actuators
     @property
