@@ -109,6 +109,28 @@ def test_free_fall_under_swept_gravity_matches_the_closed_form():
     assert res.grid("gravity").shape == (4, 3)
 
 
+def test_a_simulator_with_ground_sweeps_through_the_batch():
+    """A simulator given ground=True (its model has the plane its arguments
+    add): balls of swept mass dropped from swept heights, batched and
+    looped, each point bitwise its plain rollout."""
+    b = mb.ModelBuilder("ball")
+    b.add_body("ball", joint="free", mass=1.0, inertia=np.eye(3) * 0.004)
+    b.add_geometry("ball", "sphere", (0.1,), name="ball")
+    model = b.build()
+    sim = mb.Simulator(model, 1e-3, ground=True)
+    q0s = [model.neutral() + np.r_[0, 0, z, 0, 0, 0, 0] for z in (0.12, 0.2)]
+    design = mb.Grid({"ball.mass": [0.5, 2.0], "q0": q0s})
+    batched = mb.sweep(sim, design, steps=200, client=False)
+    looped = mb.sweep(sim, design, steps=200, client=False, controller=lambda m, point: None)
+    assert_bitwise_equal(batched, looped)
+    for i in range(len(design)):
+        p = design.point(i)
+        ref = mb.Simulator(model.with_params({"ball.mass": p["ball.mass"]}), 1e-3, ground=True,
+                           q0=p["q0"]).rollout(steps=200)
+        assert batched.q[i].tobytes() == ref.q[-1].tobytes()
+    assert batched.ok.all() and np.all(np.abs(batched.q[:, 2] - 0.1) < 2e-3)  # landed, resting
+
+
 def test_gains_set_the_template_controller(model, sim):
     target = np.array([0.2, 0.1])
     pd = mb.PD(model, 5.0, 0.5, target=target)

@@ -114,11 +114,13 @@ def rollout_batch(sim: Simulator, q0: ArrayLike | None = None, v0: ArrayLike | N
     else:
         ctrls = [sim._control_table(control, n)] * B
     threads = min(B, os.cpu_count() or 1 if threads is None else _count(threads, "threads", 1))
-    # one simulator per member with its own parameters, else one per thread
+    # one simulator per member with its own parameters, else one per thread; built from the model
+    # the simulator was given (with ground=True, sim.model already has the plane its arguments add)
+    given = sim._given_model
     if params is not None:
-        members = [Simulator(model.with_params(p), **sim._arguments) for p in params]
+        members = [Simulator(given.with_params(p), **sim._arguments) for p in params]
     else:
-        members = [_rebuild(model, sim._arguments, sim.checkpoint()) for _ in range(min(threads, B))]
+        members = [_rebuild(given, sim._arguments, sim.checkpoint()) for _ in range(min(threads, B))]
     for m in members:
         if m._fused is None or m._fused.external:
             raise InputError(f"batched rollouts need a fused compiled step: the integrator '{sim.integrator.name}' "

@@ -613,9 +613,7 @@ def sweep(simulator: Simulator, design: Design, duration: float | None = None, s
     start = dataclasses.replace(simulator.checkpoint(), warm_start=())  # every point starts cold
     job = _Job(model, simulator._arguments, start, design, tuple(n for n in design.names if n in known),
                controller, metrics, n_steps, every, seed, threads,
-               # (rollout_batch rebuilds its members from the simulator's model, to which ground was added)
-               batch=controller is None and fused is not None and not fused.external
-               and not simulator._arguments["ground"])
+               batch=controller is None and fused is not None and not fused.external)
     store = None if path is None else _Store(os.fspath(path), _manifest(job, simulator))
     chunks = [] if store is None else store.load()
     finished = np.zeros(design.n, bool)
