@@ -142,12 +142,13 @@ def frame_jacobian_time_variation(model: Model, q: ArrayLike, v: ArrayLike, fram
     data = data_for(model, None)
     dJw = np.empty((6, model.nv))
     jacobian_rate_kernel(model._tree, q, v, data.poses, data.spatial[0], data.J, dJw)
-    cols = []
+    support: list[int] = []  # the columns of the joints from the frame's body to the root
     i = body
     while i > 0:
         j = model.joints[i]
-        cols.extend(range(j.v_slice.start, j.v_slice.stop))
+        support.extend(range(j.v_slice.start, j.v_slice.stop))
         i = int(model.parents[i])
+    cols = np.array(support, dtype=np.int64)
     J, dJ = data.J[:, cols], dJw[:, cols]
     w, u = data.spatial[0, body, :3], data.spatial[0, body, 3:]
     oMf = data.poses[0, body] @ place

@@ -67,9 +67,11 @@ def frame_motion_derivatives_kernel(tree, q, v, a, body, place, ref, off, poses,
     ``place`` (4x4, in the body) on ``body``, in reference ``ref`` (the
     kinematics kernels' codes), by the formulas of the module docstring.
     The forward quantities are those of the RNEA derivatives, run with
-    ``off`` (a run-time False: no gravity, no external forces; the kernel's
-    one compiled specialization); its other arrays are its workspace."""
-    rnea_derivatives_kernel(tree, q, v, a, off, fext0, off, off, poses, blocks, Yb, vec, idx, scratch, tau, dq, dv, M)
+    ``off`` (a run-time False: no gravity, no external forces); its other
+    arrays are its workspace."""
+    # q, v, a as 'A' arrays and run-time flags: the RNEA derivatives' one compiled specialization (derivative_kernels)
+    rnea_derivatives_kernel(tree, q[::1], v[::1], a[::1], off, fext0, off, off, poses, blocks, Yb, vec, idx, scratch,
+                            tau, dq, dv, M)
     nv = v.shape[0]
     for s in range(5):
         for r in range(6):
