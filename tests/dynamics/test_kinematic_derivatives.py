@@ -4,8 +4,9 @@ the frame placement) against oracles nobody here wrote:
 
 * Pinocchio 4.1's getFrameVelocityDerivatives,
   getFrameAccelerationDerivatives and getFrameJacobianTimeVariation (rows
-  swapped to angular first, columns by helpers.Robot) on UR5 and Solo12,
-  frames with an offset from their body (tool0, the feet), every reference;
+  swapped to angular first, columns by helpers.Robot) on UR5, Solo12 and
+  (slow) Talos, frames with an offset from their body (tool0, the feet,
+  the soles), every reference;
 * central differences on the configuration manifold (``Model.integrate``)
   of mb.frame_velocity, mb.frame_acceleration and mb.jacobian for every
   joint of the catalog (Sueda's joints included), a frame with a random
@@ -52,9 +53,11 @@ def shift_to(X, p):
     return np.vstack([X[:3], X[3:] + np.cross(X[:3], p, axisa=0, axisc=0)])
 
 
-@pytest.mark.parametrize("name, frames", [("ur5", ("tool0", "wrist_3_link")), ("solo12", ("FL_FOOT", "HR_FOOT"))])
+@pytest.mark.parametrize("name, frames", [("ur5", ("tool0", "wrist_3_link")), ("solo12", ("FL_FOOT", "HR_FOOT")),
+                                          pytest.param("talos", ("left_sole_link", "right_sole_link"),
+                                                       marks=pytest.mark.slow)])
 def test_frames_against_pinocchio(name, frames):
-    """Frames with an offset (UR5's tool0, Solo12's feet) and a body frame:
+    """Frames with an offset (UR5's tool0, Solo12's feet, Talos's soles) and a body frame:
     the five derivative blocks and J̇ equal Pinocchio's in every reference
     (LOCAL_WORLD_ALIGNED q blocks: module docstring)."""
     r = robot(name)
