@@ -47,6 +47,7 @@ from .derivative_kernels import B_DA, B_DV, B_GAM, B_S, rnea_derivatives_kernel
 if TYPE_CHECKING:
     from ..model.model import Model
 
+
 @njit(cache=True, nogil=True, inline="always")
 def _aligned(F, e, w0, w1, w2, x):
     """``R e + ω × x`` on both halves, as 6 scalars: the frame-axes 6-vector
