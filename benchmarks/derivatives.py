@@ -8,8 +8,11 @@ workspace): ``rnea_derivatives`` against ``pin.computeRNEADerivatives`` and
 ``aba_derivatives`` against ``pin.computeABADerivatives``, with ``data=``
 and as plain calls (new arrays, the user's first call). Before timing, the
 two libraries' results are compared (converted to one convention). With
-``--batch B``: one multibody batch call against a Python loop over
-Pinocchio, per state. Ratios are multibody / Pinocchio (lower is better).
+``--batch B``: the batch call (``rnea_derivatives(model, Q, V, A)``,
+``aba_derivatives``) on 1 and 2 threads (``numba.set_num_threads``) in
+states per second, against a Python loop over Pinocchio (ratios: multibody
+throughput / Pinocchio's, higher is better), and the 1 -> 2 thread speedup.
+Per-call ratios are multibody / Pinocchio time (lower is better).
 """
 import argparse
 
@@ -67,23 +70,33 @@ def run(name, batch, rounds):
             for b in range(batch):
                 f(pm, pd, Qp[b], Vp[b], Ap[b])
 
-        tp = timeit(lambda: pin_loop(pin.computeRNEADerivatives), blocks=7) / batch
-        tm = timeit(lambda: rnea_derivatives(model, Q, V, A), blocks=7) / batch
-        print(f"  batch {batch}: rnea_derivatives per state pinocchio loop {tp * 1e6:.2f} us, "
-              f"multibody {tm * 1e6:.2f} us ({tm / tp:.2f}x)")
+        # the batch call on 1 and 2 threads (numba.set_num_threads), states per second, against Pinocchio's loop
+        import numba
+        threads = [n for n in (1, 2) if n <= numba.config.NUMBA_NUM_THREADS]
+        for label, pin_fn, fn in (("rnea_derivatives", pin.computeRNEADerivatives, rnea_derivatives),
+                                  ("aba_derivatives", pin.computeABADerivatives, aba_derivatives)):
+            tp = timeit(lambda: pin_loop(pin_fn), blocks=7) / batch
+            line = f"  batch {batch} {label:17s} pinocchio loop {1 / tp:9.0f} states/s"
+            per_thread = {}
+            for n in threads:
+                numba.set_num_threads(n)
+                try:
+                    per_thread[n] = timeit(lambda: fn(model, Q, V, A), blocks=7) / batch
+                finally:
+                    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+                t = per_thread[n]
+                line += f"   {n} thread{'s' if n > 1 else ' '} {1 / t:9.0f} states/s ({tp / t:4.2f}x)"
+            if len(per_thread) == 2:
+                line += f"   speedup 1->2 threads {per_thread[1] / per_thread[2]:4.2f}x"
+            print(line)
         # the same states in one serial call of the batch's rows kernel: the compute without the thread pool
-        # (whose wake-ups cost milliseconds per call when the machine's cores are busy)
         from multibody.dynamics import derivative_kernels as DK
         nv = model.nv
         outs = (np.empty((batch, nv)), np.empty((batch, nv, nv)), np.empty((batch, nv, nv)), np.empty((batch, nv, nv)))
         fb = np.zeros((batch, model.nbodies, 6))
         ts = timeit(lambda: DK.rnea_derivatives_rows(model._tree, Q, V, A, True, fb, False, *outs, 0, batch),
                     blocks=7) / batch
-        print(f"  batch {batch}: rnea_derivatives per state, serial rows kernel {ts * 1e6:.2f} us ({ts / tp:.2f}x)")
-        tp = timeit(lambda: pin_loop(pin.computeABADerivatives), blocks=7) / batch
-        tm = timeit(lambda: aba_derivatives(model, Q, V, A), blocks=7) / batch
-        print(f"  batch {batch}: aba_derivatives  per state pinocchio loop {tp * 1e6:.2f} us, "
-              f"multibody {tm * 1e6:.2f} us ({tm / tp:.2f}x)")
+        print(f"  batch {batch} rnea_derivatives serial rows kernel {1 / ts:9.0f} states/s")
 
 
 def main():

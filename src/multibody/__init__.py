@@ -19,7 +19,7 @@ from .kinematics import (body_motion, center_of_mass, centroidal_momentum, centr
 from .dynamics import (aba, bias_forces, crba, kinetic_energy_gradient, floating_base_forward_dynamics, floating_base_inverse_dynamics,
                        forward_dynamics, gravity_forces, hybrid_dynamics, inertial_parameters, inverse_inertia,
                        operational_space_inverse_inertia, regressor, rnea, rnea_derivatives, aba_derivatives,
-                       body_motion_derivatives, joint_jacobians_time_variation)
+                       body_motion_derivatives, joint_jacobians_time_variation, frame_motion_derivatives, frame_jacobian_time_variation)
 
 from . import forces
 from .forces.actuators import Actuator, Motor, Muscle, PositionServo, TendonSpring, VelocityServo
@@ -54,7 +54,7 @@ __all__ = [
     "rnea", "bias_forces", "gravity_forces", "crba", "inverse_inertia", "operational_space_inverse_inertia",
     "kinetic_energy_gradient", "aba", "forward_dynamics", "floating_base_forward_dynamics",
     "floating_base_inverse_dynamics", "hybrid_dynamics", "regressor", "inertial_parameters", "rnea_derivatives",
-    "aba_derivatives", "body_motion_derivatives", "joint_jacobians_time_variation",
+    "aba_derivatives", "body_motion_derivatives", "joint_jacobians_time_variation", "frame_motion_derivatives", "frame_jacobian_time_variation",
     # forces, actuators, compliance
     "forces", "Actuator", "Motor", "PositionServo", "VelocityServo", "Muscle", "TendonSpring", "Compliance",
     "add_foundation_elements",

@@ -253,10 +253,10 @@ def test_joint_jacobians_time_variation():
 
 def test_body_motion_derivatives():
     """Body velocity and acceleration derivatives against Pinocchio's
-    getJoint{Velocity,Acceleration}Derivatives (WORLD and LOCAL) and
-    against central differences of mb.frame_velocity / frame_acceleration
-    for every joint of the catalog."""
-    from multibody.dynamics.jacobian_rate import body_motion_derivatives
+    getJoint{Velocity,Acceleration}Derivatives (WORLD and LOCAL) on a tree
+    of multi-DoF joints; frames with offsets, every reference and central
+    differences for every joint: tests/dynamics/test_kinematic_derivatives.py."""
+    from multibody.dynamics import body_motion_derivatives
     swap = np.r_[3:6, 0:3]
     r = _system("pin_tree_floating")
     pd = r.pm.createData()
@@ -273,27 +273,12 @@ def test_body_motion_derivatives():
                     if ref == "world" and what == "da/dq" and r.model.joints[body].nv > 1:
                         # Pinocchio 4.1's WORLD ∂a/∂q is wrong on the bodies of multi-DoF joints (planar,
                         # spherical, translational): it differs from central differences of its own
-                        # getAcceleration(WORLD) along pin.integrate by 1-5; checked by differences below
+                        # getAcceleration(WORLD) along pin.integrate by 1-5; checked by differences in
+                        # test_kinematic_derivatives.py
                         continue
                     # floor 1: a block that is exactly zero analytically (the base's local da/dv) is round-off in both
                     assert np.abs(r.v_to_pin(g)[swap] - e).max() <= 1e-9 * max(1.0, np.abs(e).max()), \
                         f"body {body} {ref} {what}"
-    for joint in ALL_JOINTS + SUEDA_JOINTS:
-        model = random_tree(95 + len(joint), n=2, floating=True, joints=(joint,), pin_compatible=False).build()
-        rng = np.random.default_rng(2)
-        q = model.random_configuration(seed=2)
-        v, a = rng.normal(size=(2, model.nv))
-        body = model.nbodies - 1
-        name = model.body_names[body]
-        for ref in ("world", "local"):
-            dvq, dvv, daq, dav, daa = body_motion_derivatives(model, q, v, a, body, ref)
-            fv = lambda x, y: mb.frame_velocity(model, x, y, name, reference=ref)  # noqa: E731
-            fa = lambda x, y, z: mb.frame_acceleration(model, x, y, z, name, reference=ref)  # noqa: E731
-            assert_rel(dvq, fd_q(lambda x: fv(x, v), model, q), FD_RTOL_Q, f"{joint} {ref} dv/dq")
-            assert_rel(dvv, fd_x(lambda y: fv(q, y), v), FD_RTOL_V, f"{joint} {ref} dv/dv")
-            assert_rel(daq, fd_q(lambda x: fa(x, v, a), model, q), FD_RTOL_Q, f"{joint} {ref} da/dq")
-            assert_rel(dav, fd_x(lambda y: fa(q, y, a), v), FD_RTOL_V, f"{joint} {ref} da/dv")
-            assert_rel(daa, fd_x(lambda z: fa(q, v, z), a), FD_RTOL_V, f"{joint} {ref} da/da")
 
 
 def _example_robot_urdfs():

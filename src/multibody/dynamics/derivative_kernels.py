@@ -253,7 +253,7 @@ def rnea_derivatives_kernel(tree, q, v, a, gravity_on, fext, fext_on, posed, pos
                 blocks[B_DA, r, k] = e[r] + f[r]
                 blocks[B_GAM, r, k] = gm[r]
         if jt >= VARYING_SUBSPACE and n > 0:
-            _varying_extras(tree, i, q, v, a, poses, blocks, vec, scratch, False, dq)
+            _varying_extras(tree, i, q, v, a, poses, blocks, vec, scratch, nb < 0, dq)  # run-time False
         # h = Y v, f = Y a + v ×* h − f_ext (world)
         h = _mat6_vec(Yc, i, w0, w1, w2, w3, w4, w5)
         ya = _mat6_vec(Yc, i, b0, b1, b2, b3, b4, b5)
@@ -349,7 +349,7 @@ def rnea_derivatives_kernel(tree, q, v, a, gravity_on, fext, fext_on, posed, pos
                 M[j, k] = M[k, j]
             M[k, k] += tree[i, C_ARMATURE + k - iv]
         if int(tree[i, C_TYPE]) >= VARYING_SUBSPACE and n > 0:
-            _varying_extras(tree, i, q, v, a, poses, blocks, vec, scratch, True, dq)
+            _varying_extras(tree, i, q, v, a, poses, blocks, vec, scratch, nb > 0, dq)  # run-time True
         for k in range(iv, iv + n):  # Q += S ×* fᶜ, seen by the ancestors only
             x = cross_force(S[0, k], S[1, k], S[2, k], S[3, k], S[4, k], S[5, k], f0, f1, f2, f3, f4, f5)
             for r in range(6):
@@ -410,8 +410,8 @@ def aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws,
         return b
     for k in range(v.shape[0]):
         ddq[k] = dofs[1, k]
-    rnea_derivatives_kernel(tree, q, v, ddq, gravity_on, fext, fext_on, v.shape[0] >= 0, poses, blocks, Yb, vec, idx,
-                            scratch, tau2, tq, tv, Mw)
+    rnea_derivatives_kernel(tree, q[::1], v[::1], ddq[::1], gravity_on, fext, fext_on, v.shape[0] >= 0, poses, blocks,
+                            Yb, vec, idx, scratch, tau2, tq, tv, Mw)
     if v.shape[0] > LTDL_NV or ltdl_kernel(lam, Mw) != 0:
         b = minv_aba_kernel(tree, q, poses, jac, inertia6, U, Dinv, P, Fm, midx, mwork, Minv)
         if b:
@@ -424,13 +424,18 @@ def aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws,
 
 
 # ----------------------------------------------------------------- batches
+# Compile time: every compiled function links and re-optimizes the whole code of the kernels it calls, and
+# each distinct argument type is one more such compilation (minutes cold: docs/derivatives.md). So every
+# caller hands the state vectors to the two kernels as 1-d 'A' arrays (``x[::1]`` is typed 'A'; the fast
+# paths' vectors are 'A' already), the flags as run-time booleans, and the Python paths call the checked
+# entries with the fast paths' exact signature (derivatives.py): one specialization of each kernel.
 @njit(cache=True, nogil=True)
 def rnea_derivatives_rows(tree, q, v, a, gravity_on, fext, fext_on, tau, dq, dv, M, lo, hi):
     """States ``lo .. hi−1`` of a batch, serially, in one workspace."""
     poses, blocks, Yb, vec, idx, scratch = derivative_workspace(tree.shape[0], q.shape[1], v.shape[1])
     for b in range(lo, hi):
-        rnea_derivatives_kernel(tree, q[b], v[b], a[b], gravity_on, fext[b], fext_on, lo < 0, poses, blocks, Yb,
-                                vec, idx, scratch, tau[b], dq[b], dv[b], M[b])
+        rnea_derivatives_kernel(tree, q[b][::1], v[b][::1], a[b][::1], gravity_on, fext[b], fext_on, lo < 0, poses,
+                                blocks, Yb, vec, idx, scratch, tau[b], dq[b], dv[b], M[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -455,8 +460,8 @@ def aba_workspaces(nb, nq, nv):
 def aba_derivatives_rows(tree, lam, q, v, tau, gravity_on, fext, fext_on, ddq, dq, dv, Minv, status, lo, hi):
     aws, dws, mws = aba_workspaces(tree.shape[0], q.shape[1], v.shape[1])
     for b in range(lo, hi):
-        status[b] = aba_derivatives_kernel(tree, lam, q[b], v[b], tau[b], gravity_on, fext[b], fext_on, aws, dws, mws,
-                                           ddq[b], dq[b], dv[b], Minv[b])
+        status[b] = aba_derivatives_kernel(tree, lam, q[b][::1], v[b][::1], tau[b][::1], gravity_on, fext[b], fext_on,
+                                           aws, dws, mws, ddq[b], dq[b], dv[b], Minv[b])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -477,8 +482,8 @@ def rnea_derivatives_checked(tree, q, v, a, gravity_on, fext, fext_on, poses, bl
     overflowed (finite inputs too large: the caller raises)."""
     st = state_status(tree, q, v, a)
     if st == 0:
-        rnea_derivatives_kernel(tree, q, v, a, gravity_on, fext, fext_on, q.shape[0] < 0, poses, blocks, Yb, vec,
-                                idx, scratch, tau, dq, dv, M)
+        rnea_derivatives_kernel(tree, q[::1], v[::1], a[::1], gravity_on, fext, fext_on, q.shape[0] < 0, poses, blocks,
+                                Yb, vec, idx, scratch, tau, dq, dv, M)
         if diagonal_overflowed(dq) or diagonal_overflowed(dv) or overflowed(tau):
             return BAD_SHAPE
     return st
@@ -491,7 +496,8 @@ def aba_derivatives_checked(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws
     ``BAD_SHAPE``."""
     st = state_status(tree, q, v, tau)
     if st == 0:
-        b = aba_derivatives_kernel(tree, lam, q, v, tau, gravity_on, fext, fext_on, aws, dws, mws, ddq, dq, dv, Minv)
+        b = aba_derivatives_kernel(tree, lam, q[::1], v[::1], tau[::1], gravity_on, fext, fext_on, aws, dws, mws, ddq,
+                                   dq, dv, Minv)
         if b:
             return -ARG - b
         if diagonal_overflowed(dq) or diagonal_overflowed(dv) or overflowed(ddq):

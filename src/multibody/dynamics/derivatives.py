@@ -14,7 +14,7 @@ is never needed: to move along a derivative, integrate with
 """
 import numpy as np
 
-from .._compiled import BAD_SHAPE, F64_1, INT, JIT, entry
+from .._compiled import BAD_SHAPE, F64_1, F64_1C, F64_2C, F64_3C, F64_4C, INT, JIT, entry
 from ..errors import InputError, NonFiniteError
 from ..model.checks import finite_result
 from . import derivative_kernels as DK
@@ -91,6 +91,30 @@ def _aba_entry():
     return _ABA_D
 
 
+def _checked_entry(which):
+    """The general single-state path's compiled entry of the checked kernel
+    ``which`` (0: RNEA, 1: ABA derivatives), with the signature its fast
+    path calls it with (state vectors 'A', every workspace C-contiguous,
+    ``lam`` writable): one compilation of each kernel serves both
+    (derivative_kernels, batches)."""
+    from numba import types
+    b, i1, i2 = types.boolean, types.int64[::1], types.int64[:, ::1]
+    if which == 0:
+        fn = entry(DK.rnea_derivatives_checked, F64_2C, F64_1, F64_1, F64_1, b, F64_2C, b, F64_4C, F64_3C, F64_4C,
+                   F64_3C, i1, F64_1C, F64_1C, F64_2C, F64_2C, F64_2C)
+    else:
+        aws = types.Tuple((F64_4C, F64_3C, F64_3C, F64_3C, F64_2C, F64_2C, F64_2C))
+        dws = types.Tuple((F64_4C, F64_3C, F64_4C, F64_3C, i1, F64_1C, F64_1C, F64_2C, F64_2C, F64_2C))
+        mws = types.Tuple((F64_3C, F64_2C, i2, F64_3C))
+        fn = entry(DK.aba_derivatives_checked, F64_2C, i1, F64_1, F64_1, F64_1, b, F64_2C, b, aws, dws, mws, F64_1C,
+                   F64_2C, F64_2C, F64_2C)
+    _CHECKED[which] = fn
+    return fn
+
+
+_CHECKED = [None, None]
+
+
 def _states(model, q, v, x, xname, f_ext):
     """Checked (q, v, x, f_ext) and whether they are a batch."""
     q = config(model, q)
@@ -150,8 +174,9 @@ def rnea_derivatives(model, q, v, a, f_ext=None, gravity=True, data=None):
             DK.rnea_derivatives_batch(model._tree, q, v, a, bool(gravity), fb, fe is not None, tau, dq, dv, M)
         return finite_result("rnea_derivatives", dq, dv, M)
     data.check_thread()
-    st = DK.rnea_derivatives_checked(model._tree, q, v, a, bool(gravity), ws.fext0 if fe is None else fe,
-                                     fe is not None, *ws.rnea_arrays())
+    st = (_CHECKED[0] or _checked_entry(0))(model._tree, q, v, a, bool(gravity),
+                                             ws.fext0 if fe is None else np.ascontiguousarray(fe), fe is not None,
+                                             *ws.rnea_arrays())
     if st:
         if st == BAD_SHAPE:
             raise NonFiniteError("rnea_derivatives: the result is not finite although the inputs are: they are too "
@@ -207,7 +232,9 @@ def aba_derivatives(model, q, v, tau, f_ext=None, gravity=True, data=None):
         status = np.zeros(B, dtype=np.int64)
         fb = np.zeros((B, model.nbodies, 6)) if fe is None else np.ascontiguousarray(
             np.broadcast_to(fe, (B, model.nbodies, 6)))
-        args = (model._tree, model.dof_parent, q, v, tau, bool(gravity), fb, fe is not None, ddq, dq, dv, Mi, status)
+        # lam writable: the type the fast path compiled the kernels for (derivative_kernels, batches)
+        args = (model._tree, model.dof_parent.copy(), q, v, tau, bool(gravity), fb, fe is not None, ddq, dq, dv, Mi,
+                status)
         if B == 1:
             DK.aba_derivatives_rows(*args, 0, 1)
         else:
@@ -218,8 +245,9 @@ def aba_derivatives(model, q, v, tau, f_ext=None, gravity=True, data=None):
         return finite_result("aba_derivatives", dq, dv, Mi)
     data.check_thread()
     aws, dws, mws = ws.aba_arrays(model)
-    st = DK.aba_derivatives_checked(model._tree, model.dof_parent, q, v, tau, bool(gravity), ws.fext0 if fe is None else fe,
-                                    fe is not None, aws, dws, mws, ws.ddq, ws.adq, ws.adv, ws.Minv)
+    st = (_CHECKED[1] or _checked_entry(1))(model._tree, model.dof_parent.copy(), q, v, tau, bool(gravity),
+                                             ws.fext0 if fe is None else np.ascontiguousarray(fe), fe is not None,
+                                             aws, dws, mws, ws.ddq, ws.adq, ws.adv, ws.Minv)
     if st:
         if st == BAD_SHAPE:
             raise NonFiniteError("aba_derivatives: the result is not finite although the inputs are: they are too "

@@ -13,15 +13,24 @@ derivative along the motion ``q̇ ↔ v`` is
 spatial velocity; the second term is nonzero only for joints whose
 subspace varies in the child frame: universal and Sueda's joints). One
 compiled pass, O(nv)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
 
 from ..kinematics.kernels import fk_kernel
 from ..model.checks import finite_result
 from ..model.joints import C_NV, C_PARENT, C_TYPE, C_V, VARYING_SUBSPACE, subspace_column, subspace_rate_into
-from ..spatial.kernel_algebra import cross_motion, to_child, to_parent
+from ..spatial.kernel_algebra import cross_motion, to_parent
+from .._typing import Array, ArrayLike, Frame
+from ..kinematics._common import frame_of, reference_code
+from ..kinematics.kernels import LOCAL, WORLD
 from ._common import config, data_for, velocity
-from .derivative_kernels import B_DA, B_DV, B_GAM, B_S, rnea_derivatives_kernel
+
+if TYPE_CHECKING:
+    from ..model.model import Model
 
 
 @njit(cache=True, nogil=True)
@@ -80,92 +89,80 @@ def joint_jacobians_time_variation(model, q, v, data=None):
     return finite_result("joint_jacobians_time_variation", dJ)
 
 
-# ------------------------------------------------------ body motion derivatives
-@njit(cache=True, nogil=True)
-def body_motion_derivatives_kernel(tree, q, v, a, body, local, off, poses, blocks, Yb, vec, idx, scratch, tau, dq,
-                                   dv, M, fext0, out):
-    """``out`` (5, 6, nv): ∂v/∂q, ∂v/∂q̇, ∂a/∂q, ∂a/∂q̇, ∂a/∂q̈ of body
-    ``body``'s spatial velocity and acceleration (no gravity), world
-    (spatial, at the world origin) or ``local`` (body frame). The forward
-    quantities (S, Ψ̇, Ψ̈, Γ, v, a) are those of the RNEA derivatives, run
-    with ``off`` (False) for gravity and external forces; then for each
-    column k supporting the body (world): ``∂v/∂q_k = Ψ̇_k − v × S_k``,
-    ``∂a/∂q_k = S_k × a + Ψ̈_k − v × Ψ̇_k``, ``∂a/∂q̇_k = Γ_k − v × S_k``,
-    ``∂v/∂q̇_k = ∂a/∂q̈_k = S_k``; local: ``X Ψ̇_k``, ``X(Ψ̈_k − v × Ψ̇_k)``,
-    ``X(Γ_k − v × S_k)``, ``X S_k`` with X the world-to-body transform (the
-    rigid motion of the body frame removes the ``S_k ×`` terms)."""
-    rnea_derivatives_kernel(tree, q, v, a, off, fext0, off, off, poses, blocks, Yb, vec, idx, scratch, tau, dq, dv, M)
-    nv = v.shape[0]
-    for s in range(5):
-        for r in range(6):
-            for c in range(nv):
-                out[s, r, c] = 0.0
-    b = body
-    w0, w1, w2, w3, w4, w5 = vec[0, b, 0], vec[0, b, 1], vec[0, b, 2], vec[0, b, 3], vec[0, b, 4], vec[0, b, 5]
-    a0, a1, a2, a3, a4, a5 = vec[1, b, 0], vec[1, b, 1], vec[1, b, 2], vec[1, b, 3], vec[1, b, 4], vec[1, b, 5]
-    i = b
-    while i > 0:
-        iv = int(tree[i, C_V])
-        for k in range(iv, iv + int(tree[i, C_NV])):
-            S0, S1, S2 = blocks[B_S, 0, k], blocks[B_S, 1, k], blocks[B_S, 2, k]
-            S3, S4, S5 = blocks[B_S, 3, k], blocks[B_S, 4, k], blocks[B_S, 5, k]
-            d = (blocks[B_DV, 0, k], blocks[B_DV, 1, k], blocks[B_DV, 2, k], blocks[B_DV, 3, k],
-                 blocks[B_DV, 4, k], blocks[B_DV, 5, k])
-            vd = cross_motion(w0, w1, w2, w3, w4, w5, d[0], d[1], d[2], d[3], d[4], d[5])
-            vs = cross_motion(w0, w1, w2, w3, w4, w5, S0, S1, S2, S3, S4, S5)
-            if local:
-                e0 = to_child(poses, 0, b, d[0], d[1], d[2], d[3], d[4], d[5])
-                e1 = to_child(poses, 0, b, S0, S1, S2, S3, S4, S5)
-                e2 = to_child(poses, 0, b, blocks[B_DA, 0, k] - vd[0], blocks[B_DA, 1, k] - vd[1],
-                              blocks[B_DA, 2, k] - vd[2], blocks[B_DA, 3, k] - vd[3], blocks[B_DA, 4, k] - vd[4],
-                              blocks[B_DA, 5, k] - vd[5])
-                e3 = to_child(poses, 0, b, blocks[B_GAM, 0, k] - vs[0], blocks[B_GAM, 1, k] - vs[1],
-                              blocks[B_GAM, 2, k] - vs[2], blocks[B_GAM, 3, k] - vs[3], blocks[B_GAM, 4, k] - vs[4],
-                              blocks[B_GAM, 5, k] - vs[5])
-            else:
-                sa = cross_motion(S0, S1, S2, S3, S4, S5, a0, a1, a2, a3, a4, a5)
-                e0 = (d[0] - vs[0], d[1] - vs[1], d[2] - vs[2], d[3] - vs[3], d[4] - vs[4], d[5] - vs[5])
-                e1 = (S0, S1, S2, S3, S4, S5)
-                e2 = (sa[0] + blocks[B_DA, 0, k] - vd[0], sa[1] + blocks[B_DA, 1, k] - vd[1],
-                      sa[2] + blocks[B_DA, 2, k] - vd[2], sa[3] + blocks[B_DA, 3, k] - vd[3],
-                      sa[4] + blocks[B_DA, 4, k] - vd[4], sa[5] + blocks[B_DA, 5, k] - vd[5])
-                e3 = (blocks[B_GAM, 0, k] - vs[0], blocks[B_GAM, 1, k] - vs[1], blocks[B_GAM, 2, k] - vs[2],
-                      blocks[B_GAM, 3, k] - vs[3], blocks[B_GAM, 4, k] - vs[4], blocks[B_GAM, 5, k] - vs[5])
-            for r in range(6):
-                out[0, r, k] = e0[r]
-                out[1, r, k] = e1[r]
-                out[2, r, k] = e2[r]
-                out[3, r, k] = e3[r]
-                out[4, r, k] = e1[r]
-        i = int(tree[i, C_PARENT])
+def frame_jacobian_time_variation(model: Model, q: ArrayLike, v: ArrayLike, frame: Frame,
+                                  reference: str = "local") -> Array:
+    """``J̇`` (6, nv): the time derivative of a frame's Jacobian
+    (:func:`~multibody.kinematics.jacobian` in the same ``reference``)
+    when the system moves with velocity ``v``.
 
+    Pinocchio's ``computeJointJacobiansTimeVariation`` followed by
+    ``getFrameJacobianTimeVariation`` (linear rows first there). From the
+    world joint Jacobian ``J`` and its rate ``J̇_w``
+    (:func:`joint_jacobians_time_variation`), on the columns that support
+    the frame (the others are zero), with ``v_w = [ω; u]`` the frame's
+    world spatial velocity, ``X`` the world-to-frame transform and ``p``
+    the frame's origin (world):
 
-def body_motion_derivatives(model, q, v, a, body, reference="world"):
-    """Derivatives of a body's spatial velocity and acceleration (Pinocchio's
-    ``computeForwardKinematicsDerivatives`` then ``getJointVelocityDerivatives``
-    / ``getJointAccelerationDerivatives``): returns ``(∂v/∂q, ∂v/∂v, ∂a/∂q,
-    ∂a/∂v, ∂a/∂a)``, each (6, nv), angular rows first, for ``body`` (name or
-    index) in ``reference`` "world" (spatial motion at the world origin,
-    world axes) or "local" (body frame), the acceleration without gravity
-    (as :func:`~multibody.kinematics.frame_acceleration`, spatial).
-    Derivatives in q on the tangent space (docs/derivatives.md).
-    ``∂v/∂v = ∂a/∂a`` is the body's Jacobian. One state; O(nv·depth) (it
-    runs the RNEA derivatives' forward pass, and their backward pass too)."""
-    from ..errors import InputError
-    from .derivatives import _data_and_workspace
+    * "world": ``J̇_w``;
+    * "local": ``X (J̇_w − v_w × J)`` (``Ẋ = −X (v_w ×)``);
+    * "local_world_aligned": ``[J̇_ang; J̇_lin + J̇_ang × p + J_ang × ṗ]``,
+      ``ṗ = u + ω × p`` the velocity of the frame origin.
+
+    So ``J̇ v`` is the frame's acceleration at q̈ = 0,
+    :func:`~multibody.kinematics.jacobian_dot_v`: spatial in "local" and
+    "world", classical in "local_world_aligned" (whose Jacobian gives the
+    origin's velocity).
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (nq,)
+        Configuration (one state).
+    v : array_like, shape (nv,)
+        Joint velocities.
+    frame : str or int
+        A frame's name or index, any placement on its body.
+    reference : {"local", "world", "local_world_aligned"}
+
+    Returns
+    -------
+    ndarray, shape (6, nv)
+        Angular rows first; 1/s per coordinate rate (angular rows), m/s
+        (linear rows, revolute coordinates).
+
+    Raises
+    ------
+    InputError
+        Unknown frame or reference, or a q, v of the wrong shape.
+    """
+    ref = reference_code(reference)
+    body, place = frame_of(model, frame)
     q = config(model, q, batch=False)
     v = velocity(model, v, q)
-    a = velocity(model, a, q, "a")
-    if isinstance(body, str):
-        if body not in model.body_names:
-            raise InputError(f"body '{body}' is not a body of model '{model.name}'")
-        body = model.body_names.index(body)
-    if not (isinstance(body, (int, np.integer)) and 0 < body < model.nbodies):
-        raise InputError(f"body must be a body name or an index in 1..{model.nbodies - 1}, got {body!r}")
-    if reference not in ("world", "local"):
-        raise InputError(f"reference must be 'world' or 'local', got {reference!r}")
-    data, ws, _ = _data_and_workspace(model, None)
-    out = np.empty((5, 6, model.nv))
-    body_motion_derivatives_kernel(model._tree, q, v, a, int(body), reference == "local", False, *ws.rnea_arrays(),
-                                   ws.fext0, out)
-    return finite_result("body_motion_derivatives", *out)
+    data = data_for(model, None)
+    dJw = np.empty((6, model.nv))
+    jacobian_rate_kernel(model._tree, q, v, data.poses, data.spatial[0], data.J, dJw)
+    support: list[int] = []  # the columns of the joints from the frame's body to the root
+    i = body
+    while i > 0:
+        j = model.joints[i]
+        support.extend(range(j.v_slice.start, j.v_slice.stop))
+        i = int(model.parents[i])
+    cols = np.array(support, dtype=np.int64)
+    J, dJ = data.J[:, cols], dJw[:, cols]
+    w, u = data.spatial[0, body, :3], data.spatial[0, body, 3:]
+    oMf = data.poses[0, body] @ place
+    R, p = oMf[:3, :3], oMf[:3, 3]
+    out = np.zeros((6, model.nv))
+    if ref == WORLD:
+        out[:, cols] = dJ
+    elif ref == LOCAL:  # X (J̇ − v × J): [Rᵀ a; Rᵀ (b − p × a)] for a world motion [a; b]
+        a = dJ[:3] - np.cross(w, J[:3], axisb=0, axisc=0)
+        b = dJ[3:] - np.cross(w, J[3:], axisb=0, axisc=0) - np.cross(u, J[:3], axisb=0, axisc=0)
+        out[:3, cols] = R.T @ a
+        out[3:, cols] = R.T @ (b - np.cross(p, a, axisb=0, axisc=0))
+    else:
+        pdot = u + np.cross(w, p)
+        out[:3, cols] = dJ[:3]
+        out[3:, cols] = dJ[3:] + np.cross(dJ[:3], p, axisa=0, axisc=0) + np.cross(J[:3], pdot, axisa=0, axisc=0)
+    return finite_result("frame_jacobian_time_variation", out)
