@@ -125,7 +125,7 @@ class Compliance:
       (the simulator's ``contact_distance`` defaults to 0 for it)."""
     stiffness: float = 1e15
     damping: float = 1.0
-    friction_damping: float = None
+    friction_damping: float | None = None
     hertz: bool = False
     limit_stiffness: float = 1e15
     limit_damping: float = 1.0
@@ -133,7 +133,7 @@ class Compliance:
     loop_damping: float = 1.0
     gdot: bool = True
     formulation: str = "max_law"
-    zeta: float = None
+    zeta: float | None = None
 
     def __post_init__(self):
         for name in ("stiffness", "damping", "limit_stiffness", "limit_damping", "loop_stiffness", "loop_damping") + \

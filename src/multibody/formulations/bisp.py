@@ -106,8 +106,8 @@ class JointFriction:
     (spherical); ``length`` (m) of the pin or of the sliding block
     (prismatic), the distance between its two ends of contact points."""
     mu: float
-    radius: float = None
-    length: float = None
+    radius: float | None = None
+    length: float | None = None
 
 
 class BispResult(NamedTuple):
