@@ -351,7 +351,24 @@ class Model:
         """A new Model with the parameters named in the mapping ``params``
         changed (e.g. ``{"link1.mass": 2.0, "gravity": (0, 0, -1.62)}``),
         validated as the builder validates them; this model is unchanged.
-        See :func:`multibody.model.parameters.with_params`."""
+        See :func:`multibody.model.parameters.with_params`.
+
+        Parameters
+        ----------
+        params : Mapping[str, Any]
+            Values by parameter name (``"<body>.mass"``, ``"<joint>.damping"``,
+            ``"gravity"``, ...: docs/parameters.md), SI units.
+
+        Returns
+        -------
+        Model
+            The new model.
+
+        Raises
+        ------
+        InputError
+            If a name is unknown or a value invalid (naming it).
+        """
         from .parameters import with_params
         return with_params(self, params)
 
@@ -471,7 +488,27 @@ class Model:
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Array:
         """``q ⊕ v·dt`` on the configuration manifold (quaternions stay unit;
         free joints follow the SE(3) exponential of the body twist).
-        Accepts one state or a batch."""
+        Accepts one state or a batch.
+
+        Parameters
+        ----------
+        q : array_like
+            Configuration, (nq,) or a batch (B, nq).
+        v : array_like
+            Generalized velocity, (nv,) or (B, nv) (free joints: body frame).
+        dt : float
+            Time step (s) the velocity is held for (default 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            The configuration reached, (nq,) or (B, nq).
+
+        Raises
+        ------
+        InputError
+            If an array has the wrong shape or is not finite.
+        """
         q = as_vector(q, "q", self.nq)
         v = as_vector(v, "v", self.nv)
         if q.ndim != v.ndim:
@@ -509,7 +546,24 @@ class Model:
 
     def difference(self, q0: ArrayLike, q1: ArrayLike) -> Array:
         """The velocity ``v`` with ``integrate(q0, v, 1) = q1`` (SE(3), SE(2)
-        and quaternion logarithms; shortest rotation)."""
+        and quaternion logarithms; shortest rotation).
+
+        Parameters
+        ----------
+        q0, q1 : array_like
+            Configurations, (nq,) or a batch (B, nq).
+
+        Returns
+        -------
+        numpy.ndarray
+            The velocity ``v``, (nv,) or (B, nv) (free joints: body frame of
+            ``q0``).
+
+        Raises
+        ------
+        InputError
+            If an array has the wrong shape or is not finite.
+        """
         q0 = as_vector(q0, "q0", self.nq)
         q1 = as_vector(q1, "q1", self.nq)
         if q0.shape != q1.shape:

@@ -141,7 +141,17 @@ _QUANTITY = {"q": "configuration", "v": "velocity"}
 
 @dataclass
 class State:
-    """Time (s), configuration q (nq) and velocity v (nv)."""
+    """Time (s), configuration q (nq) and velocity v (nv).
+
+    Parameters
+    ----------
+    t : float
+        Time (s).
+    q : numpy.ndarray
+        Configuration, (nq,).
+    v : numpy.ndarray
+        Generalized velocity, (nv,).
+    """
     t: float
     q: Array
     v: Array
@@ -696,7 +706,29 @@ class Simulator:
         time, before the state changes. A step that fails (a non-finite
         result, a singular mass matrix, constraints that cannot be
         restored) raises :class:`SimulationError` naming the step, the time
-        and the quantity, and leaves the state at the start of the step."""
+        and the quantity, and leaves the state at the start of the step.
+
+        Parameters
+        ----------
+        tau : array_like, optional
+            Joint forces (nv,) (N, N·m; free joints: body-frame wrench); default
+            zero.
+        control : array_like, optional
+            Actuator controls (nu,) to set first; default: as they are.
+
+        Returns
+        -------
+        State
+            The state at the end of the step.
+
+        Raises
+        ------
+        InputError
+            If ``tau`` or ``control`` is not one vector of finite real numbers of
+            the right size (the state is unchanged).
+        SimulationError
+            If the step fails (the state stays at the start of the step).
+        """
         if control is not None:
             self._set_control(control, None)
         self._advance(self._zero if tau is None else tau, "tau")
@@ -1332,7 +1364,48 @@ class Simulator:
         time before the state advances; a step that fails raises
         :class:`SimulationError` naming it (the state stays at the start of
         that step). The trajectory carries the model's fingerprint
-        (:func:`~multibody.simulation.model_fingerprint`)."""
+        (:func:`~multibody.simulation.model_fingerprint`).
+
+        Parameters
+        ----------
+        duration : float, optional
+            Simulated time (s), rounded to whole steps; give it or ``steps``.
+        steps : int, optional
+            Number of steps.
+        controller : PD, ComputedTorque or callable, optional
+            ``controller(t, q, v) -> tau`` (nv,), called before each step.
+        record_every : int
+            Record every this many steps (default 1).
+        progress : bool
+            Show a progress bar on a terminal for long runs (default True).
+        tau : array_like, optional
+            Open-loop joint forces: (nv,) held, or (steps, nv); not with
+            ``controller``.
+        contacts : bool
+            Record the contacts of each recorded step (default False).
+        control : array_like or callable, optional
+            Actuator controls: (nu,) held, (steps, nu), or
+            ``control(t, q, v) -> (nu,)``; default: as set.
+        sensors : Sensors, optional
+            Sensors whose readings are recorded.
+        view : object, optional
+            A viewer (``update(q, t, contacts)``) shown the run.
+        realtime : bool, optional
+            Pace the run to wall-clock time (default: True with a view).
+
+        Returns
+        -------
+        Trajectory
+            The recorded samples, the initial state first.
+
+        Raises
+        ------
+        InputError
+            For invalid arguments or a controller's invalid output (naming the
+            step and the time).
+        SimulationError
+            If a step fails (naming the step, the time and the quantity).
+        """
         n = _step_count(duration, steps, self.dt)
         every = _count(record_every, "record_every", 1)
         if view is not None and not callable(getattr(view, "update", None)):
@@ -1479,7 +1552,43 @@ class Simulator:
         change. Needs a fused step (no constraints; RK4 and Bridson–Marino
         without Python force elements); mismatched batch sizes or shapes
         raise InputError, a failing member SimulationError naming it, the
-        step and the time."""
+        step and the time.
+
+        Parameters
+        ----------
+        q0 : array_like, optional
+            Initial configurations (B, nq), or one (nq,) for all; default the
+            current one.
+        v0 : array_like, optional
+            Initial velocities (B, nv), or one (nv,); default the current one.
+        steps : int, optional
+            Number of steps; give it or ``duration``.
+        duration : float, optional
+            Simulated time (s), rounded to whole steps.
+        params : sequence of mappings, optional
+            B parameter mappings for :meth:`Model.with_params`.
+        tau : array_like, optional
+            Open-loop joint forces: (nv,), (steps, nv) or (B, steps, nv).
+        record_every : int
+            Record every this many steps (default 1).
+        threads : int, optional
+            Number of threads (default one per core).
+        control : array_like, optional
+            Actuator controls: (nu,), (steps, nu) or (B, steps, nu).
+
+        Returns
+        -------
+        Rollouts
+            The B recorded rollouts.
+
+        Raises
+        ------
+        InputError
+            For mismatched batch sizes or shapes, or a simulator without a fused
+            step.
+        SimulationError
+            If a member fails (naming it, the step and the time).
+        """
         return rollout_batch(self, q0, v0, steps, duration, params, tau, record_every, threads, control)
 
     def _tau_table(self, tau, n, controller):

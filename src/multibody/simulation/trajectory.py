@@ -398,7 +398,19 @@ class Trajectory:
         temporary file). ``meta`` must hold JSON values (None, bools, ints,
         floats, strings, lists and dicts of them; tuples come back as
         lists); anything else raises :class:`InputError` naming the key, as
-        does a file that cannot be written (naming the file)."""
+        does a file that cannot be written (naming the file).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (replaced if it exists).
+
+        Raises
+        ------
+        InputError
+            If ``meta`` holds a value JSON cannot hold, or the file cannot be
+            written.
+        """
         path = _file_name(path, "Trajectory.save")
         if not isinstance(self.meta, dict):
             raise InputError(f"Trajectory.meta must be a dict, got {type(self.meta).__name__}")
@@ -454,7 +466,26 @@ class Trajectory:
         A missing, unreadable, truncated or corrupted file, a file that is
         not a trajectory (or one written by multibody before format 2,
         which is not read), arrays of inconsistent shapes, or a model
-        mismatch raise :class:`InputError` naming the file."""
+        mismatch raise :class:`InputError` naming the file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save`.
+        model : Model, optional
+            The model the trajectory must have been recorded on.
+
+        Returns
+        -------
+        Trajectory
+            The trajectory as saved.
+
+        Raises
+        ------
+        InputError
+            If the file cannot be read as a trajectory, or ``model`` is not the
+            recorded one.
+        """
         path = _file_name(path, "Trajectory.load")
         try:
             with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:
