@@ -9,8 +9,11 @@ the compiled stage is :mod:`._contact` (detection, rows, projected
 Gauss–Seidel), called by the fused steps of
 :mod:`multibody.integrators._kernels`.
 """
+from __future__ import annotations
+
 import ctypes
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -20,6 +23,10 @@ from ..errors import InputError
 from ..kinematics import forward_kinematics
 from ..model.joints import C_NV, C_V
 from . import _contact as CF
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
+    from ..model.builder import ModelBuilder
 
 # "none": frictionless (every pair's μ taken as 0; the box model with a zero bound)
 FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX, "pyramid": CF.PYRAMID, "none": CF.BOX}
@@ -93,36 +100,56 @@ class Compliance:
     constraint space whose state implicit Euler advances, stable at any
     stiffness and step (§4.3; the limits of that claim: pitfall P3).
 
-    * ``stiffness`` K (N/m) and ``damping`` B (N·s/m) of each contact's
-      normal row; ``math.inf``: rigid (ERP = 1, CFM = 0). With
-      ``hertz=True``, ``stiffness`` is E* (Pa) of the Hertz law ``f =
-      E*·√r·d^{3/2}`` (the paper's eq. 121, without the classical 4/3),
-      r the pair's radius of curvature (a sphere's or capsule's radius;
-      ``r₁r₂/(r₁ + r₂)`` for two), applied as the secant stiffness
-      ``E*·√(r·d)`` on the usual normal row (notes P7);
-    * ``friction_damping`` B_t (N·s/m) of the friction rows (memoryless
-      Coulomb friction, K_t = 0: sliding below the cone's bound is viscous
-      with B_t); None: 10⁶/h, the paper's "as large as possible" (§6.4);
-      0: frictionless;
-    * ``limit_stiffness``, ``limit_damping``: the joint limits' rows
-      (N·m/rad and N·m·s/rad for a revolute joint, N/m and N·s/m for a
-      prismatic one);
-    * ``loop_stiffness``, ``loop_damping``: every row of the bilateral
-      constraints (loop joints, couplings; units of their rows, m or
-      cosines: :mod:`~multibody.constraints.loops`); ``math.inf``: hard
-      loops as without Drumwright;
-    * ``gdot``: include the velocity-product term ``−M̂Ġv₀`` of the
-      loops' law (eq. 53) and ``hĠv₀`` in their rate; False: the
-      "penalty" law (pitfall P2: the explicit term can inject energy at
-      large steps). Contact rows never include it;
-    * ``formulation``: "max_law" (default: the normal impulses of the max
-      law, eq. 68, and friction of maximal dissipation in their cone —
-      pitfall P6's fix — by the compiled projected Gauss–Seidel) or
-      "paper": the paper's single QP/SOCP (Appendix A; eqs. 99–120 with
-      the weight ``zeta``, default 1/h), solved by clarabel from Python
-      every step (a reference mode: its λ_n may exceed the max law and a
-      sliding block hops, P6), with contacts between touching pairs only
-      (the simulator's ``contact_distance`` defaults to 0 for it)."""
+    Parameters
+    ----------
+    stiffness : float
+        K (N/m) of each contact's normal row (default 1e15); ``math.inf``:
+        rigid (ERP = 1, CFM = 0). With ``hertz=True``, E* (Pa) of the Hertz
+        law ``f = E*·√r·d^{3/2}`` (the paper's eq. 121, without the
+        classical 4/3), r the pair's radius of curvature (a sphere's or
+        capsule's radius; ``r₁r₂/(r₁ + r₂)`` for two), applied as the secant
+        stiffness ``E*·√(r·d)`` on the usual normal row (notes P7).
+    damping : float
+        B (N·s/m) of each contact's normal row (default 1).
+    friction_damping : float, optional
+        B_t (N·s/m) of the friction rows (memoryless Coulomb friction,
+        K_t = 0: sliding below the cone's bound is viscous with B_t); None:
+        10⁶/h, the paper's "as large as possible" (§6.4); 0: frictionless.
+    hertz : bool
+        Default False; True: ``stiffness`` is the Hertz law's E*.
+    limit_stiffness, limit_damping : float
+        The joint limits' rows (N·m/rad and N·m·s/rad for a revolute
+        joint, N/m and N·s/m for a prismatic one); default 1e15 and 1.
+    loop_stiffness, loop_damping : float
+        Every row of the bilateral constraints (loop joints, couplings;
+        units of their rows, m or cosines:
+        :mod:`~multibody.constraints.loops`); ``math.inf``: hard loops as
+        without Drumwright; default 1e15 and 1.
+    gdot : bool
+        Default True: include the velocity-product term ``−M̂Ġv₀`` of the
+        loops' law (eq. 53) and ``hĠv₀`` in their rate; False: the
+        "penalty" law (pitfall P2: the explicit term can inject energy at
+        large steps). Contact rows never include it.
+    formulation : {"max_law", "paper"}
+        "max_law" (default: the normal impulses of the max law, eq. 68, and
+        friction of maximal dissipation in their cone — pitfall P6's fix —
+        by the compiled projected Gauss–Seidel) or "paper": the paper's
+        single QP/SOCP (Appendix A; eqs. 99–120 with the weight ``zeta``),
+        solved by clarabel from Python every step (a reference mode: its
+        λ_n may exceed the max law and a sliding block hops, P6), with
+        contacts between touching pairs only (the simulator's
+        ``contact_distance`` defaults to 0 for it).
+    zeta : float, optional
+        The weight of the "paper" formulation; None: 1/h.
+
+    Raises
+    ------
+    InputError
+        If a stiffness or damping is negative or not a number,
+        ``loop_stiffness`` is 0, ``zeta`` is not finite and positive, the
+        formulation is unknown, or ``hertz=True`` with an infinite
+        stiffness.
+    """
     stiffness: float = 1e15
     damping: float = 1.0
     friction_damping: float | None = None
@@ -169,7 +196,8 @@ class Compliance:
         return 1e6 / dt if self.friction_damping is None else float(self.friction_damping)
 
 
-def add_foundation_elements(builder, body, center, size, count, *, radius=1e-6, name="element", **geometry):
+def add_foundation_elements(builder: ModelBuilder, body: str, center: ArrayLike, size: Sequence[float], count: int, *,
+                            radius: float = 1e-6, name: str = "element", **geometry: Any) -> list[str]:
     """Put the elements of a Winkler foundation under a face of ``body``:
     ``count × count`` spheres of ``radius`` (m; points, for practical
     purposes) at the centres of a regular grid on the rectangle of
@@ -178,11 +206,41 @@ def add_foundation_elements(builder, body, center, size, count, *, radius=1e-6, 
     what the face touches as one spring of
     :meth:`Compliance.winkler`; returns their geometry names
     (``f"{name}{k}"``). ``geometry``: more options of
-    :meth:`~multibody.model.ModelBuilder.add_geometry` (friction, ...)."""
+    :meth:`~multibody.model.ModelBuilder.add_geometry` (friction, ...).
+
+    Parameters
+    ----------
+    builder : ModelBuilder
+        The builder of the model; the spheres are added to it.
+    body : str
+        The body whose face the foundation is under.
+    center : array_like
+        The centre (3,) of the rectangle in the body frame (m).
+    size : sequence of float
+        The sides (a, b) of the rectangle along the body's x and y (m).
+    count : int
+        Elements per side (>= 1).
+    radius : float
+        The spheres' radius (m; default 1e-6).
+    name : str
+        The prefix of the geometry names (default "element").
+    **geometry
+        More options of :meth:`~multibody.model.ModelBuilder.add_geometry`.
+
+    Returns
+    -------
+    list of str
+        The geometry names of the ``count²`` elements.
+
+    Raises
+    ------
+    InputError
+        If ``count`` is not an integer >= 1.
+    """
     if not (isinstance(count, (int, np.integer)) and count >= 1):
         raise InputError(f"count must be an integer >= 1 (elements per side), got {count!r}")
     a, b = (float(x) for x in size)
-    names = []
+    names: list[str] = []
     for i in range(count):
         for j in range(count):
             p = np.asarray(center, float) + np.array([(i + 0.5) / count * a - a / 2, (j + 0.5) / count * b - b / 2,
