@@ -355,7 +355,97 @@ class Simulator:
 
     The state starts at ``q0`` (default: neutral, or the particle system's
     q) and ``v0`` (default: zero, or the particle system's v).
-    Deterministic: the same inputs give bit-identical trajectories."""
+    Deterministic: the same inputs give bit-identical trajectories.
+
+    Parameters
+    ----------
+    model : Model
+        The model simulated.
+    dt : float
+        The time step (s), finite and > 0.
+    integrator : str or Integrator
+        A name from :data:`multibody.integrators.INTEGRATORS` (default
+        "semi_implicit_euler") or an integrator object.
+    forces : sequence of ForceElement
+        Force elements (:mod:`multibody.forces`) added to the joint forces.
+    gravity : bool
+        Default True: apply ``model.gravity``.
+    joint_damping : bool
+        Default True: apply ``model.damping`` (viscous, per coordinate).
+    joint_springs : bool
+        Default True: add the model's joint springs (and tendon springs).
+    clamp_effort : bool
+        Default True: clamp joint forces to ``model.effort_limit``.
+    clamp_velocity : bool
+        Default False; True: clamp velocities to ``model.velocity_limit``
+        after each step.
+    limits : bool
+        Default True: enforce ``model.lower_limit`` / ``upper_limit``.
+    restitution : float
+        Newton restitution ``e`` of limit (and rigid contact) impacts, in
+        [0, 1] (default 0).
+    restitution_threshold : float
+        Approach speed (rad/s or m/s) below which restitution is 0 (default
+        0.01).
+    constraints : bool, Constraints or sequence
+        The bilateral constraints: True (default) the model's, False none, a
+        :class:`~multibody.constraints.Constraints` or a list of LoopJoint /
+        Coupling records.
+    compliance : float
+        Soft-constraint compliance α (default 0: hard constraints).
+    constraint_damping : float
+        Soft-constraint damping β (default 0).
+    baumgarte : float
+        Baumgarte rate (rad/s) of hard constraints (default 10).
+    project : bool
+        Default True: project onto φ = 0 and G v = 0 after every step.
+    loop_method : {"kkt", "range_space", "null_space"}, optional
+        The NumPy/SciPy solve of hard loop constraints (docs/constraints.md);
+        default the compiled one.
+    q0 : array_like, optional
+        Initial configuration (nq,); default neutral (or the particle
+        system's).
+    v0 : array_like, optional
+        Initial velocity (nv,); default zero (or the particle system's).
+    contact_solver : {"pgs", "lemke", "newton", "pivoting", "drumwright"} or None
+        The contact solver (default "pgs"); None: no contact.
+    ground : bool
+        Default False; True: add a ground plane (z = 0).
+    friction : {"cone", "pyramid", "box", "none"}, optional
+        The friction model (default "cone"; "pyramid" with "newton").
+    max_contacts : int, optional
+        Contact capacity per step (default min(8 × pairs, 256)).
+    contact_distance : float, optional
+        Distance (m) below which pairs make contacts (default 0.01; 0 for soft
+        contact).
+    contact_tolerance : float
+        The contact solve's tolerance (m/s; default 1e-8).
+    contact_model : {"rigid", "soft"} or Compliance, optional
+        Rigid (default), MuJoCo's soft contact, or Drumwright's compliance
+        with ``contact_solver="drumwright"``.
+    contact_iterations : int, optional
+        The solver's iteration cap (PGS sweeps, default 500; Newton's
+        iterations, default 100; Lemke's pivots).
+    contact_failure : {"warn", "raise"}
+        What a solver that reaches its cap does (default "warn").
+    lie_group : {"se3", "so3xr3"}, optional
+        The group of free joints under "rkmk4" (default "se3").
+    formulation : {"reduced", "redmax", "maximal"}
+        How the equations of motion are posed (default "reduced").
+    actuators : sequence of Actuator or bool, optional
+        The actuators driven by :attr:`control`; None (default): the model's;
+        ``()`` or False: none.
+    particles : ParticleSystem, optional
+        Particles, springs and cloth stepped with the bodies (copied).
+
+    Raises
+    ------
+    InputError
+        If an option is invalid or the options conflict (naming them),
+        ``q0`` / ``v0`` have the wrong shape or are not finite, or the
+        initial state cannot be assembled onto hard constraints (naming the
+        constraint).
+    """
 
     def __init__(self, model: Model, dt: float, integrator: str | Integrator = "semi_implicit_euler",
                  forces: Sequence[ForceElement] = (), gravity: bool = True, joint_damping: bool = True,
