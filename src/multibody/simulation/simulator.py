@@ -399,9 +399,10 @@ class Simulator:
         Baumgarte rate (rad/s) of hard constraints (default 10).
     project : bool
         Default True: project onto φ = 0 and G v = 0 after every step.
-    loop_method : {"kkt", "range_space", "null_space"}, optional
-        The NumPy/SciPy solve of hard loop constraints (docs/constraints.md);
-        default the compiled one.
+    loop_method : str, optional
+        The NumPy/SciPy solve of hard loop constraints, "kkt", "range_space"
+        or "null_space" (docs/constraints.md); default (None) the compiled
+        one.
     q0 : array_like, optional
         Initial configuration (nq,); default neutral (or the particle
         system's).
@@ -411,8 +412,9 @@ class Simulator:
         The contact solver (default "pgs"); None: no contact.
     ground : bool
         Default False; True: add a ground plane (z = 0).
-    friction : {"cone", "pyramid", "box", "none"}, optional
-        The friction model (default "cone"; "pyramid" with "newton").
+    friction : str, optional
+        The friction model: "cone", "pyramid", "box" or "none"; default
+        (None) "cone", "pyramid" with "newton".
     max_contacts : int, optional
         Contact capacity per step (default min(8 × pairs, 256)).
     contact_distance : float, optional
@@ -420,16 +422,18 @@ class Simulator:
         contact).
     contact_tolerance : float
         The contact solve's tolerance (m/s; default 1e-8).
-    contact_model : {"rigid", "soft"} or Compliance, optional
-        Rigid (default), MuJoCo's soft contact, or Drumwright's compliance
-        with ``contact_solver="drumwright"``.
+    contact_model : str or Compliance, optional
+        "rigid", "soft" (MuJoCo's soft contact) or, with
+        ``contact_solver="drumwright"``, a Compliance; default (None)
+        "rigid", "soft" with "newton", ``Compliance()`` with "drumwright".
     contact_iterations : int, optional
         The solver's iteration cap (PGS sweeps, default 500; Newton's
         iterations, default 100; Lemke's pivots).
     contact_failure : {"warn", "raise"}
         What a solver that reaches its cap does (default "warn").
-    lie_group : {"se3", "so3xr3"}, optional
-        The group of free joints under "rkmk4" (default "se3").
+    lie_group : str, optional
+        The group of free joints under "rkmk4", "se3" or "so3xr3"; default
+        (None) "se3".
     formulation : {"reduced", "redmax", "maximal"}
         How the equations of motion are posed (default "reduced").
     actuators : sequence of Actuator or bool, optional
