@@ -69,7 +69,13 @@ def load_srdf(model: Model, path_or_string: Source) -> Model:
         If ``model`` is not a Model.
     ModelFileError
         If the file cannot be read or parsed, or an element lacks a required
-        attribute or names a link or joint the model lacks.
+        attribute (naming the file and the element).
+
+    Warns
+    -----
+    ModelWarning
+        Naming what is ignored: a link or joint the model lacks, a value of
+        the wrong length, a name defined twice.
     """
     if not isinstance(model, Model):
         raise InputError(f"load_srdf: expected a multibody Model, got {type(model).__name__}")
