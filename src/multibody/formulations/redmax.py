@@ -62,6 +62,7 @@ from .reduced import ReducedSystem
 if TYPE_CHECKING:
     from ..model import Model
 
+
 class Kinematics:
     """What REDMAX needs of one state, per body k = 0..n−1 (body k+1 of the
     model): ``Ad[k] = ⁱ_pAd`` (6×6), ``S[k]``, and with a velocity the body
