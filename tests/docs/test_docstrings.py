@@ -4,6 +4,7 @@ Trajectory document each parameter of their signature (and no other) in a
 ``Parameters`` section, and what they return in a ``Returns`` (or ``Yields``)
 section unless they return None. The docstrings are parsed by griffe, the
 parser mkdocstrings renders the site with (``docstring_style: numpy``)."""
+import ast
 import inspect
 
 import griffe
@@ -68,6 +69,20 @@ def check_parameters(name, signature, sections):
     assert not missing and not extra, f"{name}: undocumented {missing}, documented but not parameters {extra}"
 
 
+def check_defaults(name, signature, sections):
+    """A default the docstring states (numpydoc: the first of ``{choices}``,
+    or ``, default x``) is the signature's: the API page shows it."""
+    for p in sections["parameters"].value if "parameters" in sections else ():
+        param = signature.parameters.get(p.name)
+        if param is None or param.default is param.empty or p.default is None:
+            continue
+        try:
+            stated = ast.literal_eval(p.default)
+        except (ValueError, SyntaxError):
+            continue
+        assert stated == param.default, f"{name}: {p.name} documented with default {p.default}, is {param.default!r}"
+
+
 def check_returns(name, signature, sections):
     if signature.return_annotation in (None, "None"):
         return
@@ -81,12 +96,14 @@ def test_numpydoc_sections(name, target, owner, is_class):
     signature = inspect.signature(target)
     sections = _sections(owner)
     check_parameters(name, signature, sections)
+    check_defaults(name, signature, sections)
     if not is_class:
         check_returns(name, signature, sections)
 
 
 def test_the_checks_can_fail():
-    """The checks see a missing parameter, a stale one and a missing Returns."""
+    """The checks see a missing parameter, a stale one, a missing Returns
+    and a wrong default."""
     def f(a: int, b: int = 0) -> int:
         """Sum.
 
@@ -102,6 +119,17 @@ def test_the_checks_can_fail():
         check_parameters("f", inspect.signature(f), _sections(f))
     with pytest.raises(AssertionError, match="no Returns section"):
         check_returns("f", inspect.signature(f), _sections(f))
+
+    def g(method: str | None = None) -> None:
+        """Nothing.
+
+        Parameters
+        ----------
+        method : {"a", "b"}, optional
+            The first of the choices reads as the default, which is None.
+        """
+    with pytest.raises(AssertionError, match="method documented with default"):
+        check_defaults("g", inspect.signature(g), _sections(g))
 
 
 def test_every_name_is_checked_or_pending():
