@@ -1418,4 +1418,5 @@ def forward_acceleration(simulator: Simulator, t: float, q: ArrayLike, v: ArrayL
         for b in np.nonzero(np.abs(W[1:]).sum(axis=1))[0] + 1:
             J = jacobian(model, q, model.frame_id(model.body_names[b]), reference="world")
             tau += J.T @ W[b]
-    return simulator.system.acceleration(t, q, v, tau)
+    # the systems take float64 arrays; q and v are forwarded as given (their checks are the system's)
+    return simulator.system.acceleration(t, q, v, tau)  # type: ignore[arg-type]

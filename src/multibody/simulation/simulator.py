@@ -573,8 +573,9 @@ class Simulator:
                 compliance, constraint_damping = 1.0 / c.loop_stiffness, c.loop_damping / c.loop_stiffness
                 law, gdot = "drumwright", c.gdot
         system_class = RedmaxFormulation if formulation == "redmax" else ReducedSystem
-        self.system = system_class(model, forces, gravity, joint_damping, constraints, compliance,
-                                   constraint_damping, baumgarte, loop_method, law, gdot)
+        self.system = system_class(model, forces, gravity, joint_damping,
+                                   constraints,  # type: ignore[arg-type]  # a Constraints or None by now
+                                   compliance, constraint_damping, baumgarte, loop_method, law, gdot)
         self.constraints = self.system.constraints
         self.project = bool(project) and self.constraints is not None and not self.system.soft
         integrator.check(self.system)
@@ -705,7 +706,7 @@ class Simulator:
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
         act = None if self._act_set is None else \
             (np.zeros(self.na) if activation is None else self._checked_activation(activation))
-        self.state = State(t, q.copy(), v.copy())  # type: ignore[union-attr]
+        self.state = State(t, q.copy(), v.copy())
         if act is not None:
             self._act_set.io.act[:] = act  # type: ignore[union-attr]
         self._steps = 0
@@ -1308,7 +1309,7 @@ class Simulator:
             target[bounce] = -self.restitution * vn[bounce]
         return target
 
-    def _state_or(self, q, v):
+    def _state_or(self, q, v) -> tuple[Array, Array]:
         """(q, v) given (checked: one state) or the current state's."""
         m = self.model
         q = self.state.q if q is None else m.check_configuration(state_vector(q, "q", m.nq))
