@@ -27,6 +27,7 @@ from . import _contact as CF
 if TYPE_CHECKING:
     from .._typing import ArrayLike
     from ..model.builder import ModelBuilder
+    from ..solvers.contact import ContactResidual
 
 # "none": frictionless (every pair's μ taken as 0; the box model with a zero bound)
 FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX, "pyramid": CF.PYRAMID, "none": CF.BOX}
@@ -180,7 +181,8 @@ class Compliance:
             raise InputError("Compliance(hertz=True) needs a finite stiffness: the effective modulus E* (Pa)")
 
     @classmethod
-    def winkler(cls, modulus, depth, element_area, damping=1.0, **others):
+    def winkler(cls, modulus: float, depth: float, element_area: float, damping: float = 1.0,
+                **others: Any) -> Compliance:
         """The compliance of a Winkler elastic foundation (notes C13,
         Drumwright §5.5): each element under a face is a spring of stiffness
         ``modulus · element_area / depth`` (N/m; modulus in Pa, depth and
@@ -191,7 +193,7 @@ class Compliance:
                 raise InputError(f"Compliance.winkler: {what} must be a finite number > 0, got {value!r}")
         return cls(stiffness=modulus * element_area / depth, damping=damping, **others)
 
-    def friction_damping_at(self, dt):
+    def friction_damping_at(self, dt: float) -> float:
         """B_t (N·s/m) at the step dt: ``friction_damping``, or 10⁶/dt."""
         return 1e6 / dt if self.friction_damping is None else float(self.friction_damping)
 
@@ -356,6 +358,9 @@ class ContactTable:
     contact a regularizer R and a reference velocity, restitution and
     ``erp`` are not used, and ``distance`` must be 0 (a soft contact acts
     only within its margin, as MuJoCo's)."""
+    # set by the simulator on a table solved by a reference solver (solvers.solve_contact)
+    reference: str | None
+    reference_friction: str
 
     def __init__(self, model, dt, solver="pgs", friction="cone", sides=4, max_contacts=None, distance=0.01,
                  erp=0.2, restitution_threshold=1e-2, tolerance=1e-10, velocity_tolerance=1e-8,
@@ -484,27 +489,27 @@ class ContactTable:
         return len(self.geometry)
 
     @property
-    def stage(self):
+    def stage(self) -> bool:
         """Whether the step needs the contact stage: there are candidate
         pairs, or compliant joint limits (solved there in every step)."""
         return bool(self.head[CF.NPAIR]) or bool(self.head[CF.COMPLIANT] and self.head[CF.NLIM])
 
     @property
-    def count(self):
+    def count(self) -> int:
         """The number of contacts of the last step."""
         return int(self.head[CF.N])
 
     @property
-    def limit_count(self):
+    def limit_count(self) -> int:
         """The number of joint-limit rows in the last step's problem (limits and contacts together: the docstring)."""
         return int(self.head[CF.N_LIM])
 
     @property
-    def iterations(self):
+    def iterations(self) -> int:
         """The solver's sweeps in the last step (negative: it hit its cap)."""
         return int(self.head[CF.ITERATIONS])
 
-    def residual(self):
+    def residual(self) -> ContactResidual:
         """How far the last step's impulses are from solving its contact
         problem: a :class:`~multibody.solvers.contact.ContactResidual`
         (normal, cone, complementarity, dissipation; definitions in
@@ -538,7 +543,7 @@ class ContactTable:
         return ContactResidual(*contact_residual(self.delassus(), a["b"][:m], a["pair_mu"][:n], a["impulse"][:m],
                                                  model, int(head[CF.SIDES])))
 
-    def delassus(self):
+    def delassus(self) -> np.ndarray:
         """The Delassus matrix W (3N, 3N) of the last step's problem, its N
         contacts and limit rows (a copy; soft contact: W + R): PGS builds
         only the blocks of slots on a common branch of the world, the others
@@ -559,7 +564,7 @@ class ContactTable:
         return W
 
     @property
-    def flags(self):
+    def flags(self) -> int:
         """The last step's contact flags (CONTACT_NOT_CONVERGED, CONTACTS_DROPPED of multibody._status)."""
         return int(self.head[CF.FLAGS])
 
@@ -575,13 +580,13 @@ class ContactTable:
             self.arrays["prev_impulse"][:3 * n] = impulses[:3 * n]
             self.head[CF.N_PREV] = n
 
-    def warm_start(self):
+    def warm_start(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys, impulses) of the last step's contacts: the next step's warm
         start (copies; the impulses as world vectors, N·s, three per contact)."""
         n = int(self.head[CF.N_PREV])
         return self.arrays["prev_key"][:n].copy(), self.arrays["prev_impulse"][:3 * n].copy()
 
-    def last_step(self):
+    def last_step(self) -> dict[str, Any]:
         """The contacts of the last step as arrays (copies) over its n
         contacts: ``geom`` (n, 2) and ``body`` (n, 2) indices, ``position``
         (n, 3), ``frame`` (n, 3, 3), ``distance`` (n,), ``impulse`` (n, 3)
@@ -594,14 +599,14 @@ class ContactTable:
                     distance=a["dist"][:n].copy(), impulse=lam,
                     force=np.einsum("cij,ci->cj", frame, lam) / a["scalars"][CF.DT])  # Fᵀλ/h per contact
 
-    def contacts(self):
+    def contacts(self) -> list[Contact]:
         """The contacts of the last step: a list of :class:`Contact`."""
         s, names = self.last_step(), [g.name for g in self.geometry.geometries]
         return [Contact(names[s["geom"][c, 0]], names[s["geom"][c, 1]], int(s["body"][c, 0]), int(s["body"][c, 1]),
                         s["position"][c], s["frame"][c], float(s["distance"][c]), s["impulse"][c], s["force"][c])
                 for c in range(len(s["distance"]))]
 
-    def detect(self, q):
+    def detect(self, q: ArrayLike) -> int:
         """Detect the contacts at configuration ``q`` (the narrow phase of
         the step, without solving anything); they replace the last step's
         in :meth:`contacts` (with zero impulses). Returns their number.
@@ -690,7 +695,7 @@ class ContactTable:
         self.arrays["loop_T"][...] = P @ S
         self.head[CF.LOOPS] = 1
 
-    def failed_pair(self):
+    def failed_pair(self) -> tuple[str, str]:
         """The names of the geometries of the pair the narrow phase failed on."""
         a, b = self.geometry.pairs[self.head[CF.FAILED_PAIR]]
         return self.geometry.geometries[a].name, self.geometry.geometries[b].name
