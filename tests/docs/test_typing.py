@@ -12,7 +12,14 @@ TYPED = ["src/multibody/spatial", "src/multibody/model", "src/multibody/io", "sr
          # forces: the public modules (not _kernels.py, _kin.py: compiled kernels, not annotated)
          *(f"src/multibody/forces/{m}.py" for m in ("__init__", "base", "body", "joint", "springs", "muscles",
                                                     "muscle_curves", "paths", "transmission", "actuators")),
-         "src/multibody/viz", "src/multibody/cli"]
+         "src/multibody/viz", "src/multibody/cli",
+         # the L3/L4 packages; their compiled-kernel modules (constraints/_kernels.py, constraints/_contact.py,
+         # integrators/_kernels.py) are left out like forces' kernels
+         "src/multibody/formulations", "src/multibody/collision", "src/multibody/solvers",
+         *(f"src/multibody/integrators/{m}.py" for m in ("__init__", "base", "explicit", "fused", "implicit", "lie",
+                                                         "maximal", "particles")),
+         *(f"src/multibody/constraints/{m}.py" for m in ("__init__", "contact", "contact_dynamics", "limits", "loops",
+                                                         "projection"))]
 # mypy's cache outside the repository, kept between runs (a cold check of these modules takes ~1 min); one
 # per pass of run.py test (the compiled and the interpreted pass run side by side)
 CACHE = os.path.join(tempfile.gettempdir(), f"multibody-mypy-cache-{os.environ.get('NUMBA_DISABLE_JIT', '0')}")

@@ -78,7 +78,8 @@ def collide_via(address, table, i, start, t1, size1, R1, p1, verts1, faces1, t2,
                         frame, start, cap, work)
 
 
-@overload(collide_via, jit_options=dict(cache=True))
+# numba's type stubs leave ``cache`` out of the jit options (it is one)
+@overload(collide_via, jit_options=dict(cache=True))  # type: ignore[typeddict-unknown-key]
 def _collide_via_compiled(address, table, i, start, t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2,
                           faces2, margin, dist, pos, frame, cap, work):
     def impl(address, table, i, start, t1, size1, R1, p1, verts1, faces1, t2, size2, R2, p2, verts2, faces2, margin,

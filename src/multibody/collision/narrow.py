@@ -37,6 +37,8 @@ convex pairs, the record carries a mesh's triangles). All arrays
 C-contiguous (another layout compiles another specialization). ``work``
 from :func:`narrow_workspace`, one per thread.
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -284,7 +286,8 @@ def _geom(g):
             np.ascontiguousarray(faces, dtype=np.int64).reshape(-1, 3))
 
 
-def collide(g1, g2, margin=0.0, work=None):
+def collide(g1: tuple, g2: tuple, margin: float = 0.0, work: np.ndarray | None = None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Contacts of two geoms given as tuples ``(code, size, R, p[, verts[, faces]])``
     (sizes may be shorter than 3); a height field as ``(HFIELD, (half x, half y, max height,
     base), R, p, heights)``, a triangle mesh as ``(MESH, (), R, p, vertices, faces)`` (their
@@ -306,7 +309,8 @@ def collide(g1, g2, margin=0.0, work=None):
     return dist[:n].copy(), pos[:n].copy(), frame[:n].copy()
 
 
-def distance(g1, g2, work=None):
+def distance(g1: tuple, g2: tuple, work: np.ndarray | None = None
+             ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, int]:
     """Signed distance of two geoms (tuples as in :func:`collide`): ``(d, p1, p2, normal,
     status)``."""
     a = _geom(g1)

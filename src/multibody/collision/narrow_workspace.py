@@ -7,6 +7,8 @@ array made once by :func:`narrow_workspace` and passed to each call. The
 offsets below are compile-time constants. A workspace belongs to one
 thread at a time.
 """
+from __future__ import annotations
+
 import numpy as np
 
 MAX_CONTACTS = 8          # most contacts one pair produces (box-box face clipping)
@@ -53,7 +55,7 @@ TSTACK = TFLAG + 2 * TCAND_MAX
 WORK_SIZE = TSTACK + TSTACK_MAX
 
 
-def narrow_workspace():
+def narrow_workspace() -> np.ndarray:
     """A scratch array for :func:`multibody.collision.narrow.collide_pair` and
     :func:`~multibody.collision.narrow.signed_distance` (one per thread)."""
     return np.zeros(WORK_SIZE)

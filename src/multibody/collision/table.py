@@ -19,14 +19,21 @@ element-wise minimum; restitution is the maximum (MuJoCo has none; a
 bouncing ball on a dead floor bounces); margins add. :class:`GeometryTable` packs the rest into arrays the
 detection kernel (:mod:`.detect`) takes.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .narrow import UNSUPPORTED, pair_family
 from .shapes import CAPSULE, CYLINDER, ELLIPSOID, HFIELD, PLANE, SHAPE_CODES, SPHERE, BOX
 from .terrain_data import terrain_record
 
+if TYPE_CHECKING:
+    from ..model import Geometry, Model
 
-def kernel_size(g):
+
+def kernel_size(g: Geometry) -> np.ndarray:
     """The kernel half-sizes (3,) of a :class:`~multibody.model.Geometry`
     (collision/shapes.py): the model's sizes are full extents and lengths."""
     s = np.zeros(3)
@@ -44,7 +51,7 @@ def kernel_size(g):
     return s
 
 
-def bounding_radius(g):
+def bounding_radius(g: Geometry) -> float:
     """Radius (m) of a sphere about the geometry frame's origin that
     contains the geometry; inf for a plane."""
     code = SHAPE_CODES[g.shape]
@@ -64,7 +71,7 @@ def bounding_radius(g):
     return 0.0
 
 
-def bounding_box(g):
+def bounding_box(g: Geometry) -> tuple[np.ndarray, np.ndarray]:
     """(centre (3,), half extents (3,)) (m) of a box in the geometry's frame
     that contains the geometry; infinite half extents for a plane or a
     geometry without a known extent."""
@@ -112,7 +119,7 @@ def _combined(g1, g2):
     return mu, max(g1.restitution, g2.restitution), condim, g1.margin + g2.margin, solref, solimp
 
 
-def candidate_pairs(model):
+def candidate_pairs(model: Model) -> list[tuple]:
     """The geometry pairs that may collide, after the static filter (module
     docstring): a list of ``(i, j, mu, restitution, margin, solref,
     solimp)`` with ``i < j`` indices into ``model.collision_geometries``, μ
@@ -175,7 +182,7 @@ class GeometryTable:
     of those, or two planes) are dropped, with ``unsupported`` listing
     them (names)."""
 
-    def __init__(self, model):
+    def __init__(self, model: Model) -> None:
         geoms = model.collision_geometries
         ng = len(geoms)
         self.geometries = geoms

@@ -9,8 +9,11 @@ the compiled stage is :mod:`._contact` (detection, rows, projected
 Gauss–Seidel), called by the fused steps of
 :mod:`multibody.integrators._kernels`.
 """
+from __future__ import annotations
+
 import ctypes
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -20,6 +23,11 @@ from ..errors import InputError
 from ..kinematics import forward_kinematics
 from ..model.joints import C_NV, C_V
 from . import _contact as CF
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
+    from ..model.builder import ModelBuilder
+    from ..solvers.contact import ContactResidual
 
 # "none": frictionless (every pair's μ taken as 0; the box model with a zero bound)
 FRICTION_MODELS = {"cone": CF.CONE, "box": CF.BOX, "pyramid": CF.PYRAMID, "none": CF.BOX}
@@ -93,39 +101,59 @@ class Compliance:
     constraint space whose state implicit Euler advances, stable at any
     stiffness and step (§4.3; the limits of that claim: pitfall P3).
 
-    * ``stiffness`` K (N/m) and ``damping`` B (N·s/m) of each contact's
-      normal row; ``math.inf``: rigid (ERP = 1, CFM = 0). With
-      ``hertz=True``, ``stiffness`` is E* (Pa) of the Hertz law ``f =
-      E*·√r·d^{3/2}`` (the paper's eq. 121, without the classical 4/3),
-      r the pair's radius of curvature (a sphere's or capsule's radius;
-      ``r₁r₂/(r₁ + r₂)`` for two), applied as the secant stiffness
-      ``E*·√(r·d)`` on the usual normal row (notes P7);
-    * ``friction_damping`` B_t (N·s/m) of the friction rows (memoryless
-      Coulomb friction, K_t = 0: sliding below the cone's bound is viscous
-      with B_t); None: 10⁶/h, the paper's "as large as possible" (§6.4);
-      0: frictionless;
-    * ``limit_stiffness``, ``limit_damping``: the joint limits' rows
-      (N·m/rad and N·m·s/rad for a revolute joint, N/m and N·s/m for a
-      prismatic one);
-    * ``loop_stiffness``, ``loop_damping``: every row of the bilateral
-      constraints (loop joints, couplings; units of their rows, m or
-      cosines: :mod:`~multibody.constraints.loops`); ``math.inf``: hard
-      loops as without Drumwright;
-    * ``gdot``: include the velocity-product term ``−M̂Ġv₀`` of the
-      loops' law (eq. 53) and ``hĠv₀`` in their rate; False: the
-      "penalty" law (pitfall P2: the explicit term can inject energy at
-      large steps). Contact rows never include it;
-    * ``formulation``: "max_law" (default: the normal impulses of the max
-      law, eq. 68, and friction of maximal dissipation in their cone —
-      pitfall P6's fix — by the compiled projected Gauss–Seidel) or
-      "paper": the paper's single QP/SOCP (Appendix A; eqs. 99–120 with
-      the weight ``zeta``, default 1/h), solved by clarabel from Python
-      every step (a reference mode: its λ_n may exceed the max law and a
-      sliding block hops, P6), with contacts between touching pairs only
-      (the simulator's ``contact_distance`` defaults to 0 for it)."""
+    Parameters
+    ----------
+    stiffness : float
+        K (N/m) of each contact's normal row (default 1e15); ``math.inf``:
+        rigid (ERP = 1, CFM = 0). With ``hertz=True``, E* (Pa) of the Hertz
+        law ``f = E*·√r·d^{3/2}`` (the paper's eq. 121, without the
+        classical 4/3), r the pair's radius of curvature (a sphere's or
+        capsule's radius; ``r₁r₂/(r₁ + r₂)`` for two), applied as the secant
+        stiffness ``E*·√(r·d)`` on the usual normal row (notes P7).
+    damping : float
+        B (N·s/m) of each contact's normal row (default 1).
+    friction_damping : float, optional
+        B_t (N·s/m) of the friction rows (memoryless Coulomb friction,
+        K_t = 0: sliding below the cone's bound is viscous with B_t); None:
+        10⁶/h, the paper's "as large as possible" (§6.4); 0: frictionless.
+    hertz : bool
+        Default False; True: ``stiffness`` is the Hertz law's E*.
+    limit_stiffness, limit_damping : float
+        The joint limits' rows (N·m/rad and N·m·s/rad for a revolute
+        joint, N/m and N·s/m for a prismatic one); default 1e15 and 1.
+    loop_stiffness, loop_damping : float
+        Every row of the bilateral constraints (loop joints, couplings;
+        units of their rows, m or cosines:
+        :mod:`~multibody.constraints.loops`); ``math.inf``: hard loops as
+        without Drumwright; default 1e15 and 1.
+    gdot : bool
+        Default True: include the velocity-product term ``−M̂Ġv₀`` of the
+        loops' law (eq. 53) and ``hĠv₀`` in their rate; False: the
+        "penalty" law (pitfall P2: the explicit term can inject energy at
+        large steps). Contact rows never include it.
+    formulation : {"max_law", "paper"}
+        "max_law" (default: the normal impulses of the max law, eq. 68, and
+        friction of maximal dissipation in their cone — pitfall P6's fix —
+        by the compiled projected Gauss–Seidel) or "paper": the paper's
+        single QP/SOCP (Appendix A; eqs. 99–120 with the weight ``zeta``),
+        solved by clarabel from Python every step (a reference mode: its
+        λ_n may exceed the max law and a sliding block hops, P6), with
+        contacts between touching pairs only (the simulator's
+        ``contact_distance`` defaults to 0 for it).
+    zeta : float, optional
+        The weight of the "paper" formulation; None: 1/h.
+
+    Raises
+    ------
+    InputError
+        If a stiffness or damping is negative or not a number,
+        ``loop_stiffness`` is 0, ``zeta`` is not finite and positive, the
+        formulation is unknown, or ``hertz=True`` with an infinite
+        stiffness.
+    """
     stiffness: float = 1e15
     damping: float = 1.0
-    friction_damping: float = None
+    friction_damping: float | None = None
     hertz: bool = False
     limit_stiffness: float = 1e15
     limit_damping: float = 1.0
@@ -133,7 +161,7 @@ class Compliance:
     loop_damping: float = 1.0
     gdot: bool = True
     formulation: str = "max_law"
-    zeta: float = None
+    zeta: float | None = None
 
     def __post_init__(self):
         for name in ("stiffness", "damping", "limit_stiffness", "limit_damping", "loop_stiffness", "loop_damping") + \
@@ -153,7 +181,8 @@ class Compliance:
             raise InputError("Compliance(hertz=True) needs a finite stiffness: the effective modulus E* (Pa)")
 
     @classmethod
-    def winkler(cls, modulus, depth, element_area, damping=1.0, **others):
+    def winkler(cls, modulus: float, depth: float, element_area: float, damping: float = 1.0,
+                **others: Any) -> Compliance:
         """The compliance of a Winkler elastic foundation (notes C13,
         Drumwright §5.5): each element under a face is a spring of stiffness
         ``modulus · element_area / depth`` (N/m; modulus in Pa, depth and
@@ -164,12 +193,13 @@ class Compliance:
                 raise InputError(f"Compliance.winkler: {what} must be a finite number > 0, got {value!r}")
         return cls(stiffness=modulus * element_area / depth, damping=damping, **others)
 
-    def friction_damping_at(self, dt):
+    def friction_damping_at(self, dt: float) -> float:
         """B_t (N·s/m) at the step dt: ``friction_damping``, or 10⁶/dt."""
         return 1e6 / dt if self.friction_damping is None else float(self.friction_damping)
 
 
-def add_foundation_elements(builder, body, center, size, count, *, radius=1e-6, name="element", **geometry):
+def add_foundation_elements(builder: ModelBuilder, body: str, center: ArrayLike, size: Sequence[float], count: int, *,
+                            radius: float = 1e-6, name: str = "element", **geometry: Any) -> list[str]:
     """Put the elements of a Winkler foundation under a face of ``body``:
     ``count × count`` spheres of ``radius`` (m; points, for practical
     purposes) at the centres of a regular grid on the rectangle of
@@ -178,11 +208,41 @@ def add_foundation_elements(builder, body, center, size, count, *, radius=1e-6, 
     what the face touches as one spring of
     :meth:`Compliance.winkler`; returns their geometry names
     (``f"{name}{k}"``). ``geometry``: more options of
-    :meth:`~multibody.model.ModelBuilder.add_geometry` (friction, ...)."""
+    :meth:`~multibody.model.ModelBuilder.add_geometry` (friction, ...).
+
+    Parameters
+    ----------
+    builder : ModelBuilder
+        The builder of the model; the spheres are added to it.
+    body : str
+        The body whose face the foundation is under.
+    center : array_like
+        The centre (3,) of the rectangle in the body frame (m).
+    size : sequence of float
+        The sides (a, b) of the rectangle along the body's x and y (m).
+    count : int
+        Elements per side (>= 1).
+    radius : float
+        The spheres' radius (m; default 1e-6).
+    name : str
+        The prefix of the geometry names (default "element").
+    **geometry
+        More options of :meth:`~multibody.model.ModelBuilder.add_geometry`.
+
+    Returns
+    -------
+    list of str
+        The geometry names of the ``count²`` elements.
+
+    Raises
+    ------
+    InputError
+        If ``count`` is not an integer >= 1.
+    """
     if not (isinstance(count, (int, np.integer)) and count >= 1):
         raise InputError(f"count must be an integer >= 1 (elements per side), got {count!r}")
     a, b = (float(x) for x in size)
-    names = []
+    names: list[str] = []
     for i in range(count):
         for j in range(count):
             p = np.asarray(center, float) + np.array([(i + 0.5) / count * a - a / 2, (j + 0.5) / count * b - b / 2,
@@ -298,6 +358,9 @@ class ContactTable:
     contact a regularizer R and a reference velocity, restitution and
     ``erp`` are not used, and ``distance`` must be 0 (a soft contact acts
     only within its margin, as MuJoCo's)."""
+    # set by the simulator on a table solved by a reference solver (solvers.solve_contact)
+    reference: str | None
+    reference_friction: str
 
     def __init__(self, model, dt, solver="pgs", friction="cone", sides=4, max_contacts=None, distance=0.01,
                  erp=0.2, restitution_threshold=1e-2, tolerance=1e-10, velocity_tolerance=1e-8,
@@ -426,27 +489,27 @@ class ContactTable:
         return len(self.geometry)
 
     @property
-    def stage(self):
+    def stage(self) -> bool:
         """Whether the step needs the contact stage: there are candidate
         pairs, or compliant joint limits (solved there in every step)."""
         return bool(self.head[CF.NPAIR]) or bool(self.head[CF.COMPLIANT] and self.head[CF.NLIM])
 
     @property
-    def count(self):
+    def count(self) -> int:
         """The number of contacts of the last step."""
         return int(self.head[CF.N])
 
     @property
-    def limit_count(self):
+    def limit_count(self) -> int:
         """The number of joint-limit rows in the last step's problem (limits and contacts together: the docstring)."""
         return int(self.head[CF.N_LIM])
 
     @property
-    def iterations(self):
+    def iterations(self) -> int:
         """The solver's sweeps in the last step (negative: it hit its cap)."""
         return int(self.head[CF.ITERATIONS])
 
-    def residual(self):
+    def residual(self) -> ContactResidual:
         """How far the last step's impulses are from solving its contact
         problem: a :class:`~multibody.solvers.contact.ContactResidual`
         (normal, cone, complementarity, dissipation; definitions in
@@ -480,7 +543,7 @@ class ContactTable:
         return ContactResidual(*contact_residual(self.delassus(), a["b"][:m], a["pair_mu"][:n], a["impulse"][:m],
                                                  model, int(head[CF.SIDES])))
 
-    def delassus(self):
+    def delassus(self) -> np.ndarray:
         """The Delassus matrix W (3N, 3N) of the last step's problem, its N
         contacts and limit rows (a copy; soft contact: W + R): PGS builds
         only the blocks of slots on a common branch of the world, the others
@@ -501,7 +564,7 @@ class ContactTable:
         return W
 
     @property
-    def flags(self):
+    def flags(self) -> int:
         """The last step's contact flags (CONTACT_NOT_CONVERGED, CONTACTS_DROPPED of multibody._status)."""
         return int(self.head[CF.FLAGS])
 
@@ -517,13 +580,13 @@ class ContactTable:
             self.arrays["prev_impulse"][:3 * n] = impulses[:3 * n]
             self.head[CF.N_PREV] = n
 
-    def warm_start(self):
+    def warm_start(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys, impulses) of the last step's contacts: the next step's warm
         start (copies; the impulses as world vectors, N·s, three per contact)."""
         n = int(self.head[CF.N_PREV])
         return self.arrays["prev_key"][:n].copy(), self.arrays["prev_impulse"][:3 * n].copy()
 
-    def last_step(self):
+    def last_step(self) -> dict[str, Any]:
         """The contacts of the last step as arrays (copies) over its n
         contacts: ``geom`` (n, 2) and ``body`` (n, 2) indices, ``position``
         (n, 3), ``frame`` (n, 3, 3), ``distance`` (n,), ``impulse`` (n, 3)
@@ -536,14 +599,14 @@ class ContactTable:
                     distance=a["dist"][:n].copy(), impulse=lam,
                     force=np.einsum("cij,ci->cj", frame, lam) / a["scalars"][CF.DT])  # Fᵀλ/h per contact
 
-    def contacts(self):
+    def contacts(self) -> list[Contact]:
         """The contacts of the last step: a list of :class:`Contact`."""
         s, names = self.last_step(), [g.name for g in self.geometry.geometries]
         return [Contact(names[s["geom"][c, 0]], names[s["geom"][c, 1]], int(s["body"][c, 0]), int(s["body"][c, 1]),
                         s["position"][c], s["frame"][c], float(s["distance"][c]), s["impulse"][c], s["force"][c])
                 for c in range(len(s["distance"]))]
 
-    def detect(self, q):
+    def detect(self, q: ArrayLike) -> int:
         """Detect the contacts at configuration ``q`` (the narrow phase of
         the step, without solving anything); they replace the last step's
         in :meth:`contacts` (with zero impulses). Returns their number.
@@ -632,7 +695,7 @@ class ContactTable:
         self.arrays["loop_T"][...] = P @ S
         self.head[CF.LOOPS] = 1
 
-    def failed_pair(self):
+    def failed_pair(self) -> tuple[str, str]:
         """The names of the geometries of the pair the narrow phase failed on."""
         a, b = self.geometry.pairs[self.head[CF.FAILED_PAIR]]
         return self.geometry.geometries[a].name, self.geometry.geometries[b].name

@@ -42,14 +42,20 @@ sliding on geometry 2's face. The LCP is solved by principal pivoting
 singular for redundant contacts, whose λ is then not unique while q̈ is
 (§11.5).
 """
+from __future__ import annotations
+
 from dataclasses import replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from .._status import describe
+from .._typing import ArrayLike
 from ..collision.shapes import CAPSULE, SPHERE
 from ..errors import ContactSolveError, InputError
+
+if TYPE_CHECKING:
+    from .contact import ContactTable
 
 
 class ContactDynamics(NamedTuple):
@@ -117,7 +123,8 @@ def _velocity_product(c, n, rounded, motions):
     return sign * (n @ (R.acceleration(core) - F.acceleration(x)) + np.cross(F.w, n) @ (R.velocity(core) - F.velocity(x)))
 
 
-def contact_forward_dynamics(table, q, v, tau=None, tolerance=1e-9, max_pivots=None):
+def contact_forward_dynamics(table: ContactTable, q: ArrayLike, v: ArrayLike, tau: ArrayLike | None = None,
+                             tolerance: float = 1e-9, max_pivots: int | None = None) -> ContactDynamics:
     """The persistent contacts of the state (q, v) under the joint forces
     ``tau`` (nv,; default 0) and their frictionless normal forces and the
     joint accelerations (module docstring), for the collision geometry of

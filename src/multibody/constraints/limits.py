@@ -1,8 +1,16 @@
 """Joint position limits as unilateral constraints (Drumwright §2.2,
 Featherstone §11.4): ``lower ≤ q_k ≤ upper``."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from .._typing import Array
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 _VECTOR_JOINTS = ("revolute", "prismatic", "helical", "cylindrical", "translational", "universal", "euler", "free2d",
                   "spline", "spline_surface", "composite", "exp_spherical", "free3d")
@@ -19,7 +27,7 @@ class JointLimits:
     another joint (the position of a free joint, a planar joint) is an
     :class:`InputError`."""
 
-    def __init__(self, model):
+    def __init__(self, model: Model) -> None:
         q_idx, v_idx, sign, bound = [], [], [], []
         lo, hi = model.lower_limit, model.upper_limit
         for j in model.joints:
@@ -44,7 +52,7 @@ class JointLimits:
         self.bound = np.array(bound)
 
     @classmethod
-    def none(cls, model):
+    def none(cls, model: Model) -> JointLimits:
         """No rows (for code paths that take limit arrays unconditionally)."""
         lim = cls.__new__(cls)
         lim.model = model
@@ -54,23 +62,23 @@ class JointLimits:
         lim.bound = np.zeros(0)
         return lim
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.sign)
 
-    def gaps(self, q):
+    def gaps(self, q: Array) -> Array:
         """φ of every row (negative: violated)."""
         return self.sign * (q[self.q_index] - self.bound)
 
-    def normal_velocity(self, v):
+    def normal_velocity(self, v: Array) -> Array:
         """``G v`` of every row (negative: approaching the limit)."""
         return self.sign * v[self.v_index]
 
-    def jacobian(self, rows):
+    def jacobian(self, rows: np.ndarray) -> Array:
         """``G`` (len(rows) x nv) of the selected rows."""
         G = np.zeros((len(rows), self.model.nv))
         G[np.arange(len(rows)), self.v_index[rows]] = self.sign[rows]
         return G
 
-    def violation(self, q):
+    def violation(self, q: Array) -> float:
         """The largest limit violation ``max(0, −φ)`` at q (rad or m)."""
         return float(max(0.0, -self.gaps(q).min())) if len(self) else 0.0

@@ -30,14 +30,23 @@ of the frames and α⁰, p̈⁰ their angular and classical origin accelerations
 at v̇ = 0 (J̇v). Couplings (gears, URDF mimic, Featherstone §9.6) are rows
 ``φ = q_j − r q_i − c``.
 """
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from .._typing import Array, ArrayLike
 from ..errors import InputError, ModelError
 from ..model.data import Data
 from ._kernels import constraint_rows_kernel
 
+if TYPE_CHECKING:
+    from ..model import Coupling, EqualityConstraint, LoopJoint, Model
 
-def perpendiculars(a):
+
+def perpendiculars(a: Array) -> tuple[Array, Array]:
     """Two unit vectors completing the unit vector a to a right-handed basis."""
     t = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
     e1 = np.cross(a, t)
@@ -45,7 +54,7 @@ def perpendiculars(a):
     return e1, np.cross(a, e1)
 
 
-def loop_end(model, name, placement, what):
+def loop_end(model: Model, name: str, placement: Array, what: str) -> tuple[int, Array]:
     """(body index, placement in that body) of a loop-joint end: a body (0:
     the world), or a frame (e.g. a body merged into its parent by a fixed
     joint, an MJCF site), whose placement on its host body is composed in
@@ -58,7 +67,7 @@ def loop_end(model, name, placement, what):
     raise ModelError(f"{what} references unknown body or frame '{name}'")
 
 
-def loop_rows(lj):
+def loop_rows(lj: LoopJoint) -> tuple[list[Any], list[Any], list[Any]]:
     """(point rows: list of u, angle rows: list of (u, w), helical rows:
     list of (u, w)) of a :class:`~multibody.model.LoopJoint`, in its joint
     frames' coordinates. A helical row is ``φ = (R_A u)·(p_B − p_A) −
@@ -83,7 +92,7 @@ def loop_rows(lj):
     return rows + ([(a, e1)] if lj.joint == "helical" else [],)
 
 
-def from_equality(model, eq):
+def from_equality(model: Model, eq: EqualityConstraint) -> LoopJoint | Coupling:
     """The :class:`~multibody.model.LoopJoint` or
     :class:`~multibody.model.Coupling` of an MJCF equality constraint
     recorded by the loader: ``connect`` → spherical loop joint at the two
@@ -101,7 +110,7 @@ def from_equality(model, eq):
     if eq.kind in ("connect", "weld"):
         if eq.objtype not in ("body", "site"):
             raise ModelError(f"equality '{eq.name}': {eq.kind} constraints between {eq.objtype}s are not supported")
-        b1 = eq.body1
+        b1: str = eq.body1  # type: ignore[assignment]  # MJCF's connect and weld name body1
         b2 = eq.body2 if eq.body2 is not None else model.body_names[0]
         if eq.objtype == "site":  # MuJoCo: the sites' origins (connect) or frames (weld) coincide; data unused
             return LoopJoint(eq.name, b1, b2, "spherical" if eq.kind == "connect" else "fixed", np.eye(4),
@@ -118,7 +127,9 @@ def from_equality(model, eq):
         if np.any(d[2:5] != 0):
             raise ModelError(f"equality '{eq.name}': only linear joint couplings are supported "
                              f"(polycoef {d[:5].tolist()})")
-        return Coupling(eq.body1, eq.body2, float(d[1]) if eq.body2 is not None else 0.0, float(d[0]))
+        # body1 is named; body2 None: the joint held at a value (Constraints reads mimicked None so)
+        return Coupling(eq.body1, eq.body2, float(d[1]) if eq.body2 is not None else 0.0,  # type: ignore[arg-type]
+                        float(d[0]))
     raise ModelError(f"equality '{eq.name}': {eq.kind} constraints are not supported")
 
 
@@ -130,7 +141,8 @@ class Constraints:
     coordinates) and k with ``φ̈ = G v̇ − k``. ``labels[r]`` names the
     constraint of row r."""
 
-    def __init__(self, model, extra=(), loops=True, couplings=True, equalities=True):
+    def __init__(self, model: Model, extra: Iterable[LoopJoint | Coupling] = (), loops: bool = True,
+                 couplings: bool = True, equalities: bool = True) -> None:
         from ..model import Coupling, LoopJoint
         self.model = model
         items = (list(model.loop_joints) if loops else []) + (list(model.couplings) if couplings else []) \
@@ -158,12 +170,12 @@ class Constraints:
             elif isinstance(c, Coupling):
                 if c.mimicked is None:  # a joint held at a value
                     c = Coupling(c.joint, c.joint, 0.0, c.offset)
-                for n in (c.joint, c.mimicked):
-                    if n not in joints:
-                        raise ModelError(f"coupling of joint '{c.joint}' references unknown joint '{n}'")
-                    if joints[n].nv != 1 or joints[n].nq != 1:
-                        raise ModelError(f"coupling of joint '{c.joint}': joint '{n}' is {joints[n].type} with "
-                                         f"{joints[n].nv} DoF; gears and mimic couple 1-DoF joints")
+                for jn in (c.joint, c.mimicked):
+                    if jn not in joints:
+                        raise ModelError(f"coupling of joint '{c.joint}' references unknown joint '{jn}'")
+                    if joints[jn].nv != 1 or joints[jn].nq != 1:
+                        raise ModelError(f"coupling of joint '{c.joint}': joint '{jn}' is {joints[jn].type} with "
+                                         f"{joints[jn].nv} DoF; gears and mimic couple 1-DoF joints")
                 j, i = joints[c.joint], joints[c.mimicked]
                 self._gears.append((row, j.q_slice.start, j.v_slice.start, i.q_slice.start, i.v_slice.start,
                                     c.multiplier, c.offset))
@@ -191,17 +203,17 @@ class Constraints:
         self._zero = np.zeros(model.nv)
         self._data = Data(model, thread_checked=False)  # private: the owner's threading rules apply
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.size
 
     @property
-    def kernel_args(self):
+    def kernel_args(self) -> tuple:
         """The row description the compiled kernels take (row, kind, bodies,
         placements, u, w, then the gear rows)."""
         return (self._row, self._kind, self._ia, self._ib, self._Pa, self._Pb, self._u, self._w,
                 self._pitch) + self._gear_arrays
 
-    def evaluate(self, q, v=None):
+    def evaluate(self, q: ArrayLike, v: ArrayLike | None = None) -> tuple[Array, Array, Array | None]:
         """``(φ, G, k)`` at (q, v); k is None without v. Units: m for point
         rows and coupled prismatic joints, dimensionless (cosines) for angle
         rows, rad for coupled revolute joints. One compiled call
@@ -212,6 +224,7 @@ class Constraints:
         v = np.ascontiguousarray(v, dtype=np.float64) if with_v else self._zero
         phi, G, k = np.empty(nc), np.empty((nc, nv)), np.empty(nc)
         d = self._data
-        constraint_rows_kernel(self.model._tree, q, v, with_v, *self.kernel_args, d.poses, d.jac, d.spatial, phi, G,
-                               k)
+        # numba's stubs type a kernel call by the kernel's parameters: a star argument does not fit them
+        constraint_rows_kernel(self.model._tree, q, v, with_v, *self.kernel_args,  # type: ignore[call-arg]
+                               d.poses, d.jac, d.spatial, phi, G, k)
         return phi, G, (k if with_v else None)

@@ -113,6 +113,42 @@ def floating_base_forward_dynamics(model: Model, q: ArrayLike, v: ArrayLike, tau
     inside the kernel call and the result is the view ``data.ddq``
     (overwritten by the next call). Raises :class:`~multibody.errors.ModelError` if joint 1 is not a free
     joint from the world or a body does not descend from the base.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    tau : array_like
+        The non-base joint forces (nv−6,), or (nv,) with the base wrench first;
+        a batch has a leading axis.
+    f_ext : array_like, optional
+        External spatial forces on the bodies, (nbodies, 6) (or a batch
+        (B, nbodies, 6)), angular first (N·m; N), in body coordinates; row 0
+        (the world) is ignored. Default: none.
+    gravity : bool
+        Default True: include the model's gravity.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``q̈``, (nv,) or (B, nv); ``data.ddq`` with ``data``.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    ModelError
+        If joint 1 is not a free joint from the world or a body does not
+        descend from the base.
     """
     plain = data is None
     data = data_for(model, data)  # checks the model and the thread
@@ -182,6 +218,45 @@ def floating_base_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, qdd
     next call). Raises
     :class:`~multibody.errors.ModelError` if joint 1 is not a free joint
     from the world or a body does not descend from the base.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    qdd_joints : array_like
+        Accelerations of the joints after the free joint, (nv−6,) or
+        (B, nv−6).
+    f_ext : array_like, optional
+        External spatial forces on the bodies, (nbodies, 6) (or a batch
+        (B, nbodies, 6)), angular first (N·m; N), in body coordinates; row 0
+        (the world) is ignored. Default: none.
+    gravity : bool
+        Default True: include the model's gravity.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    a_base : numpy.ndarray
+        The base spatial acceleration [ω̇; v̇] (rad/s²; m/s²) in the base
+        frame, (6,) or (B, 6).
+    tau_joints : numpy.ndarray
+        The joint forces (N·m, N), (nv−6,) or (B, nv−6).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    ModelError
+        If joint 1 is not a free joint from the world or a body does not
+        descend from the base.
     """
     plain = data is None
     data = data_for(model, data)  # checks the model and the thread

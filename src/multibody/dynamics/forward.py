@@ -45,7 +45,45 @@ def aba(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, f_ext: ArrayLi
     the thread's cached workspace; a batch is written to ``out`` (B, nv) if
     given, else to a new array. Accuracy:
     round-off, ~1e-12 relative on the example-robot-data robots; it degrades
-    with the inertia ratios of the bodies (Featherstone §10.1)."""
+    with the inertia ratios of the bodies (Featherstone §10.1).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    tau : array_like
+        Joint forces, (nv,) or (B, nv) (N·m, N; free joints: body-frame
+        wrench [n; f]).
+    f_ext : array_like, optional
+        External spatial forces on the bodies, (nbodies, 6) (or a batch
+        (B, nbodies, 6)), angular first (N·m; N), in body coordinates; row 0
+        (the world) is ignored. Default: none. A :class:`~multibody.Data` here is taken as ``data``.
+    gravity : bool
+        Default True: include the model's gravity.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+    out : numpy.ndarray, optional
+        For a batch: the float64 array the result is written to.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``q̈``, (nv,) or (B, nv); ``data.ddq`` with ``data``.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    SimulationError
+        If the articulated inertia is singular (a massless subtree).
+    """
     if f_ext is not None and isinstance(f_ext, Data):  # aba(model, q, v, tau, data)
         f_ext, data = None, f_ext
     plain = data is None
@@ -105,7 +143,43 @@ def forward_dynamics(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, f
     articulated-body algorithm; ``method="crba"``: H by CRBA and C by RNEA,
     solved with the sparse LᵀDL factorization (O(n d²); Featherstone §10.3
     predicts it wins on short, branched trees and loses on long chains —
-    see benchmarks/dynamics.py). Both agree to round-off."""
+    see benchmarks/dynamics.py). Both agree to round-off.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    tau : array_like
+        Joint forces, (nv,) or (B, nv) (N·m, N; free joints: body-frame
+        wrench [n; f]).
+    f_ext : array_like, optional
+        External spatial forces on the bodies, (nbodies, 6) (or a batch
+        (B, nbodies, 6)), angular first (N·m; N), in body coordinates; row 0
+        (the world) is ignored. Default: none.
+    method : {"aba", "crba"}
+        The algorithm (default "aba").
+    gravity : bool
+        Default True: include the model's gravity.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``q̈``, (nv,) or (B, nv).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     if f_ext is not None and isinstance(f_ext, Data):  # forward_dynamics(model, q, v, tau, data)
         f_ext, data = None, f_ext
     if method == "aba":

@@ -102,6 +102,48 @@ def hybrid_dynamics(model: Model, q: ArrayLike, v: ArrayLike, qdd_given: ArrayLi
     example-robot-data robots); computed in world coordinates, so it degrades
     slowly with the distance of the bodies from the world origin
     (Featherstone §10.1).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    qdd_given : array_like or None
+        The prescribed accelerations, (nv,) or (B, nv) (unused entries
+        ignored; None: zeros).
+    tau_given : array_like or None
+        The given forces, (nv,) or (B, nv) (unused entries ignored; None:
+        zeros).
+    prescribed : array_like of bool
+        The mask over the nv velocity coordinates, (nv,) or (B, nv).
+    f_ext : array_like, optional
+        External spatial forces on the bodies, (nbodies, 6) (or a batch
+        (B, nbodies, 6)), angular first (N·m; N), in body coordinates; row 0
+        (the world) is ignored. Default: none.
+    gravity : bool
+        Default True: include the model's gravity.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    qdd : numpy.ndarray
+        The complete accelerations, (nv,) or (B, nv).
+    tau : numpy.ndarray
+        The complete forces, (nv,) or (B, nv).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    SimulationError
+        If the articulated inertia is singular (a massless subtree).
     """
     plain = data is None
     data = data_for(model, data)  # checks the model and the thread

@@ -41,7 +41,32 @@ def crba(model: Model, q: ArrayLike, data: Data | None = None, out: Array | None
     ``out`` if given (reusing it spares a large batch the page faults of
     fresh memory: 14 µs per state for Talos on this machine), else to a new
     array. Accuracy: round-off; cond(H) grows up to ~4·N⁴ for chains (§10.2), which bounds
-    what solves with H can achieve."""
+    what solves with H can achieve.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+    out : numpy.ndarray, optional
+        For a batch: the float64 array the result is written to.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``H(q)`` (kg·m², kg), (nv, nv) or (B, nv, nv); ``data.M`` with
+        ``data``.
+
+    Raises
+    ------
+    InputError
+        If ``q`` has the wrong shape, is not finite or has a non-unit
+        quaternion.
+    """
     plain = data is None
     if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
         try:
@@ -96,7 +121,31 @@ def kinetic_energy_gradient(model: Model, q: ArrayLike, v: ArrayLike, data: Data
     (body coordinates; derived from Featherstone Eq. 2.67 with
     ∂S_j/∂q_k = S_k × S_j, Eq. 2.41). Defined for joints with q̇ = v
     (revolute, prismatic, helical, cylindrical, translational; else
-    :class:`InputError`). One state. Units: N·m or N per coordinate."""
+    :class:`InputError`). One state. Units: N·m or N per coordinate.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,).
+    v : array_like
+        Generalized velocity, (nv,).
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``∂T/∂q`` (N·m, N), (nv,).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a joint has
+        q̇ ≠ v (free, spherical, planar, ...).
+    """
     require_vector_joints(model, "kinetic_energy_gradient")
     q = config(model, q)
     v = velocity(model, v, q)
@@ -224,7 +273,31 @@ def inverse_inertia(model: Model, q: ArrayLike, data: Data | None = None) -> Arr
     ``data.inertia6`` the articulated inertias, ``data.U``, ``data.Dinv``)
     and the result is ``data.Minv`` (overwritten by the next call);
     without, a new array. Accuracy: relative error ~cond(H)·1e-16.
-    A massless subtree (``SᵀIᴬS`` singular) raises SimulationError."""
+    A massless subtree (``SᵀIᴬS`` singular) raises SimulationError.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``H(q)⁻¹``, (nv, nv) or (B, nv, nv); ``data.Minv`` with ``data``.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    SimulationError
+        If the articulated inertia is singular (a massless subtree).
+    """
     plain = data is None
     if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
         try:
@@ -285,7 +358,28 @@ def _raise_minv_status(model, q, st):
 def operational_space_inverse_inertia(model: Model, q: ArrayLike, J: ArrayLike) -> Array:
     """``Λ⁻¹ = J H⁻¹ Jᵀ`` for a Jacobian ``J`` (m x nv): the inverse
     operational-space (or contact-space) inertia (Featherstone §7.2.1,
-    Eq. 7.10), by sparse solves with the LᵀDL factor of H."""
+    Eq. 7.10), by sparse solves with the LᵀDL factor of H.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,).
+    J : array_like
+        A Jacobian, (m, nv).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Λ⁻¹``, (m, m), symmetric.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     q = config(model, q)
     if q.ndim != 1:
         raise InputError("operational_space_inverse_inertia takes one configuration q of shape "

@@ -57,6 +57,41 @@ def rnea(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, f_ext: ArrayLik
     a new array computed in the thread's cached workspace; a batch is written to ``out`` (B, nv) if given, else to a
     new array. Accuracy: round-off only; relative error ~1e-14 of the
     largest term for well-conditioned models (Featherstone §10.1).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    a : array_like
+        Generalized acceleration q̈, (nv,) or (B, nv) (rad/s², m/s²; free
+        joints: body-frame [ω̇; v̇]).
+    f_ext : array_like, optional
+        External spatial forces on the bodies, (nbodies, 6) (or a batch
+        (B, nbodies, 6)), angular first (N·m; N), in body coordinates; row 0
+        (the world) is ignored. Default: none. A :class:`~multibody.Data` here is taken as ``data``.
+    gravity : bool
+        Default True: include the model's gravity.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+    out : numpy.ndarray, optional
+        For a batch: the float64 array the result is written to.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``τ`` (N·m, N), (nv,) or (B, nv); ``data.tau`` with ``data``.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
     """
     if f_ext is not None and isinstance(f_ext, Data):  # rnea(model, q, v, a, data)
         f_ext, data = None, f_ext
@@ -100,7 +135,36 @@ def bias_forces(model: Model, q: ArrayLike, v: ArrayLike, f_ext: ArrayLike | Non
                 data: Data | None = None) -> Array:
     """``C(q, v)`` (nv): Coriolis, centrifugal and gravity forces minus the
     external forces, i.e. ``rnea(q, v, 0)`` (Featherstone Eq. 6.2;
-    Pinocchio's nonLinearEffects)."""
+    Pinocchio's nonLinearEffects).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    f_ext : array_like, optional
+        External spatial forces on the bodies, (nbodies, 6) (or a batch
+        (B, nbodies, 6)), angular first (N·m; N), in body coordinates; row 0
+        (the world) is ignored. Default: none.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``C(q, v)`` (N·m, N), (nv,) or (B, nv).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     if f_ext is not None and isinstance(f_ext, Data):  # bias_forces(model, q, v, data)
         f_ext, data = None, f_ext
     q = config(model, q)
@@ -110,7 +174,29 @@ def bias_forces(model: Model, q: ArrayLike, v: ArrayLike, f_ext: ArrayLike | Non
 
 def gravity_forces(model: Model, q: ArrayLike, data: Data | None = None) -> Array:
     """``g(q)`` (nv): the joint forces that hold the system still against
-    gravity, ``rnea(q, 0, 0)`` (Pinocchio's computeGeneralizedGravity)."""
+    gravity, ``rnea(q, 0, 0)`` (Pinocchio's computeGeneralizedGravity).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``g(q)`` (N·m, N), (nv,) or (B, nv).
+
+    Raises
+    ------
+    InputError
+        If ``q`` has the wrong shape, is not finite or has a non-unit
+        quaternion.
+    """
     q = config(model, q)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     return rnea(model, q, zeros, zeros, data=data)

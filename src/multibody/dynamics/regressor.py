@@ -36,7 +36,18 @@ def inertial_parameters(model: Model) -> Array:
     spatial inertia (Featherstone ``rbi``, Table A.3).
 
     Bodies attached by fixed joints keep their own rows (Pinocchio merges
-    them into the parent joint's parameters)."""
+    them into the parent joint's parameters).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``π`` of the moving bodies, (nbodies−1, 10).
+    """
     out = np.empty((model.nbodies - 1, 10))
     tree = model.tree
     for i in range(1, model.nbodies):
@@ -73,6 +84,35 @@ def regressor(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, gravity: b
     that support it. One state or a batch (B, nv, 10·(nbodies−1)). With
     ``data`` (one state) the kinematics workspaces are reused. Units: rows
     in N·m or N per unit parameter. Accuracy: round-off (~1e-13 relative).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    a : array_like
+        Generalized acceleration q̈, (nv,) or (B, nv) (rad/s², m/s²; free
+        joints: body-frame [ω̇; v̇]).
+    gravity : bool
+        Default True: include the model's gravity.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Y``, (nv, 10·(nbodies−1)) or (B, nv, 10·(nbodies−1)).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
     """
     ncol = 10 * (model.nbodies - 1)
     data = data_for(model, data)  # checks the model and the thread

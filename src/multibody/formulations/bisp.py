@@ -80,15 +80,18 @@ Choices beyond the text:
 Not implemented: the external-constraint variant (§2.11.1, eq.
 2.119–2.120): a system with constraint rows is refused.
 """
+from __future__ import annotations
+
 import math
 import warnings
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_solve
 
+from .._typing import Array, ArrayLike
 from ..errors import InputError, NonFiniteError, SimulationWarning
 from ..solvers import qp
 from .redmax import RedmaxSystem
@@ -106,8 +109,8 @@ class JointFriction:
     (spherical); ``length`` (m) of the pin or of the sliding block
     (prismatic), the distance between its two ends of contact points."""
     mu: float
-    radius: float = None
-    length: float = None
+    radius: float | None = None
+    length: float | None = None
 
 
 class BispResult(NamedTuple):
@@ -198,8 +201,9 @@ class BispSystem:
     without a geometry rule, μ, radius or length negative, non-finite or
     missing, or a child body whose inertia is not positive definite."""
 
-    def __init__(self, system, friction, tol=1e-9, max_iterations=100, epsilon=1e-12, operator="reduced",
-                 warm_start=True):
+    def __init__(self, system: RedmaxSystem, friction: dict[str, JointFriction], tol: float = 1e-9,
+                 max_iterations: int = 100, epsilon: float = 1e-12, operator: str = "reduced",
+                 warm_start: bool = True) -> None:
         if not isinstance(system, RedmaxSystem):
             raise InputError(f"BISP runs on a RedmaxSystem, got {type(system).__name__}")
         if system.constraints is not None or system._loops:
@@ -275,7 +279,7 @@ class BispSystem:
                                          f"on both sides positive definite") from None
         self.nbeta = nbeta
         self._beta = np.zeros(nbeta)
-        self.last = None
+        self.last: BispResult | None = None
 
     @staticmethod
     def _geometry(jtype, S, r, L):
@@ -406,7 +410,7 @@ class BispSystem:
         return 0.5 * x @ W @ x - b @ x
 
     # ------------------------------------------------------------------ the step (Alg. 8)
-    def step(self, q, v, tau, h):
+    def step(self, q: ArrayLike, v: ArrayLike, tau: ArrayLike, h: float) -> tuple[Array, Array]:
         """One BISP step (Sueda Alg. 8 with the errata of the module
         docstring) from (q, v) with joint forces ``tau`` over ``h``: REDMAX's
         linearly implicit Euler step with joint friction. Returns ``(q⁺,
@@ -506,7 +510,8 @@ class BispSystem:
         return s.model.integrate(q, v1, h), v1
 
 
-def bisp_step(system, q, v, tau, h, friction, **options):
+def bisp_step(system: RedmaxSystem, q: ArrayLike, v: ArrayLike, tau: ArrayLike, h: float,
+              friction: dict[str, JointFriction], **options: Any) -> tuple[Array, Array]:
     """One BISP step (Sueda §2.11, Alg. 8) without keeping a
     :class:`BispSystem`: ``BispSystem(system, friction, **options).step(q,
     v, tau, h)`` (no warm start across calls). Returns ``(q⁺, v⁺)``."""

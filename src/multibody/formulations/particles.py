@@ -35,13 +35,18 @@ stiffness of the attached particles' forces (the change of ``Pᵀ`` with q at
 fixed force: forces/_kin.py's point-force term), so a particle on a body
 contributes exactly as a body point force element would.
 """
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.linalg import splu, bicgstab
 
+from .._typing import Array, ArrayLike, Frame
 from ..dynamics import crba, rnea
 from ..errors import InputError, ModelError, SimulationError
 from ..forces import Gravity, generalized_forces
@@ -51,6 +56,10 @@ from ..model.checks import as_vector
 from ..solvers.sparse_cholesky import SparseCholesky
 from .attachments import compose_weights, solve_saddle, topological_order
 
+if TYPE_CHECKING:
+    from ..forces.base import ForceElement
+    from ..model import Model
+
 LAWS = {"linear": 0, "green": 1}
 
 
@@ -59,7 +68,7 @@ class ParticleTrajectory:
     ``v`` (T+1, nv), ``x`` and ``xd`` (T+1, n, 3): every particle's world
     position and velocity (attached and prescribed ones included)."""
 
-    def __init__(self, t, q, v, x, xd):
+    def __init__(self, t: Array, q: Array, v: Array, x: Array, xd: Array) -> None:
         self.t, self.q, self.v, self.x, self.xd = t, q, v, x, xd
 
 
@@ -102,8 +111,20 @@ class ParticleSystem:
     then :meth:`step` or :meth:`rollout`. The state is ``q, v, t`` and the
     free particles' positions and velocities (``positions()``,
     ``velocities()`` give every particle's)."""
+    # the particles (mass, initial position and velocity, name) and what holds them
+    _m: list[float]
+    _x: list[Array]
+    _xd: list[Array]
+    _names: list[str | None]
+    _body: dict[int, tuple]
+    _weights: dict[int, list[tuple[int, float]]]
+    _prescribed: dict[int, tuple]
+    _springs: list[list]
+    _S: Any  # the built structure, None until built
 
-    def __init__(self, model, forces=(), gravity=True, joint_damping=True, particle_damping=0.0, q=None, v=None):
+    def __init__(self, model: Model, forces: Sequence[ForceElement] = (), gravity: bool = True,
+                 joint_damping: bool = True, particle_damping: float = 0.0, q: ArrayLike | None = None,
+                 v: ArrayLike | None = None) -> None:
         self.model = model
         self.nv = model.nv
         self.forces, self.gravity = tuple(forces), bool(gravity)  # as given (a Simulator adds its own forces)
@@ -137,10 +158,10 @@ class ParticleSystem:
         return cls(f"ParticleSystem: {message}")
 
     @property
-    def n(self):
+    def n(self) -> int:
         return len(self._m)
 
-    def label(self, i):
+    def label(self, i: int) -> str:
         name = self._names[i]
         return f"particle {i}" + (f" ('{name}')" if name else "")
 
@@ -149,20 +170,23 @@ class ParticleSystem:
             raise self.error(f"{what} {i!r} is not a particle index (0..{self.n - 1})")
         return int(i)
 
-    def add_particle(self, mass, position, velocity=None, name=None):
+    def add_particle(self, mass: float, position: ArrayLike, velocity: ArrayLike | None = None,
+                     name: str | None = None) -> int:
         """Add a particle of ``mass`` > 0 (kg) at ``position`` (world); returns its index."""
-        if not (np.isscalar(mass) and np.isfinite(mass) and mass > 0):
+        # numpy's isscalar guard drops the float type (the ignore below)
+        if not (np.isscalar(mass) and np.isfinite(mass) and mass > 0):  # type: ignore[operator]
             raise self.error(f"particle mass must be a finite number > 0, got {mass!r}")
         x, xd = _point(position, "position"), (np.zeros(3) if velocity is None else _point(velocity, "velocity"))
         self._invalidate()
-        self._m.append(float(mass))
+        self._m.append(float(mass))  # type: ignore[arg-type]  # numpy's isscalar guard drops the float type
         self._x.append(x)
         self._xd.append(xd)
         self._names.append(name)
         return self.n - 1
 
-    def add_grid(self, nx, ny, origin, du, dv, mass, stiffness, damping=0.0, shear_stiffness=None,
-                 bend_stiffness=0.0, law="linear"):
+    def add_grid(self, nx: int, ny: int, origin: ArrayLike, du: ArrayLike, dv: ArrayLike, mass: float,
+                 stiffness: float, damping: float = 0.0, shear_stiffness: float | None = None,
+                 bend_stiffness: float = 0.0, law: str = "linear") -> np.ndarray:
         """A cloth: ``nx × ny`` particles at ``origin + i du + j dv`` (``mass``
         the total), structural springs between grid neighbours, shear springs
         on the diagonals (``shear_stiffness``, default ``stiffness``) and bend
@@ -187,14 +211,16 @@ class ParticleSystem:
                 self.add_springs(I.ravel(), J.ravel(), k, damping, law=law)
         return idx
 
-    def add_spring(self, i, j, stiffness, damping=0.0, rest_length=None, law="linear"):
+    def add_spring(self, i: int, j: int, stiffness: float, damping: float = 0.0, rest_length: float | None = None,
+                   law: str = "linear") -> None:
         """Axial spring between particles i and j: tension ``F = k(l − r) +
         d l̇`` (``law="linear"``, ArtiSynth §0.12) or ``F = k l(l² − r²)/(2r²)
         + d l̇`` (``"green"``, the stress form of §0.13). ``rest_length``
         None: the current distance."""
         self.add_springs([i], [j], stiffness, damping, None if rest_length is None else [rest_length], law)
 
-    def add_springs(self, i, j, stiffness, damping=0.0, rest_length=None, law="linear"):
+    def add_springs(self, i: ArrayLike, j: ArrayLike, stiffness: ArrayLike, damping: ArrayLike = 0.0,
+                    rest_length: ArrayLike | None = None, law: str = "linear") -> None:
         """Vectorized :meth:`add_spring` (arrays of indices; scalars or arrays
         for the parameters)."""
         i = np.atleast_1d(np.asarray(i))
@@ -229,7 +255,8 @@ class ParticleSystem:
         if i in self._body or i in self._weights or i in self._prescribed:
             raise self.error(f"{self.label(i)} is already attached, fixed or prescribed")
 
-    def attach(self, particle, target, point=None):
+    def attach(self, particle: int, target: Frame | Sequence[tuple[int, float]], point: ArrayLike | None = None
+               ) -> None:
         """Attach ``particle`` to a body point (``target`` a frame name or index
         of the model, ``point`` in that frame; None: where the particle is now,
         at the current q) or to other particles (``target`` a list of
@@ -247,7 +274,7 @@ class ParticleSystem:
                     raise self.error(f"{self.label(i)} cannot be attached to itself")
                 if not (np.isscalar(w) and np.isfinite(w)):
                     raise self.error(f"attachment weight of {self.label(j)} must be a finite number, got {w!r}")
-                pairs.append((j, float(w)))
+                pairs.append((j, float(w)))  # type: ignore[arg-type]  # numpy's isscalar guard drops the float type
             self._weights[i] = pairs
         else:
             from ..forces.base import resolve_frame
@@ -264,7 +291,7 @@ class ParticleSystem:
             else:
                 self._body[i] = (body, pb, target)
 
-    def fix(self, particle, position=None):
+    def fix(self, particle: int, position: ArrayLike | None = None) -> None:
         """Hold ``particle`` at ``position`` (world; default where it is)."""
         i = self._index(particle)
         self._free_check(i)
@@ -272,7 +299,8 @@ class ParticleSystem:
         x0 = self._x[i].copy() if position is None else _point(position, "position")
         self._prescribed[i] = (_Constant(x0), _Constant(np.zeros(3)))
 
-    def prescribe(self, particle, position, velocity=None):
+    def prescribe(self, particle: int, position: Callable[[float], ArrayLike],
+                  velocity: Callable[[float], ArrayLike] | None = None) -> None:
         """Drive ``particle`` along ``position(t)`` (world, a callable of t;
         ``velocity(t)`` optional: central differences otherwise) — ArtiSynth
         §0.21's parametric components. The step moves it to
@@ -390,27 +418,28 @@ class ParticleSystem:
         kin.xd = (S.Cf @ xdf.ravel() + S.Cb @ kin.ub + S.Cp @ kin.vp.ravel()).reshape(n, 3)
         return kin
 
-    def positions(self):
+    def positions(self) -> Array:
         """World positions (n, 3) of every particle at the current state."""
         S = self._structure()
         return self._kinematics(S, self.q, self.v, self.t, self._xf, self._xdf, need_dv=False).x
 
-    def velocities(self):
+    def velocities(self) -> Array:
         """World velocities (n, 3) of every particle at the current state."""
         S = self._structure()
         return self._kinematics(S, self.q, self.v, self.t, self._xf, self._xdf, need_dv=False).xd
 
     @property
-    def free(self):
+    def free(self) -> np.ndarray:
         """Indices of the free particles (their order in the reduced state)."""
         return self._structure().free.copy()
 
-    def get_state(self):
+    def get_state(self) -> tuple[Array, Array, Array, Array, float]:
         """``(q, v, x_free, xd_free, t)`` (copies)."""
         self._structure()
         return self.q.copy(), self.v.copy(), self._xf.copy(), self._xdf.copy(), self.t
 
-    def set_state(self, q=None, v=None, x_free=None, xd_free=None, t=None):
+    def set_state(self, q: ArrayLike | None = None, v: ArrayLike | None = None, x_free: ArrayLike | None = None,
+                  xd_free: ArrayLike | None = None, t: float | None = None) -> None:
         """Set parts of the state (free particles in the order of :attr:`free`)."""
         S = self._structure()
         if q is not None:
@@ -561,7 +590,8 @@ class ParticleSystem:
         p_part = S.Cb @ (h * kin.abias) + S.Cp @ vrho.ravel()
         return S, kin, Arr, App, br, bp, p_part, vrho, xp1
 
-    def step(self, h, method="implicit", attachments="eliminate", solver="direct", stiffness="definite", tau=None):
+    def step(self, h: float, method: str = "implicit", attachments: str = "eliminate", solver: str = "direct",
+             stiffness: str = "definite", tau: ArrayLike | None = None) -> ParticleSystem:
         """Advance the state by one step of ``h`` seconds.
 
         ``method``: "implicit" (linearly implicit Euler, ``M − hD − h²K``) or
@@ -580,7 +610,8 @@ class ParticleSystem:
         symmetric positive definite, and the whole reduced matrix too when
         the model's block is) or "exact" (the springs' exact K, general LU).
         ``tau``: joint forces (nv) applied to the model over the step."""
-        if not (np.isscalar(h) and np.isfinite(h) and h > 0):
+        # numpy's isscalar guard drops the float type (the ignore below)
+        if not (np.isscalar(h) and np.isfinite(h) and h > 0):  # type: ignore[operator]
             raise InputError(f"the time step h must be a finite number > 0, got {h!r}")
         if method not in ("implicit", "semi_implicit"):
             raise InputError(f"method must be 'implicit' or 'semi_implicit', got {method!r}")
@@ -590,7 +621,7 @@ class ParticleSystem:
             raise InputError(f"solver must be 'direct', 'lu' or 'iterative', got {solver!r}")
         if stiffness not in ("definite", "exact"):
             raise InputError(f"stiffness must be 'definite' or 'exact', got {stiffness!r}")
-        h = float(h)
+        h = float(h)  # type: ignore[arg-type]  # numpy's isscalar guard drops the float type
         definite = stiffness == "definite" or method == "semi_implicit"
         if tau is not None:
             tau = as_vector(tau, "tau", self.nv, batch=False)
@@ -852,14 +883,14 @@ class ParticleSystem:
         f = Pd.T @ np.concatenate([fr, fp])
         return f, Kred, Dred
 
-    def kinetic_energy(self):
+    def kinetic_energy(self) -> float:
         """``½ uᵀ M u`` of the model and every particle (prescribed ones included)."""
         T = self.particle_energy(self.positions(), self.velocities())[0]
         if self.nv:
             T += 0.5 * float(self.v @ crba(self.model, self.q) @ self.v)
         return T
 
-    def potential_energy(self):
+    def potential_energy(self) -> float:
         """Gravity of bodies and particles, the model's conservative elements
         and the springs' elastic energy (J)."""
         V = self.particle_energy(self.positions(), np.zeros((self.n, 3)))[1]
@@ -894,7 +925,8 @@ class ParticleSystem:
         return kinetic, potential, damping
 
     # ------------------------------------------------------------------ rollout
-    def rollout(self, duration, h, method="implicit", attachments="eliminate", solver="direct", stiffness="definite"):
+    def rollout(self, duration: float, h: float, method: str = "implicit", attachments: str = "eliminate",
+                solver: str = "direct", stiffness: str = "definite") -> ParticleTrajectory:
         """Step for ``duration`` seconds (``round(duration/h)`` steps) from the
         current state; returns a :class:`ParticleTrajectory` with the initial
         state first."""

@@ -38,9 +38,14 @@ is simplicity); the products of Alg. 5–6, Kim's hybrid dynamics (Alg. 9)
 and the recursive inverse inertia (Alg. 10) are O(n). Loops over bodies are
 Python (docs/redmax.md has timings).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve
 
+from .._typing import Array, ArrayLike
 from ..constraints.loops import from_equality, loop_end
 from ..dynamics.closed_loop import independent_rows
 from ..errors import InputError, NonFiniteError, SimulationError
@@ -53,6 +58,10 @@ from ..model.joints import C_H, motion_subspace_into, subspace_rate_into
 from ..spatial import se3
 from .maximal import annihilator, loop_subspace, spatial_inertia
 from .reduced import ReducedSystem
+
+if TYPE_CHECKING:
+    from ..model import Model
+
 
 class Kinematics:
     """What REDMAX needs of one state, per body k = 0..n−1 (body k+1 of the
@@ -611,7 +620,7 @@ class HyperReducedSystem:
     springs and dampers ``Tᵀ K_r T``, ``Tᵀ D_r T``, generalized forces
     ``τ_R`` conjugate to v_R (``τ = T τ_R`` does the same work)."""
 
-    def __init__(self, system, T):
+    def __init__(self, system: RedmaxSystem, T: ArrayLike) -> None:
         T = np.asarray(T, dtype=float)
         nv = system.nv
         if T.ndim != 2 or T.shape[0] != nv or T.shape[1] == 0:
@@ -627,24 +636,24 @@ class HyperReducedSystem:
         self.system, self.T = system, T
         self.nR = T.shape[1]
 
-    def _vR(self, x, name):
+    def _vR(self, x: ArrayLike, name: str) -> Array:
         return as_vector(x, name, self.nR, batch=False)
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: ArrayLike) -> Array:
         """``M_R = J_rRᵀ M_r J_rR`` (n_R × n_R)."""
         return self.T.T @ self.system.mass_matrix(q) @ self.T
 
-    def forces(self, q, vR):
+    def forces(self, q: ArrayLike, vR: ArrayLike) -> Array:
         """``f_R = J_rRᵀ (f_r + τ_K + τ_D)`` at v = J_rR v_R."""
         v = self.T @ self._vR(vR, "v_R")
         return self.T.T @ (self.system.forces(q, v) + self.system.passive_forces(q, v))
 
-    def acceleration(self, q, vR, tauR):
+    def acceleration(self, q: ArrayLike, vR: ArrayLike, tauR: ArrayLike) -> np.ndarray:
         """``v̇_R = M_R⁻¹ (f_R + τ_R)``."""
         tauR = self._vR(tauR, "tau_R")
         return np.linalg.solve(self.mass_matrix(q), self.forces(q, vR) + tauR)
 
-    def step(self, q, vR, tauR, h):
+    def step(self, q: ArrayLike, vR: ArrayLike, tauR: ArrayLike, h: float) -> tuple[Array, Array]:
         """The linearly implicit Euler step of §2.5 in the hyper-reduced
         coordinates: ``(M_R + h TᵀD_rT + h² TᵀK_rT) v_R⁺ = M_R v_R + h Tᵀ(τ_K
         + f_r) + h τ_R``, ``q⁺ = model.integrate(q, T v_R⁺, h)``. Returns
@@ -685,7 +694,7 @@ class RedmaxFormulation(ReducedSystem):
     Not offered: the momentum form (``symplectic_euler``), which needs
     ∂T/∂q (the simulator refuses it for this formulation)."""
 
-    def __init__(self, model, *args, **kwargs):
+    def __init__(self, model: Model, *args: Any, **kwargs: Any) -> None:
         super().__init__(model, *args, **kwargs)
         self.redmax = RedmaxSystem(model, gravity=self.gravity, joint_damping=False, joint_stiffness=False)
 
@@ -694,7 +703,7 @@ class RedmaxFormulation(ReducedSystem):
         _, M, f = self.redmax._dense(self.redmax.kinematics(q, v))
         return M, f
 
-    def acceleration(self, t, q, v, tau):
+    def acceleration(self, t: float, q: Array, v: Array, tau: Array) -> Array:
         f, _, _ = self.element_forces(t, q, v)
         if self.soft:
             f = f + self.constraint_force(q, v)
@@ -706,27 +715,30 @@ class RedmaxFormulation(ReducedSystem):
             return self.redmax._kkt(M, G, b, k - 2.0 * w * (G @ v) - w * w * phi)[0]
         return cho_solve(self.redmax._cholesky(M), b)
 
-    def constrained_semi_implicit_euler(self, t, q, v, tau, dt):
+    def constrained_semi_implicit_euler(self, t: float, q: Array, v: Array, tau: Array, dt: float
+                                        ) -> tuple[Array, Array]:
         f, _, _ = self.element_forces(t, q, v)
         M, fr = self._dynamics(q, v)
         G = self.constraints.evaluate(q)[1]
         v1 = self.redmax._kkt(M, G, M @ v + dt * (fr + tau + f), np.zeros(len(G)))[0]
         return self.model._integrate(q, v1, dt), v1
 
-    def net_force(self, t, q, v, tau):
+    def net_force(self, t: float, q: Array, v: Array, tau: Array) -> tuple[Array, Array]:
         f, _, _ = self.element_forces(t, q, v)
         M, fr = self._dynamics(q, v)
         return M, tau + f + fr
 
-    def linearization(self, t, q, v, tau):
+    def linearization(self, t: float, q: Array, v: Array, tau: Array) -> tuple[Array, Array, Array, Array]:
+        K: Any  # arrays (jacobians=True)
+        D: Any
         f, K, D = self.element_forces(t, q, v, jacobians=True)
         M, fr = self._dynamics(q, v)
         return M, tau + f + fr, K, D
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: Array) -> Array:
         return self.redmax.mass_matrix(q)
 
-    def inverse_mass_matrix(self, q):
+    def inverse_mass_matrix(self, q: Array) -> Array:
         M = self.redmax.mass_matrix(q)
         return cho_solve(self.redmax._cholesky(M), np.eye(len(M)))
 

@@ -3,17 +3,28 @@
 :mod:`multibody.integrators` steps: τ are applied joint forces, f the sum
 of the force elements (:mod:`multibody.forces`), C the bias forces with
 gravity (RNEA at v̇ = 0)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import solve
 from scipy.sparse.linalg import splu
 
+from .._typing import Array
 from ..dynamics import aba, crba, gravity_forces, inverse_inertia, kinetic_energy_gradient, rnea
 from ..dynamics.closed_loop import METHODS, closed_loop_forward_dynamics, independent_rows
 from ..constraints._kernels import constrained_acceleration_kernel, constrained_sie_kernel
 from ..errors import InputError, SimulationError
 from ..forces import Gravity, generalized_forces
 from ..model.data import Data
+
+if TYPE_CHECKING:
+    from ..constraints import Constraints
+    from ..forces.base import ForceElement
+    from ..model import Model
 
 
 # measured with benchmarks/kkt.py: SuperLU beats the dense symmetric solve once the KKT system is
@@ -22,7 +33,7 @@ SPARSE_KKT_MIN_SIZE = 220
 SPARSE_KKT_MAX_DENSITY = 0.1
 
 
-def kkt_solve(A, G, R, b, g, sparse=None):
+def kkt_solve(A: Array, G: Array, R: Array, b: Array, g: Array, sparse: bool | np.bool_ | None = None) -> np.ndarray:
     """The x-part of ``[A −Gᵀ; G R][x; λ] = [b; g]`` (ArtiSynth §0.6, §0.11):
     dense (LAPACK LU) or sparse (SuperLU), chosen by size and the density of
     A unless ``sparse`` is given."""
@@ -75,8 +86,10 @@ class ReducedSystem:
       the right side also takes Drumwright's velocity-product terms
       ``−hĠv − M̂Ġv/(hK + B)`` (eq. 53, M̂ = (G A⁻¹ Gᵀ)⁺; pitfall P2)."""
 
-    def __init__(self, model, forces=(), gravity=True, joint_damping=True, constraints=None, compliance=0.0,
-                 constraint_damping=0.0, baumgarte=10.0, loop_method=None, constraint_law="artisynth", gdot=False):
+    def __init__(self, model: Model, forces: Sequence[ForceElement] = (), gravity: bool = True,
+                 joint_damping: bool = True, constraints: Constraints | None = None, compliance: float = 0.0,
+                 constraint_damping: float = 0.0, baumgarte: float = 10.0, loop_method: str | None = None,
+                 constraint_law: str = "artisynth", gdot: bool = False) -> None:
         self.model = model
         self.forces = tuple(forces)
         self.gravity = bool(gravity)
@@ -86,7 +99,8 @@ class ReducedSystem:
         self._damped = bool(np.any(self.damping))
         self.data = Data(model, thread_checked=False)  # private: one simulator per thread (docs)
         self._implicit_forces = self.forces + ((Gravity(),) if self.gravity else ())
-        self.constraints = constraints if constraints is not None and len(constraints) else None
+        # Any: None without rows, which the methods test through ``soft`` (mypy cannot narrow through it)
+        self.constraints: Any = constraints if constraints is not None and len(constraints) else None
         for value, what in ((compliance, "compliance"), (constraint_damping, "constraint_damping"),
                             (baumgarte, "baumgarte")):
             if not (np.isfinite(value) and value >= 0):
@@ -104,25 +118,25 @@ class ReducedSystem:
         self.loop_method = loop_method
 
     @property
-    def soft(self):
+    def soft(self) -> bool:
         """True when the constraints are compliant (α > 0)."""
         return self.constraints is not None and self.compliance > 0.0
 
-    def constraint_force(self, q, v):
+    def constraint_force(self, q: Array, v: Array) -> Array | float:
         """``−Gᵀα⁻¹(φ + βGv)`` of soft constraints (zero without)."""
         if not self.soft:
             return 0.0
         phi, G, _ = self.constraints.evaluate(q)
         return -(G.T @ (phi + self.constraint_damping * (G @ v))) / self.compliance
 
-    def constraint_energy(self, q):
+    def constraint_energy(self, q: Array) -> float:
         """Potential ``½ φᵀα⁻¹φ`` of soft constraints (J; zero without)."""
         if not self.soft:
             return 0.0
         phi = self.constraints.evaluate(q)[0]
         return 0.5 * float(phi @ phi) / self.compliance
 
-    def loop_regularization(self, dt):
+    def loop_regularization(self, dt: float) -> tuple[float, float, bool]:
         """``(erp, cfm, gdot)`` of soft constraints at the step dt: the rows
         ``G v⁺ + cfm·Λ = −erp·φ`` of the regularized KKT step (the ERP/CFM
         form of notes C7). ArtiSynth (§0.11): ``erp = γ/h``, ``cfm = γα/h²``,
@@ -133,7 +147,7 @@ class ReducedSystem:
         gamma = 1.0 / ((1.0 if drumwright else 0.5) + self.constraint_damping / dt)
         return gamma / dt, gamma * self.compliance / dt ** 2, self.gdot
 
-    def velocity_solve(self, A, b, q, dt, v=None):
+    def velocity_solve(self, A: Array, b: Array, q: Array, dt: float, v: Array | None = None) -> np.ndarray:
         """``v⁺`` from ``A v⁺ = b`` (an integrator's velocity equation)
         subject to the constraints at q, as the KKT systems above; ``v``:
         the velocity at the start of the step (Drumwright's Ġv terms)."""
@@ -152,9 +166,12 @@ class ReducedSystem:
             G, R, g = G[rows], np.zeros((len(rows), len(rows))), np.zeros(len(rows))
         return kkt_solve(A, G, R, b, g)
 
-    def element_forces(self, t, q, v, jacobians=False):
+    def element_forces(self, t: float, q: Array, v: Array, jacobians: bool = False
+                       ) -> tuple[Array, Array | None, Array | None]:
         """(τ, K, D) of the force elements plus the model's joint damping."""
         nv = self.model.nv
+        K: Any  # arrays with jacobians, else None
+        D: Any
         if self.forces:
             tau, K, D = generalized_forces(self.forces, self.model, q, v, t, jacobians=jacobians)
         else:
@@ -166,16 +183,18 @@ class ReducedSystem:
                 D[np.diag_indices(nv)] -= self.damping
         return tau, K, D
 
-    def acceleration(self, t, q, v, tau):
+    def acceleration(self, t: float, q: Array, v: Array, tau: Array) -> Array:
         """``v̇`` (nv) at (t, q, v) under joint forces ``tau``."""
         f, _, _ = self.element_forces(t, q, v)
         if self.constraints is not None and not self.soft:
             if self.loop_method is None:  # compiled: method 2 of §8.5 with the sparse LᵀDL
                 out = np.empty(self.model.nv)
                 d = self.data
-                if constrained_acceleration_kernel(self.model._tree, self.model.dof_parent, q, v, tau + f,
-                                                   self.gravity, self.baumgarte, *self.constraints.kernel_args,
-                                                   d.poses, d.jac, d.spatial, d.inertia6, d.M, out) != 0:
+                # numba's stubs type a kernel call by the kernel's parameters: a star argument does not fit them
+                if constrained_acceleration_kernel(self.model._tree, self.model.dof_parent,  # type: ignore[call-arg]
+                                                   q, v, tau + f, self.gravity, self.baumgarte,
+                                                   *self.constraints.kernel_args, d.poses, d.jac, d.spatial,
+                                                   d.inertia6, d.M, out) != 0:
                     raise SimulationError("the mass matrix is not positive definite")
                 return out
             phi, K, k = self.constraints.evaluate(q, v)
@@ -187,29 +206,33 @@ class ReducedSystem:
             f = f + self.constraint_force(q, v)
         return aba(self.model, q, v, tau + f, gravity=self.gravity, data=self.data).copy()
 
-    def constrained_semi_implicit_euler(self, t, q, v, tau, dt):
+    def constrained_semi_implicit_euler(self, t: float, q: Array, v: Array, tau: Array, dt: float
+                                        ) -> tuple[Array, Array]:
         """One compiled semi-implicit Euler step with the hard constraints
         (:func:`~multibody.constraints._kernels.constrained_sie_kernel`);
         the force elements enter as joint forces at (q, v)."""
         f, _, _ = self.element_forces(t, q, v)  # with the joint damping
         q1, v1 = np.empty_like(q), np.empty_like(v)
         d = self.data
-        if constrained_sie_kernel(self.model._tree, self.model.dof_parent, q, v, tau + f, dt, self.gravity,
-                                  *self.constraints.kernel_args, d.poses, d.jac, d.spatial, d.inertia6, d.M, q1,
-                                  v1) != 0:
+        # numba's stubs type a kernel call by the kernel's parameters: a star argument does not fit them
+        if constrained_sie_kernel(self.model._tree, self.model.dof_parent, q,  # type: ignore[call-arg]
+                                  v, tau + f, dt, self.gravity, *self.constraints.kernel_args, d.poses, d.jac,
+                                  d.spatial, d.inertia6, d.M, q1, v1) != 0:
             raise SimulationError("the mass matrix is not positive definite")
         return q1, v1
 
-    def net_force(self, t, q, v, tau):
+    def net_force(self, t: float, q: Array, v: Array, tau: Array) -> tuple[Array, Array]:
         """``(M, f)``: the mass matrix and ``τ + Σ f_e − C(q, v)`` (bias with
         gravity), for velocity-level steps."""
         f, _, _ = self.element_forces(t, q, v)
         M = self.mass_matrix(q)
         return M, tau + f - rnea(self.model, q, v, np.zeros(self.model.nv), gravity=self.gravity, data=self.data)
 
-    def linearization(self, t, q, v, tau):
+    def linearization(self, t: float, q: Array, v: Array, tau: Array) -> tuple[Array, Array, Array, Array]:
         """(M, f, K, D): mass matrix, net generalized force ``τ + Σ f_e − C``,
         and the force elements' ``K = ∂f/∂q`` and ``D = ∂f/∂v``."""
+        K: Any  # arrays (jacobians=True)
+        D: Any
         fe, K, D = generalized_forces(self._implicit_forces, self.model, q, v, t, jacobians=True)
         if self._damped:
             fe -= self.damping * v
@@ -218,15 +241,15 @@ class ReducedSystem:
         c = rnea(self.model, q, v, np.zeros(self.model.nv), gravity=False)  # Coriolis and centrifugal
         return M, tau + fe - c, K, D
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: Array) -> Array:
         """``M(q)`` (a new array)."""
         return crba(self.model, q, self.data).copy()
 
-    def inverse_mass_matrix(self, q):
+    def inverse_mass_matrix(self, q: Array) -> Array:
         """``M(q)⁻¹`` (a new array; O(n²) recursion)."""
         return inverse_inertia(self.model, q, self.data).copy()
 
-    def applied_forces(self, t, q, v, tau):
+    def applied_forces(self, t: float, q: Array, v: Array, tau: Array) -> Array:
         """``τ + Σ f_e(q, v) − g(q)``: every generalized force except the
         velocity-product terms (those come from ``kinetic_gradient``)."""
         f, _, _ = self.element_forces(t, q, v)
@@ -235,6 +258,6 @@ class ReducedSystem:
             f -= gravity_forces(self.model, q)
         return f
 
-    def kinetic_gradient(self, q, v):
+    def kinetic_gradient(self, q: Array, v: Array) -> Array:
         """``∂T/∂q`` at fixed v (:func:`~multibody.dynamics.kinetic_energy_gradient`)."""
         return kinetic_energy_gradient(self.model, q, v, self.data)

@@ -1,9 +1,15 @@
 """Explicit integrators: explicit Euler, semi-implicit (symplectic) Euler
 (ArtiSynth §0.9.1, Sueda §1.8) and classical RK4. Positions move on the
 configuration manifold (``model.integrate``; quaternions stay unit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from .._typing import Array
 from ..dynamics.inertia import require_vector_joints
 from ..errors import InputError, SimulationError
 from .base import Integrator
@@ -13,7 +19,7 @@ class ExplicitEuler(Integrator):
     name = "explicit_euler"
     order = 1
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         a = system.acceleration(t, q, v, tau)
         return system.model._integrate(q, v, dt), v + dt * a
 
@@ -27,7 +33,7 @@ class SemiImplicitEuler(Integrator):
     name = "semi_implicit_euler"
     order = 1
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         if system.constraints is not None and not system.soft:  # compiled KKT step (ArtiSynth §0.10)
             return system.constrained_semi_implicit_euler(t, q, v, tau, dt)
         if system.constraints is not None:  # soft constraints: the regularized KKT step (§0.11)
@@ -57,13 +63,13 @@ class SymplecticEuler(Integrator):
     order = 1
     max_iterations = 50
 
-    def check(self, system):
+    def check(self, system: Any) -> None:
         require_vector_joints(system.model, "the symplectic_euler integrator")
         if system.constraints is not None:
             raise InputError("the symplectic_euler integrator does not take constraints yet; use "
                              "semi_implicit_euler, implicit_euler, trapezoidal, bridson_marino or rk4")
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         M = system.mass_matrix(q)
         factor = cho_factor(M)
         p_explicit = M @ v + dt * system.applied_forces(t, q, v, tau)
@@ -92,7 +98,7 @@ class RK4(Integrator):
     name = "rk4"
     order = 4
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         model = system.model
         k1q, k1v = model.qdot(q, v), system.acceleration(t, q, v, tau)
         q2, v2 = model.normalize(q + 0.5 * dt * k1q), v + 0.5 * dt * k1v

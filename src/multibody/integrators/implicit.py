@@ -5,6 +5,11 @@ force elements' Jacobians (DESIGN.md signs: a spring has K ≤ 0), the bias
 C (Coriolis, gravity) is explicit. Order 1; unconditionally stable for
 linear springs and dampers; numerical damping makes energy decay."""
 
+from __future__ import annotations
+
+from typing import Any
+
+from .._typing import Array
 from .base import Integrator
 
 
@@ -12,7 +17,7 @@ class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - dt * D - dt * dt * K
         v1 = system.velocity_solve(A, (M - dt * D) @ v + dt * f, q, dt, v)
@@ -28,7 +33,7 @@ class Trapezoidal(Integrator):
     name = "trapezoidal"
     order = 2
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         M, f, K, D = system.linearization(t, q, v, tau)
         A = M - 0.5 * dt * D - 0.25 * dt * dt * K
         v1 = system.velocity_solve(A, (M - 0.5 * dt * D + 0.25 * dt * dt * K) @ v + dt * f, q, dt, v)
@@ -45,7 +50,7 @@ class BridsonMarino(Integrator):
     name = "bridson_marino"
     order = 2
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         M, f, _, D = system.linearization(t, q, v, tau)
         A = M - 0.5 * dt * D
         rhs = A @ v

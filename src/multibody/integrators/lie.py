@@ -33,8 +33,15 @@ C14). Which twists lie in the subalgebra depends on the state frame: for a
 body on a ball joint the pivot frame's twist (ω; 0) keeps its position in
 both groups; the centre-of-mass frame's (ω; ω × r₀) only in SE(3).
 """
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from .._typing import Array
 from ..errors import InputError
 from ..model.joints import FREE, PLANAR, SPHERICAL
 from ..spatial import quaternion as quat
@@ -62,7 +69,7 @@ class RKMK(Integrator):
     every free joint."""
     name, order = "rkmk4", 4  # the default; an instance of another order says its own
 
-    def __init__(self, order=4, lie_group="se3"):
+    def __init__(self, order: int = 4, lie_group: str | Sequence[str] = "se3") -> None:
         if order not in TABLEAUS:
             raise InputError(f"RKMK order must be 1, 2, 3 or 4, got {order!r}")
         groups = (lie_group,) if isinstance(lie_group, str) else tuple(lie_group)
@@ -75,7 +82,7 @@ class RKMK(Integrator):
         self._a, self._b = TABLEAUS[order]
 
     # ------------------------------------------------------------------ reduced coordinates
-    def check(self, system):
+    def check(self, system: Any) -> None:
         if system.constraints is not None:
             raise InputError("the rkmk integrator does not take loop constraints yet (its stages are the tree's "
                              "dynamics); use rk4 or semi_implicit_euler")
@@ -83,7 +90,7 @@ class RKMK(Integrator):
             raise InputError("in reduced coordinates lie_group is one group for every free joint, 'se3' or "
                              "'so3xr3'")
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         """One step of dt from the reduced state (q, v): stages at ``q ⊕ Ψ``
         on each joint's group (free joints on SE(3) with their body twist,
         or on SO(3) × R³ with (ω; ṗ), ṗ = R v in the parent's axes), their
@@ -153,7 +160,8 @@ class RKMK(Integrator):
         return np.array([g == "se3" for g in self.lie_group])
 
     # ------------------------------------------------------------------ maximal coordinates
-    def step_maximal(self, system, C, V, tau, h, near=None):
+    def step_maximal(self, system: Any, C: Array, V: Array, tau: Array, h: float,
+                     near: Array | None = None) -> tuple[Array, Array]:
         """One step of h (s) of a :class:`~multibody.formulations.MaximalSystem`
         from the poses C and body twists V; returns the new (C, V). ``near``:
         the configuration whose coordinate branches the joint forces τ
@@ -195,21 +203,21 @@ def _planar_dexp_inv(psi):
     return D[np.ix_([2, 3, 4], [2, 3, 4])]
 
 
-def hybrid(C, V, mask):
+def hybrid(C: Array, V: Array, mask: np.ndarray) -> Array:
     """The velocities (ω; ṙ = R v) of the bodies in ``mask`` (the others' V unchanged)."""
     W = V.copy()
     W[mask, 3:] = np.einsum("kij,kj->ki", C[mask, :3, :3], V[mask, 3:])
     return W
 
 
-def body_twists(C, W, mask):
+def body_twists(C: Array, W: Array, mask: np.ndarray) -> Array:
     """The inverse of :func:`hybrid`: body twists (ω; Rᵀṙ) of the bodies in ``mask``."""
     V = W.copy()
     V[mask, 3:] = np.einsum("kji,kj->ki", C[mask, :3, :3], W[mask, 3:])
     return V
 
 
-def moved(C, psi, se3_body):
+def moved(C: Array, psi: Array, se3_body: np.ndarray) -> Array:
     """The poses C moved by the increments psi (n, 6): ``C exp(ψ̂)`` on SE(3),
     ``(R exp(ξ̂), r + u)`` on SO(3) × R³."""
     out = np.empty_like(C)

@@ -13,8 +13,15 @@ unless something else changed (q, v) in between — the simulator's
 position-limit or contact impulses, a projection, a reset — in which case
 the maximal state is rebuilt from (q, v) (:meth:`MaximalSystem.state`).
 """
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from .._typing import Array
 from ..errors import InputError
 from ..formulations.maximal import MaximalSystem
 from ..formulations.maximal_forces import body_wrenches
@@ -36,7 +43,8 @@ class MaximalStepper(Integrator):
     the start of the step (explicit)."""
     order = 1
 
-    def __init__(self, method="semi_implicit_euler", lie_group=None, stabilization="post"):
+    def __init__(self, method: str = "semi_implicit_euler", lie_group: str | Sequence[str] | None = None,
+                 stabilization: str = "post") -> None:
         if method not in METHODS:
             raise InputError(f"the maximal formulation steps with {' or '.join(METHODS)}, not '{method}'")
         if lie_group is not None and method != "rkmk4":
@@ -46,10 +54,10 @@ class MaximalStepper(Integrator):
         self.stabilization = stabilization
         self.rkmk = RKMK(lie_group="se3" if lie_group is None else lie_group) if method == "rkmk4" else None
         self.order = 4 if self.rkmk is not None else 1
-        self.maximal = None
-        self._kept = None  # (q, v, C, V) after the last step
+        self.maximal: Any = None  # the MaximalSystem that check builds
+        self._kept: Any = None  # (q, v, C, V) after the last step
 
-    def check(self, system):
+    def check(self, system: Any) -> None:
         """Build the maximal system of ``system``'s model (with its loop
         joints and connect/weld equalities as rows when ``system`` has
         constraints: the simulator gives only the model's own); refuse what
@@ -67,15 +75,15 @@ class MaximalStepper(Integrator):
             body_wrenches(self.maximal, system.forces, C, V, jacobians=False)
         self._kept = None
 
-    def internal_state(self):
+    def internal_state(self) -> tuple:
         """The maximal state kept after the last step, ``(q, v, C, V)``
         (copies), or ``()``."""
         return () if self._kept is None else tuple(x.copy() for x in self._kept)
 
-    def set_internal_state(self, state):
+    def set_internal_state(self, state: tuple) -> None:
         self._kept = tuple(np.array(x, dtype=float) for x in state) if state else None
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         ms = self.maximal
         kept = self._kept
         if kept is not None and np.array_equal(kept[0], q) and np.array_equal(kept[1], v):

@@ -15,13 +15,21 @@ pickles and resets carry them. Before every step the particle system takes
 the simulator's (t, q, v) — which the velocity clamp may have changed —
 and after it hands back (q⁺, v⁺).
 """
+
+from __future__ import annotations
+
 import copy
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._typing import Array
 from ..errors import InputError
 from ..formulations.particles import ParticleSystem
 from .base import Integrator
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 #: the simulator's integrator names and ParticleSystem.step's methods
 METHODS = {"implicit_euler": "implicit", "semi_implicit_euler": "semi_implicit"}
@@ -39,7 +47,8 @@ class ParticleStepper(Integrator):
     its own copy)."""
     order = 1
 
-    def __init__(self, method="implicit_euler", attachments="eliminate", solver="direct", stiffness="definite"):
+    def __init__(self, method: str = "implicit_euler", attachments: str = "eliminate", solver: str = "direct",
+                 stiffness: str = "definite") -> None:
         if method not in METHODS:
             raise InputError(f"a simulator with particles steps with {' or '.join(METHODS)}, not {method!r}")
         for value, allowed, what in ((attachments, ("eliminate", "kkt"), "attachments"),
@@ -49,10 +58,10 @@ class ParticleStepper(Integrator):
                 raise InputError(f"{what} must be {' or '.join(map(repr, allowed))}, got {value!r}")
         self.name = method
         self.options = (METHODS[method], attachments, solver, stiffness)
-        self.particles = None
-        self._initial = None
+        self.particles: Any = None  # the ParticleSystem bind gives
+        self._initial: Any = None
 
-    def bind(self, particles, model):
+    def bind(self, particles: ParticleSystem, model: Model) -> None:
         """Step ``particles`` (a :class:`ParticleSystem` on ``model``; this
         stepper's own copy is made by the simulator) from its current free
         particles, which :meth:`set_internal_state` with ``()`` returns to."""
@@ -62,24 +71,24 @@ class ParticleStepper(Integrator):
         particles.get_state()  # builds the structure: a cycle of attachments is reported now
         self._initial = (particles._xf.copy(), particles._xdf.copy())
 
-    def copy(self):
+    def copy(self) -> ParticleStepper:
         """A stepper with the same options and no particle system."""
         new = copy.copy(self)
         new.particles, new._initial = None, None
         return new
 
-    def check(self, system):
+    def check(self, system: Any) -> None:
         if self.particles is None:
             raise InputError("a ParticleStepper steps a simulator built with particles=ParticleSystem(...)")
 
-    def internal_state(self):
+    def internal_state(self) -> tuple:
         """The free particles' world positions and velocities ``(x, ẋ)``
         (n_free, 3) each, in the order of :attr:`ParticleSystem.free`
         (copies)."""
         ps = self.particles
         return ps._xf.copy(), ps._xdf.copy()
 
-    def set_internal_state(self, state):
+    def set_internal_state(self, state: tuple) -> None:
         """Return the free particles to ``state`` (as :meth:`internal_state`
         gives; ``()``: where they were when the simulator was built).
         InputError if the shapes are not those of this system or the values
@@ -96,7 +105,7 @@ class ParticleStepper(Integrator):
             arrays.append(a)
         ps._xf, ps._xdf = arrays
 
-    def step(self, system, t, q, v, tau, dt):
+    def step(self, system: Any, t: float, q: Array, v: Array, tau: Array, dt: float) -> tuple[Array, Array]:
         ps = self.particles
         xf, xdf = ps._xf, ps._xdf  # replaced, not changed in place, by a step: kept to undo a failed one
         ps.q, ps.v, ps.t = q.copy(), v.copy(), t

@@ -49,7 +49,34 @@ def load_srdf(model: Model, path_or_string: Source) -> Model:
     disabled collisions added to ``excluded_link_pairs`` and its group
     states added to ``reference_postures`` (see the module docstring).
     ``path_or_string``: an SRDF file name or its XML text. ``model`` is
-    unchanged."""
+    unchanged.
+
+    Parameters
+    ----------
+    model : Model
+        The model the SRDF describes.
+    path_or_string : str or pathlib.Path
+        An SRDF file name or its XML text.
+
+    Returns
+    -------
+    Model
+        The new model.
+
+    Raises
+    ------
+    InputError
+        If ``model`` is not a Model.
+    ModelFileError
+        If the file cannot be read or parsed, or an element lacks a required
+        attribute (naming the file and the element).
+
+    Warns
+    -----
+    ModelWarning
+        Naming what is ignored: a link or joint the model lacks, a value of
+        the wrong length, a name defined twice.
+    """
     if not isinstance(model, Model):
         raise InputError(f"load_srdf: expected a multibody Model, got {type(model).__name__}")
     root, path, src = read_robot_xml(path_or_string, "SRDF")

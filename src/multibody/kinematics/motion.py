@@ -32,7 +32,37 @@ def body_motion(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike | None = 
     world origin in world axes (``⁰X_i⁻¹ v_i``). ``a=None`` means q̈ = 0,
     giving the bias accelerations J̇q̇. Accelerations are spatial, not
     classical (notes P7; use :func:`frame_acceleration` for a point's).
-    Batches give (B, nbodies, 6)."""
+    Batches give (B, nbodies, 6).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    a : array_like, optional
+        Generalized acceleration q̈, (nv,) or (B, nv); default zero.
+    reference : {"local", "world"}
+        Body coordinates (default) or the world origin in world axes.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    vel, acc : numpy.ndarray
+        Spatial velocities (rad/s; m/s) and spatial accelerations of the
+        bodies, each (nbodies, 6) or (B, nbodies, 6), angular first.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     ref = reference_code(reference)
     if ref == K.LOCAL_WORLD_ALIGNED:
         raise InputError("body_motion takes reference 'local' or 'world'")
@@ -80,7 +110,34 @@ def _frame_motion(model, q, v, a, frame, reference, classical):
 
 def frame_velocity(model: Model, q: ArrayLike, v: ArrayLike, frame: Frame, reference: str = "local") -> Array:
     """Spatial velocity (6, angular first) of a frame (name or index) in the
-    given reference (see the module docstring). Batches give (B, 6)."""
+    given reference (see the module docstring). Batches give (B, 6).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    frame : str or int
+        A frame of the model, by name or index.
+    reference : {"local", "world", "local_world_aligned"}
+        The coordinates of the result (module docstring of
+        :mod:`multibody.kinematics`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The frame's spatial velocity (rad/s; m/s), (6,) or (B, 6).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     return _frame_motion(model, q, v, None, frame, reference, False)[0]
 
 
@@ -89,7 +146,40 @@ def frame_acceleration(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, f
     """Acceleration (6, angular first) of a frame given q, v and q̈ = ``a``.
     ``classical=False`` gives the spatial acceleration (Featherstone §2.11);
     ``classical=True`` replaces the linear part by the acceleration of the
-    frame origin, ``v̇_O + ω × v_O`` (Eq. 2.47–2.50, notes P7)."""
+    frame origin, ``v̇_O + ω × v_O`` (Eq. 2.47–2.50, notes P7).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    a : array_like
+        Generalized acceleration q̈, (nv,) or (B, nv).
+    frame : str or int
+        A frame of the model, by name or index.
+    reference : {"local", "world", "local_world_aligned"}
+        The coordinates of the result (module docstring of
+        :mod:`multibody.kinematics`).
+    classical : bool
+        Default False: the spatial acceleration; True: the classical
+        acceleration of the frame origin in the linear part.
+
+    Returns
+    -------
+    numpy.ndarray
+        The frame's acceleration (rad/s²; m/s²), (6,) or (B, 6), angular
+        first.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     if a is None:
         raise InputError("frame_acceleration needs the joint accelerations a (nv,); use jacobian_dot_v for a = 0")
     return _frame_motion(model, q, v, a, frame, reference, bool(classical))[1]
@@ -99,7 +189,34 @@ def jacobian_dot_v(model: Model, q: ArrayLike, v: ArrayLike, frame: Frame, refer
     """``J̇(q, v) v`` for the frame Jacobian of :func:`jacobian` in the same
     reference: the frame's acceleration at q̈ = 0 — spatial for "local" and
     "world", classical (world-aligned) for "local_world_aligned", because
-    that Jacobian's rows are the world-aligned origin velocity."""
+    that Jacobian's rows are the world-aligned origin velocity.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    v : array_like
+        Generalized velocity, (nv,) (free joints: angular then linear, body
+        frame), or a batch (B, nv).
+    frame : str or int
+        A frame of the model, by name or index.
+    reference : {"local", "world", "local_world_aligned"}
+        The coordinates of the result (module docstring of
+        :mod:`multibody.kinematics`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``J̇ v`` (rad/s²; m/s²), (6,) or (B, 6), angular first.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     ref = reference_code(reference)
     return _frame_motion(model, q, v, None, frame, reference, ref == K.LOCAL_WORLD_ALIGNED)[1]
 
@@ -117,7 +234,29 @@ def _jac_entry():
 def joint_jacobians(model: Model, q: ArrayLike, data: Data | None = None) -> Array:
     """World-frame joint Jacobian (6 x nv): column k is the spatial motion
     (at the world origin, world axes) generated by unit velocity of
-    coordinate k (Pinocchio's computeJointJacobians, angular rows first)."""
+    coordinate k (Pinocchio's computeJointJacobians, angular rows first).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,).
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        The (6, nv) world-frame joint Jacobian, angular rows first.
+
+    Raises
+    ------
+    InputError
+        If ``q`` has the wrong shape, is not finite or has a non-unit
+        quaternion.
+    """
     q = config(model, q, batch=False)
     plain = data is None
     data = data_for(model, data)
@@ -133,7 +272,37 @@ def jacobian(model: Model, q: ArrayLike, frame: Frame, reference: str = "world",
     coordinates, moves the origin of the Jacobian to that point of the
     frame. ``q`` may be a batch (B, nq), giving (B, 6, nv). With ``data``
     (single state) the result is written to ``data.frame_J``; without, a
-    new array (computed in the thread's cached workspace)."""
+    new array (computed in the thread's cached workspace).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    frame : str or int
+        A frame of the model, by name or index.
+    reference : {"world", "local", "local_world_aligned"}
+        The coordinates of ``J @ v`` (default "world").
+    point : array_like, optional
+        A point (3,) in the frame's coordinates (m) to move the Jacobian's
+        origin to; default the frame origin.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        The Jacobian, (6, nv) or (B, 6, nv), angular rows first; with ``data``
+        the array ``data.frame_J``.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     ref = reference_code(reference)
     body, place = frame_of(model, frame)
     if point is not None:

@@ -29,6 +29,28 @@ def forward_kinematics(model: Model, q: ArrayLike, data: Data | None = None) -> 
     quaternions), inside the kernel call. Without ``data`` the calling
     thread's cached workspace is used and a new array returned. Exact up to
     round-off.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        World poses (4x4 homogeneous, m) of the bodies, (nbodies, 4, 4) or
+        (B, nbodies, 4, 4); ``data.oMi`` itself when ``data`` is given.
+
+    Raises
+    ------
+    InputError
+        If ``q`` has the wrong shape, is not finite or has a non-unit
+        quaternion.
     """
     plain = data is None
     if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)
@@ -70,7 +92,30 @@ def _fk_entry():
 def frame_placements(model: Model, q: ArrayLike, data: Data | None = None) -> Array:
     """World pose (4x4) of every frame of the model: (nframes, 4, 4), or
     (B, nframes, 4, 4) for a batch of configurations. With ``data`` (one
-    state) the result is ``data.oMf``; without, a new array."""
+    state) the result is ``data.oMf``; without, a new array.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        World poses (4x4 homogeneous, m) of the frames, (nframes, 4, 4) or
+        (B, nframes, 4, 4).
+
+    Raises
+    ------
+    InputError
+        If ``q`` has the wrong shape, is not finite or has a non-unit
+        quaternion.
+    """
     plain = data is None
     data = data_for(model, data)
     oMi = forward_kinematics(model, q, data)
@@ -87,7 +132,31 @@ def frame_pose(model: Model, q: ArrayLike, frame: Frame, data: Data | None = Non
     """World pose (4x4, a new array) of one frame (name or index) at ``q``:
     the world pose of its body times its placement in the body. A batch of
     configurations gives (B, 4, 4). ``data``: the workspace the body poses
-    are computed in (default: the thread's cached one)."""
+    are computed in (default: the thread's cached one).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration, (nq,), or a batch (B, nq).
+    frame : str or int
+        A frame of the model, by name or index.
+    data : Data, optional
+        A workspace made for ``model`` (single state only); default: the calling
+        thread's cached workspace.
+
+    Returns
+    -------
+    numpy.ndarray
+        The frame's world pose (4x4 homogeneous, m), or (B, 4, 4).
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape or is not finite, or a name is not the
+        model's.
+    """
     body, place = frame_of(model, frame)
     plain = data is None
     if plain:  # the thread's cached workspace (model.data.workspace, written out: 0.03 us)

@@ -151,6 +151,18 @@ class ModelBuilder:
         b.add_body("link1", parent="world", joint="revolute", axis=(0, 0, 1),
                    mass=1.0, com=(0, 0, 0.5), inertia=np.diag([0.1, 0.1, 0.01]))
         model = b.build()
+
+    Parameters
+    ----------
+    name : str
+        The model's name (default "model").
+    gravity : array_like
+        Gravity (3,) in world coordinates (m/s²); default (0, 0, −9.81).
+
+    Raises
+    ------
+    ModelError
+        If ``gravity`` is not a finite 3-vector.
     """
 
     def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):

@@ -106,6 +106,18 @@ class Data:
     One thread at a time (see the module docstring); ``thread_checked=False``
     is for workspaces private to an object that documents its own threading
     rules (the simulator's).
+
+    Parameters
+    ----------
+    model : Model
+        The model the workspace is sized for.
+    thread_checked : bool
+        Default True: check that one thread at a time uses it.
+
+    Raises
+    ------
+    InputError
+        If ``model`` is not a Model.
     """
 
     # the arrays (views into them, and the handle table's address) set by __init__, declared for type checkers

@@ -203,6 +203,74 @@ class Model:
     What a model file declares for the simulator (docs/actuators.md):
     ``actuators`` (tuple of :class:`ActuatorSpec`) and ``tendons`` (tuple
     of :class:`TendonSpec`); empty for models built in code.
+
+    Parameters
+    ----------
+    name : str
+        The model's name.
+    tree : array_like
+        The model table, one row per body (world first), columns as
+        :mod:`multibody.model.joints` lays them out (``C_*``): joint type,
+        parent, coordinate offsets, placement, axes, packed inertia.
+    body_names : sequence of str
+        The nbodies body names (``"world"`` first).
+    joint_names : sequence of str
+        The nbodies joint names (``"universe"`` first).
+    joint_axes : sequence of tuple of float
+        Each joint's axis (3,) in its frame (nbodies rows).
+    body_mass : array_like
+        Masses (nbodies,) (kg).
+    body_com : array_like
+        Centres of mass (nbodies, 3) in the body frames (m).
+    body_inertia : array_like
+        Rotational inertias (nbodies, 3, 3) about the centres of mass, body
+        axes (kg·m²).
+    lower, upper : array_like
+        Position limits (nq,) (rad or m; ±inf: none).
+    velocity_limit : array_like
+        Velocity limits (nv,) (rad/s or m/s).
+    effort_limit : array_like
+        Effort limits (nv,) (N·m or N).
+    damping : array_like
+        Viscous joint damping (nv,) (N·m·s/rad or N·s/m).
+    friction : array_like
+        Joint friction (nv,) (N·m or N).
+    armature : array_like
+        Rotor inertia added to the diagonal of H (nv,) (kg·m² or kg).
+    frames : sequence of FrameInfo
+        The named frames (every body's own frame among them).
+    collision_geometries, visual_geometries : sequence of Geometry
+        Contact and display geometry.
+    gravity : array_like
+        Gravity (3,) in world coordinates (m/s²).
+    couplings : sequence of Coupling
+        Linear joint couplings (URDF mimic, gears).
+    equalities : sequence of EqualityConstraint
+        Equality constraints recorded from a model file.
+    loop_joints : sequence of LoopJoint
+        Joints closing kinematic loops.
+    stiffness : array_like, optional
+        Joint spring stiffness (nv,) (N·m/rad or N/m); default zero.
+    spring_reference : array_like, optional
+        The springs' rest configuration (nq,); default zero coordinates,
+        identity quaternions.
+    collision_pairs : sequence of CollisionPair
+        Explicit collision pairs.
+    excluded_link_pairs : sequence of tuple of str
+        Link-name pairs that never collide automatically.
+    filter_parent : bool
+        MuJoCo's parent filter (default True).
+    collision_parent : array_like, optional
+        (nbodies,) the body each body counts as a child of for the parent
+        filter (-1: the world); default the tree's parents.
+    skipped_geometries : sequence of tuple
+        (Geometry, reason) pairs left out of collision.
+    reference_postures : Mapping[str, array_like], optional
+        Named configurations (nq,) (from an SRDF).
+    actuators : sequence of ActuatorSpec
+        The actuators a model file declares.
+    tendons : sequence of TendonSpec
+        The tendons a model file declares.
     """
 
     def __init__(self, *, name, tree, body_names, joint_names, joint_axes, body_mass, body_com,
@@ -351,7 +419,24 @@ class Model:
         """A new Model with the parameters named in the mapping ``params``
         changed (e.g. ``{"link1.mass": 2.0, "gravity": (0, 0, -1.62)}``),
         validated as the builder validates them; this model is unchanged.
-        See :func:`multibody.model.parameters.with_params`."""
+        See :func:`multibody.model.parameters.with_params`.
+
+        Parameters
+        ----------
+        params : Mapping[str, Any]
+            Values by parameter name (``"<body>.mass"``, ``"<joint>.damping"``,
+            ``"gravity"``, ...: docs/parameters.md), SI units.
+
+        Returns
+        -------
+        Model
+            The new model.
+
+        Raises
+        ------
+        InputError
+            If a name is unknown or a value invalid (naming it).
+        """
         from .parameters import with_params
         return with_params(self, params)
 
@@ -471,7 +556,27 @@ class Model:
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Array:
         """``q ⊕ v·dt`` on the configuration manifold (quaternions stay unit;
         free joints follow the SE(3) exponential of the body twist).
-        Accepts one state or a batch."""
+        Accepts one state or a batch.
+
+        Parameters
+        ----------
+        q : array_like
+            Configuration, (nq,) or a batch (B, nq).
+        v : array_like
+            Generalized velocity, (nv,) or (B, nv) (free joints: body frame).
+        dt : float
+            Time step (s) the velocity is held for (default 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            The configuration reached, (nq,) or (B, nq).
+
+        Raises
+        ------
+        InputError
+            If an array has the wrong shape or is not finite.
+        """
         q = as_vector(q, "q", self.nq)
         v = as_vector(v, "v", self.nv)
         if q.ndim != v.ndim:
@@ -509,7 +614,24 @@ class Model:
 
     def difference(self, q0: ArrayLike, q1: ArrayLike) -> Array:
         """The velocity ``v`` with ``integrate(q0, v, 1) = q1`` (SE(3), SE(2)
-        and quaternion logarithms; shortest rotation)."""
+        and quaternion logarithms; shortest rotation).
+
+        Parameters
+        ----------
+        q0, q1 : array_like
+            Configurations, (nq,) or a batch (B, nq).
+
+        Returns
+        -------
+        numpy.ndarray
+            The velocity ``v``, (nv,) or (B, nv) (free joints: body frame of
+            ``q0``).
+
+        Raises
+        ------
+        InputError
+            If an array has the wrong shape or is not finite.
+        """
         q0 = as_vector(q0, "q0", self.nq)
         q1 = as_vector(q1, "q1", self.nq)
         if q0.shape != q1.shape:

@@ -35,7 +35,29 @@ class PD:
     (N/m or N·m/rad) and ``kd`` (N·s/m or N·m·s/rad), scalars or (nv,)
     (zero: that coordinate is not controlled); ``target`` (nq,) or
     (steps, nq), default the neutral configuration; ``velocity_target``
-    and ``feedforward`` (nv,) or (steps, nv), default zero."""
+    and ``feedforward`` (nv,) or (steps, nv), default zero.
+
+    Parameters
+    ----------
+    model : Model
+        The controlled model.
+    kp : float or array_like
+        Position gains (N/m or N·m/rad), a scalar or (nv,).
+    kd : float or array_like
+        Velocity gains (N·s/m or N·m·s/rad), a scalar or (nv,).
+    target : array_like, optional
+        Target configuration (nq,) or (steps, nq); default neutral.
+    velocity_target : array_like, optional
+        Target velocity (nv,) or (steps, nv); default zero.
+    feedforward : array_like, optional
+        Joint forces added (N, N·m), (nv,) or (steps, nv); default zero.
+
+    Raises
+    ------
+    InputError
+        If ``model`` is not a Model, or a gain or table has the wrong shape,
+        is negative (gains) or not finite.
+    """
     kind = _PD
 
     def __init__(self, model: Model, kp: ArrayLike, kd: ArrayLike, target: ArrayLike | None = None,
@@ -114,7 +136,32 @@ class PD:
 class ComputedTorque(PD):
     """Computed-torque control: :class:`PD`'s error feedback as an
     acceleration added to ``acceleration`` (m/s² or rad/s², (nv,) or
-    (steps, nv), default zero) and mapped through the inverse dynamics."""
+    (steps, nv), default zero) and mapped through the inverse dynamics.
+
+    Parameters
+    ----------
+    model : Model
+        The controlled model.
+    kp : float or array_like
+        Position gains (N/m or N·m/rad), a scalar or (nv,).
+    kd : float or array_like
+        Velocity gains (N·s/m or N·m·s/rad), a scalar or (nv,).
+    target : array_like, optional
+        Target configuration (nq,) or (steps, nq); default neutral.
+    velocity_target : array_like, optional
+        Target velocity (nv,) or (steps, nv); default zero.
+    acceleration : array_like, optional
+        Desired acceleration (m/s², rad/s²), (nv,) or (steps, nv); default
+        zero.
+    feedforward : array_like, optional
+        Joint forces added (N, N·m), (nv,) or (steps, nv); default zero.
+
+    Raises
+    ------
+    InputError
+        If ``model`` is not a Model, or a gain or table has the wrong shape,
+        is negative (gains) or not finite.
+    """
     kind = COMPUTED_TORQUE
 
     def __init__(self, model: Model, kp: ArrayLike, kd: ArrayLike, target: ArrayLike | None = None,

@@ -241,7 +241,38 @@ def load_sensors(source: Any, model: Model, noise: bool = False, seed: int = 0, 
     MuJoCo's ``noise`` attribute as Gaussian noise (it is only metadata in
     MuJoCo). What is not loaded is in ``Sensors.not_loaded`` and, with
     ``warn``, named in one ModelWarning. The mapping: module docstring and
-    docs/sensors.md."""
+    docs/sensors.md.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path, mujoco.MjSpec or mujoco.MjModel
+        The MJCF file, text, spec or compiled model ``model`` was loaded from.
+    model : Model
+        The model the sensors read.
+    noise : bool
+        Apply MuJoCo's ``noise`` attribute as Gaussian noise (default False).
+    seed : int
+        The noise seed (default 0).
+    warn : bool
+        Emit a ModelWarning naming the sensors not loaded (default True).
+
+    Returns
+    -------
+    Sensors
+        The loaded sensors, bound to ``model``.
+
+    Raises
+    ------
+    InputError
+        If ``model`` is not a Model.
+    ModelFileError
+        If MuJoCo cannot read ``source``.
+
+    Warns
+    -----
+    ModelWarning
+        With ``warn``, naming what is not loaded.
+    """
     if not isinstance(model, Model):
         raise InputError(f"load_sensors needs the multibody Model loaded from the same MJCF, got "
                          f"{type(model).__name__}")

@@ -990,7 +990,27 @@ class Sensors:
     needed when a sensor has a delay (which must be a whole multiple of
     it). ``seed``: the noise seed of the collection (each sensor draws
     from its own generator, seeded from this and its name, or from its own
-    ``seed``): the same seed gives the same readings."""
+    ``seed``): the same seed gives the same readings.
+
+    Parameters
+    ----------
+    sensors : Sensor or iterable of Sensor
+        The sensors (names unique).
+    model : Model, optional
+        The model to resolve the sensors on now.
+    dt : float, optional
+        The time step of :meth:`update` (s).
+    seed : int
+        The noise seed (default 0).
+
+    Raises
+    ------
+    InputError
+        If an item is not a Sensor, two share a name, ``dt`` is not
+        positive or ``seed`` is not an integer >= 0.
+    ModelError
+        If ``model`` lacks a frame or joint a sensor names.
+    """
 
     def __init__(self, sensors: Sensor | Iterable[Sensor] = (), model: Model | None = None, dt: float | None = None,
                  seed: int = 0) -> None:
@@ -1398,4 +1418,5 @@ def forward_acceleration(simulator: Simulator, t: float, q: ArrayLike, v: ArrayL
         for b in np.nonzero(np.abs(W[1:]).sum(axis=1))[0] + 1:
             J = jacobian(model, q, model.frame_id(model.body_names[b]), reference="world")
             tau += J.T @ W[b]
-    return simulator.system.acceleration(t, q, v, tau)
+    # the systems take float64 arrays; q and v are forwarded as given (their checks are the system's)
+    return simulator.system.acceleration(t, q, v, tau)  # type: ignore[arg-type]

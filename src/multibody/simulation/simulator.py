@@ -142,7 +142,17 @@ _QUANTITY = {"q": "configuration", "v": "velocity"}
 
 @dataclass
 class State:
-    """Time (s), configuration q (nq) and velocity v (nv)."""
+    """Time (s), configuration q (nq) and velocity v (nv).
+
+    Parameters
+    ----------
+    t : float
+        Time (s).
+    q : numpy.ndarray
+        Configuration, (nq,).
+    v : numpy.ndarray
+        Generalized velocity, (nv,).
+    """
     t: float
     q: Array
     v: Array
@@ -346,7 +356,101 @@ class Simulator:
 
     The state starts at ``q0`` (default: neutral, or the particle system's
     q) and ``v0`` (default: zero, or the particle system's v).
-    Deterministic: the same inputs give bit-identical trajectories."""
+    Deterministic: the same inputs give bit-identical trajectories.
+
+    Parameters
+    ----------
+    model : Model
+        The model simulated.
+    dt : float
+        The time step (s), finite and > 0.
+    integrator : str or Integrator
+        A name from :data:`multibody.integrators.INTEGRATORS` (default
+        "semi_implicit_euler") or an integrator object.
+    forces : sequence of ForceElement
+        Force elements (:mod:`multibody.forces`) added to the joint forces.
+    gravity : bool
+        Default True: apply ``model.gravity``.
+    joint_damping : bool
+        Default True: apply ``model.damping`` (viscous, per coordinate).
+    joint_springs : bool
+        Default True: add the model's joint springs (and tendon springs).
+    clamp_effort : bool
+        Default True: clamp joint forces to ``model.effort_limit``.
+    clamp_velocity : bool
+        Default False; True: clamp velocities to ``model.velocity_limit``
+        after each step.
+    limits : bool
+        Default True: enforce ``model.lower_limit`` / ``upper_limit``.
+    restitution : float
+        Newton restitution ``e`` of limit (and rigid contact) impacts, in
+        [0, 1] (default 0).
+    restitution_threshold : float
+        Approach speed (rad/s or m/s) below which restitution is 0 (default
+        0.01).
+    constraints : bool, Constraints or sequence
+        The bilateral constraints: True (default) the model's, False none, a
+        :class:`~multibody.constraints.Constraints` or a list of LoopJoint /
+        Coupling records.
+    compliance : float
+        Soft-constraint compliance α (default 0: hard constraints).
+    constraint_damping : float
+        Soft-constraint damping β (default 0).
+    baumgarte : float
+        Baumgarte rate (rad/s) of hard constraints (default 10).
+    project : bool
+        Default True: project onto φ = 0 and G v = 0 after every step.
+    loop_method : str, optional
+        The NumPy/SciPy solve of hard loop constraints, "kkt", "range_space"
+        or "null_space" (docs/constraints.md); default (None) the compiled
+        one.
+    q0 : array_like, optional
+        Initial configuration (nq,); default neutral (or the particle
+        system's).
+    v0 : array_like, optional
+        Initial velocity (nv,); default zero (or the particle system's).
+    contact_solver : {"pgs", "lemke", "newton", "pivoting", "drumwright"} or None
+        The contact solver (default "pgs"); None: no contact.
+    ground : bool
+        Default False; True: add a ground plane (z = 0).
+    friction : str, optional
+        The friction model: "cone", "pyramid", "box" or "none"; default
+        (None) "cone", "pyramid" with "newton".
+    max_contacts : int, optional
+        Contact capacity per step (default min(8 × pairs, 256)).
+    contact_distance : float, optional
+        Distance (m) below which pairs make contacts (default 0.01; 0 for soft
+        contact).
+    contact_tolerance : float
+        The contact solve's tolerance (m/s; default 1e-8).
+    contact_model : str or Compliance, optional
+        "rigid", "soft" (MuJoCo's soft contact) or, with
+        ``contact_solver="drumwright"``, a Compliance; default (None)
+        "rigid", "soft" with "newton", ``Compliance()`` with "drumwright".
+    contact_iterations : int, optional
+        The solver's iteration cap (PGS sweeps, default 500; Newton's
+        iterations, default 100; Lemke's pivots).
+    contact_failure : {"warn", "raise"}
+        What a solver that reaches its cap does (default "warn").
+    lie_group : str, optional
+        The group of free joints under "rkmk4", "se3" or "so3xr3"; default
+        (None) "se3".
+    formulation : {"reduced", "redmax", "maximal"}
+        How the equations of motion are posed (default "reduced").
+    actuators : sequence of Actuator or bool, optional
+        The actuators driven by :attr:`control`; None (default): the model's;
+        ``()`` or False: none.
+    particles : ParticleSystem, optional
+        Particles, springs and cloth stepped with the bodies (copied).
+
+    Raises
+    ------
+    InputError
+        If an option is invalid or the options conflict (naming them),
+        ``q0`` / ``v0`` have the wrong shape or are not finite, or the
+        initial state cannot be assembled onto hard constraints (naming the
+        constraint).
+    """
 
     def __init__(self, model: Model, dt: float, integrator: str | Integrator = "semi_implicit_euler",
                  forces: Sequence[ForceElement] = (), gravity: bool = True, joint_damping: bool = True,
@@ -470,8 +574,9 @@ class Simulator:
                 compliance, constraint_damping = 1.0 / c.loop_stiffness, c.loop_damping / c.loop_stiffness
                 law, gdot = "drumwright", c.gdot
         system_class = RedmaxFormulation if formulation == "redmax" else ReducedSystem
-        self.system = system_class(model, forces, gravity, joint_damping, constraints, compliance,
-                                   constraint_damping, baumgarte, loop_method, law, gdot)
+        self.system = system_class(model, forces, gravity, joint_damping,
+                                   constraints,  # type: ignore[arg-type]  # a Constraints or None by now
+                                   compliance, constraint_damping, baumgarte, loop_method, law, gdot)
         self.constraints = self.system.constraints
         self.project = bool(project) and self.constraints is not None and not self.system.soft
         integrator.check(self.system)
@@ -602,7 +707,7 @@ class Simulator:
             v = project(model, self.constraints, q, v, np.inf, 0)[1]
         act = None if self._act_set is None else \
             (np.zeros(self.na) if activation is None else self._checked_activation(activation))
-        self.state = State(t, q.copy(), v.copy())  # type: ignore[union-attr]
+        self.state = State(t, q.copy(), v.copy())
         if act is not None:
             self._act_set.io.act[:] = act  # type: ignore[union-attr]
         self._steps = 0
@@ -697,7 +802,29 @@ class Simulator:
         time, before the state changes. A step that fails (a non-finite
         result, a singular mass matrix, constraints that cannot be
         restored) raises :class:`SimulationError` naming the step, the time
-        and the quantity, and leaves the state at the start of the step."""
+        and the quantity, and leaves the state at the start of the step.
+
+        Parameters
+        ----------
+        tau : array_like, optional
+            Joint forces (nv,) (N, N·m; free joints: body-frame wrench); default
+            zero.
+        control : array_like, optional
+            Actuator controls (nu,) to set first; default: as they are.
+
+        Returns
+        -------
+        State
+            The state at the end of the step.
+
+        Raises
+        ------
+        InputError
+            If ``tau`` or ``control`` is not one vector of finite real numbers of
+            the right size (the state is unchanged).
+        SimulationError
+            If the step fails (the state stays at the start of the step).
+        """
         if control is not None:
             self._set_control(control, None)
         self._advance(self._zero if tau is None else tau, "tau")
@@ -1224,7 +1351,7 @@ class Simulator:
             target[bounce] = -self.restitution * vn[bounce]
         return target
 
-    def _state_or(self, q, v):
+    def _state_or(self, q, v) -> tuple[Array, Array]:
         """(q, v) given (checked: one state) or the current state's."""
         m = self.model
         q = self.state.q if q is None else m.check_configuration(state_vector(q, "q", m.nq))
@@ -1374,7 +1501,48 @@ class Simulator:
         time before the state advances; a step that fails raises
         :class:`SimulationError` naming it (the state stays at the start of
         that step). The trajectory carries the model's fingerprint
-        (:func:`~multibody.simulation.model_fingerprint`)."""
+        (:func:`~multibody.simulation.model_fingerprint`).
+
+        Parameters
+        ----------
+        duration : float, optional
+            Simulated time (s), rounded to whole steps; give it or ``steps``.
+        steps : int, optional
+            Number of steps.
+        controller : PD, ComputedTorque or callable, optional
+            ``controller(t, q, v) -> tau`` (nv,), called before each step.
+        record_every : int
+            Record every this many steps (default 1).
+        progress : bool
+            Show a progress bar on a terminal for long runs (default True).
+        tau : array_like, optional
+            Open-loop joint forces: (nv,) held, or (steps, nv); not with
+            ``controller``.
+        contacts : bool
+            Record the contacts of each recorded step (default False).
+        control : array_like or callable, optional
+            Actuator controls: (nu,) held, (steps, nu), or
+            ``control(t, q, v) -> (nu,)``; default: as set.
+        sensors : Sensors, optional
+            Sensors whose readings are recorded.
+        view : object, optional
+            A viewer (``update(q, t, contacts)``) shown the run.
+        realtime : bool, optional
+            Pace the run to wall-clock time (default: True with a view).
+
+        Returns
+        -------
+        Trajectory
+            The recorded samples, the initial state first.
+
+        Raises
+        ------
+        InputError
+            For invalid arguments or a controller's invalid output (naming the
+            step and the time).
+        SimulationError
+            If a step fails (naming the step, the time and the quantity).
+        """
         n = _step_count(duration, steps, self.dt)
         every = _count(record_every, "record_every", 1)
         if view is not None and not callable(getattr(view, "update", None)):
@@ -1521,7 +1689,43 @@ class Simulator:
         change. Needs a fused step (no constraints; RK4 and Bridson–Marino
         without Python force elements); mismatched batch sizes or shapes
         raise InputError, a failing member SimulationError naming it, the
-        step and the time."""
+        step and the time.
+
+        Parameters
+        ----------
+        q0 : array_like, optional
+            Initial configurations (B, nq), or one (nq,) for all; default the
+            current one.
+        v0 : array_like, optional
+            Initial velocities (B, nv), or one (nv,); default the current one.
+        steps : int, optional
+            Number of steps; give it or ``duration``.
+        duration : float, optional
+            Simulated time (s), rounded to whole steps.
+        params : sequence of mappings, optional
+            B parameter mappings for :meth:`Model.with_params`.
+        tau : array_like, optional
+            Open-loop joint forces: (nv,), (steps, nv) or (B, steps, nv).
+        record_every : int
+            Record every this many steps (default 1).
+        threads : int, optional
+            Number of threads (default one per core).
+        control : array_like, optional
+            Actuator controls: (nu,), (steps, nu) or (B, steps, nu).
+
+        Returns
+        -------
+        Rollouts
+            The B recorded rollouts.
+
+        Raises
+        ------
+        InputError
+            For mismatched batch sizes or shapes, or a simulator without a fused
+            step.
+        SimulationError
+            If a member fails (naming it, the step and the time).
+        """
         return rollout_batch(self, q0, v0, steps, duration, params, tau, record_every, threads, control)
 
     def _tau_table(self, tau, n, controller):

@@ -194,43 +194,76 @@ def _fsync_directory(directory):
 
 @dataclass
 class Trajectory:
-    """Samples of a rollout: ``t`` (N,), ``q`` (N, nq), ``v`` (N, nv), ``tau``
-    (N, nv) joint forces applied during the step that ended at each sample
-    (after effort clamping), ``kinetic`` and ``potential`` energy (N,) (J;
-    potential of gravity plus conservative force elements), ``meta`` (model
-    name, integrator, dt, and whatever a user adds: JSON values),
-    ``effort_clamped`` / ``velocity_clamped``
-    (N, nv) booleans: which coordinates the simulator clamped in that step,
-    ``power`` (N, P): the power (W) of each source named in
-    ``power_labels`` (applied τ, each force element, joint damping),
-    ``constraint_residual`` (N,): the largest constraint violation (max |φ|
-    of loop joints and couplings, and the largest position-limit violation;
-    m, rad or, for angle rows, a cosine), and ``model_fingerprint``: the
-    :func:`model_fingerprint` of the model it was recorded on (None if
-    unknown), and ``contacts``: the contacts of each sample's step
-    (:class:`~multibody.simulation.contact_record.ContactRecord`) when the
-    rollout recorded them, else None (pickles and is saved with the
-    trajectory). The actuators (docs/actuators.md): ``control`` (N, nu) the
-    controls and ``actuator_force`` (N, nu) the actuator forces (N or N·m,
-    before the moment arm) of the step that ended at each sample (row 0:
-    zeros, as ``tau``), ``activation`` (N, na) the activations at each
-    sample, ``actuator_names`` (nu names); (N, 0) without actuators.
-    ``actuator_length`` and ``actuator_velocity`` (N, nu): the length (m
-    or rad) and rate of each actuator's transmission at each sample
-    (MuJoCo's ``actuator_length`` / ``actuator_velocity``; a muscle's
-    tendon is rigid, so its normalized fiber length is ``range₀ + (l −
-    lr₀)/L0`` of this length, :class:`~multibody.forces.actuators.Muscle`),
-    computed from the recorded states when first read; NaN
-    when not recorded (a file written before they were, a trajectory
-    built by hand without them). ``particle_position`` and
-    ``particle_velocity`` (N, n, 3): every particle's world position (m)
-    and velocity (m/s) at each sample when the simulator steps a
-    :class:`~multibody.formulations.ParticleSystem` (attached and
-    prescribed particles included; docs/deformables.md), (N, 0, 3)
-    otherwise.
-    ``sensors``: the sensors' readings (a dict name -> (N, dim) array,
-    docs/sensors.md) when the rollout was given
-    :class:`~multibody.simulation.sensors.Sensors`, else None."""
+    """Samples of a rollout: N samples, each at the end of a recorded step
+    (the first: the initial state). Made by :meth:`Simulator.rollout` or
+    :meth:`load`; the fields below are its attributes.
+
+    Parameters
+    ----------
+    t : numpy.ndarray
+        Times (N,) (s).
+    q : numpy.ndarray
+        Configurations (N, nq).
+    v : numpy.ndarray
+        Generalized velocities (N, nv).
+    tau : numpy.ndarray
+        (N, nv) joint forces applied during the step that ended at each
+        sample (after effort clamping).
+    kinetic, potential : numpy.ndarray
+        Kinetic and potential energy (N,) (J; potential of gravity plus
+        conservative force elements).
+    meta : dict
+        Model name, integrator, dt, and whatever a user adds: JSON values.
+    effort_clamped, velocity_clamped : numpy.ndarray, optional
+        (N, nv) booleans: which coordinates the simulator clamped in that
+        step.
+    power : numpy.ndarray, optional
+        (N, P): the power (W) of each source named in ``power_labels``
+        (applied τ, each force element, joint damping).
+    power_labels : tuple of str
+        The P sources of ``power``.
+    constraint_residual : numpy.ndarray, optional
+        (N,): the largest constraint violation (max |φ| of loop joints and
+        couplings, and the largest position-limit violation; m, rad or, for
+        angle rows, a cosine).
+    model_fingerprint : str, optional
+        The :func:`model_fingerprint` of the model it was recorded on (None
+        if unknown).
+    contacts : ContactRecord, optional
+        The contacts of each sample's step
+        (:class:`~multibody.simulation.contact_record.ContactRecord`) when
+        the rollout recorded them, else None (pickles and is saved with the
+        trajectory).
+    control : numpy.ndarray, optional
+        The actuators' controls (N, nu) of the step that ended at each
+        sample (row 0: zeros, as ``tau``; docs/actuators.md); (N, 0) without
+        actuators.
+    activation : numpy.ndarray, optional
+        The activations (N, na) at each sample.
+    actuator_force : numpy.ndarray, optional
+        The actuator forces (N, nu) (N or N·m, before the moment arm) of the
+        step that ended at each sample (row 0: zeros).
+    actuator_names : tuple of str
+        The nu actuator names.
+    sensors : dict of str to numpy.ndarray, optional
+        The sensors' readings (name -> (N, dim) array, docs/sensors.md)
+        when the rollout was given
+        :class:`~multibody.simulation.sensors.Sensors`, else None.
+    actuator_length, actuator_velocity : numpy.ndarray, optional
+        (N, nu): the length (m or rad) and rate of each actuator's
+        transmission at each sample (MuJoCo's ``actuator_length`` /
+        ``actuator_velocity``; a muscle's tendon is rigid, so its
+        normalized fiber length is ``range₀ + (l − lr₀)/L0`` of this length,
+        :class:`~multibody.forces.actuators.Muscle`), computed from the
+        recorded states when first read; NaN when not recorded (a file
+        written before they were, a trajectory built by hand without them).
+    particle_position, particle_velocity : numpy.ndarray, optional
+        (N, n, 3): every particle's world position (m) and velocity (m/s)
+        at each sample when the simulator steps a
+        :class:`~multibody.formulations.ParticleSystem` (attached and
+        prescribed particles included; docs/deformables.md), (N, 0, 3)
+        otherwise.
+    """
     t: Array
     q: Array
     v: Array
@@ -398,7 +431,19 @@ class Trajectory:
         temporary file). ``meta`` must hold JSON values (None, bools, ints,
         floats, strings, lists and dicts of them; tuples come back as
         lists); anything else raises :class:`InputError` naming the key, as
-        does a file that cannot be written (naming the file)."""
+        does a file that cannot be written (naming the file).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (replaced if it exists).
+
+        Raises
+        ------
+        InputError
+            If ``meta`` holds a value JSON cannot hold, or the file cannot be
+            written.
+        """
         path = _file_name(path, "Trajectory.save")
         if not isinstance(self.meta, dict):
             raise InputError(f"Trajectory.meta must be a dict, got {type(self.meta).__name__}")
@@ -454,7 +499,26 @@ class Trajectory:
         A missing, unreadable, truncated or corrupted file, a file that is
         not a trajectory (or one written by multibody before format 2,
         which is not read), arrays of inconsistent shapes, or a model
-        mismatch raise :class:`InputError` naming the file."""
+        mismatch raise :class:`InputError` naming the file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save`.
+        model : Model, optional
+            The model the trajectory must have been recorded on.
+
+        Returns
+        -------
+        Trajectory
+            The trajectory as saved.
+
+        Raises
+        ------
+        InputError
+            If the file cannot be read as a trajectory, or ``model`` is not the
+            recorded one.
+        """
         path = _file_name(path, "Trajectory.load")
         try:
             with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:

@@ -1,10 +1,13 @@
 """``solve_contact``: one entry point to every contact solver, validating
 its inputs (docs/contact.md, "Contact solvers")."""
+from __future__ import annotations
+
 from typing import NamedTuple
 
 import numpy as np
 
 from .._status import NOT_CONVERGED, describe
+from .._typing import Array, ArrayLike
 from ..errors import ContactSolveError, InputError, NonFiniteError
 from .lemke import box_lcp, pyramid_lcp
 from .pgs import projected_gauss_seidel
@@ -39,7 +42,7 @@ class ContactResult(NamedTuple):
     residual: ContactResidual
 
 
-def _array(x, name, ndim):
+def _array(x: ArrayLike, name: str, ndim: int) -> Array:
     a = np.asarray(x)
     if a.dtype.kind not in "biuf" or a.ndim != ndim:
         raise InputError(f"{name} must be a real {ndim}-D array, got {a.dtype} with shape {a.shape}")
@@ -50,7 +53,7 @@ def _array(x, name, ndim):
     return a
 
 
-def check_contact_problem(W, b, mu):
+def check_contact_problem(W: ArrayLike, b: ArrayLike, mu: ArrayLike) -> tuple[Array, Array, Array]:
     """``(W, b, mu)`` as float64 C-contiguous arrays, checked: W (m, m)
     symmetric with a non-negative diagonal, b (m,), m = 3 nc, mu (nc,) ≥ 0,
     all finite; raises InputError (NonFiniteError) naming the array."""
@@ -75,7 +78,8 @@ def check_contact_problem(W, b, mu):
     return W, b, mu
 
 
-def residual_of(W, b, mu, lam, friction="cone", k=4):
+def residual_of(W: ArrayLike, b: ArrayLike, mu: ArrayLike, lam: ArrayLike, friction: str = "cone",
+                k: int = 4) -> ContactResidual:
     """The :class:`ContactResidual` of ``lam`` for the problem (W, b, mu)
     with the friction set ``friction`` ("cone", "box" or "pyramid" with k
     sides), by the compiled :func:`contact_residual`."""
@@ -89,8 +93,9 @@ def residual_of(W, b, mu, lam, friction="cone", k=4):
     return ContactResidual(*contact_residual(W, b, mu, lam, model, int(k)))
 
 
-def solve_contact(W, b, mu, method="pgs", friction="cone", *, k=4, lam0=None, tol=None, max_iterations=None,
-                  omega=1.0):
+def solve_contact(W: ArrayLike, b: ArrayLike, mu: ArrayLike, method: str = "pgs", friction: str = "cone", *,
+                  k: int = 4, lam0: ArrayLike | None = None, tol: float | None = None,
+                  max_iterations: int | None = None, omega: float = 1.0) -> ContactResult:
     """Solve the contact problem ``u = Wλ + b``, ``0 ≤ λ_n ⊥ u_n ≥ 0``,
     friction by ``friction`` (docs/contact.md, "Contact solvers"):
 

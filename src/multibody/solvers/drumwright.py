@@ -38,11 +38,15 @@ K → ∞ (P4) and needs no M̂ = W⁻¹ (W singular for redundant rows, P8):
 Since cfm > 0 for every finite K, ``W + diag(cfm)`` is positive definite
 whatever the rank of W: the problem has exactly one solution (C8, P11).
 """
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
 
+from .._typing import Array, ArrayLike
 from ..errors import ContactSolveError, InputError, NonFiniteError
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3  # the kinds of rows
@@ -63,7 +67,7 @@ def compliant_row(K, B, h):
     return K / s, 1.0 / (h * s)
 
 
-def _vector(x, name, m):
+def _vector(x: ArrayLike, name: str, m: int) -> Array:
     a = np.asarray(x)
     if a.dtype.kind not in "biuf":
         raise InputError(f"{name} must be a real array, got {a.dtype}")
@@ -73,7 +77,9 @@ def _vector(x, name, m):
     return a
 
 
-def check_rows(W, b, h, kind, phi, stiffness, damping, mu):
+def check_rows(W: ArrayLike, b: ArrayLike, h: float, kind: Any, phi: ArrayLike,
+               stiffness: ArrayLike, damping: ArrayLike, mu: ArrayLike
+               ) -> tuple[Array, Array, float, np.ndarray, Array, Array, Array, Array]:
     """The problem's arrays as float64 (kind as int64), checked: W (m, m)
     symmetric, finite; b, phi (m,) finite; stiffness, damping (m,) ≥ 0
     (stiffness may be ∞); h > 0; kind in :data:`KINDS` with each NORMAL row
@@ -119,7 +125,7 @@ def check_rows(W, b, h, kind, phi, stiffness, damping, mu):
     return W, b, h, kind, phi, K, B, mu
 
 
-def row_laws(h, K, B):
+def row_laws(h: float, K: Array, B: Array) -> tuple[Array, Array, Array]:
     """Per row ``(erp, cfm, s)`` (:func:`compliant_row`; s = hK + B, ∞ for
     rigid rows)."""
     erp, cfm = np.empty(K.size), np.empty(K.size)
@@ -130,7 +136,9 @@ def row_laws(h, K, B):
     return erp, cfm, s
 
 
-def compliant_problem(W, b, h, kind, phi, stiffness, damping, mu=0.0, gdot=None):
+def compliant_problem(W: ArrayLike, b: ArrayLike, h: float, kind: Any,
+                      phi: ArrayLike, stiffness: ArrayLike, damping: ArrayLike, mu: ArrayLike = 0.0,
+                      gdot: ArrayLike | None = None) -> tuple[Array, Array, np.ndarray]:
     """``(A, c, active)``: the rows' laws as ``A Λ + c`` (module docstring):
     ``A = W + diag(cfm)``, ``c = b + erp·φ`` plus, with ``gdot`` (Ġv₀ per
     row, m/s² or rad/s²), ``hĠv₀ + M̂Ġv₀/(hK + B)`` with M̂ the
@@ -156,8 +164,10 @@ def compliant_problem(W, b, h, kind, phi, stiffness, damping, mu=0.0, gdot=None)
     return A[np.ix_(active, active)], c[active], active
 
 
-def compliant_impulses(W, b, h, kind, phi, stiffness, damping, mu=0.0, gdot=None, friction="cone", method=None,
-                       zeta=None, tol=1e-10):
+def compliant_impulses(W: ArrayLike, b: ArrayLike, h: float, kind: Any,
+                       phi: ArrayLike, stiffness: ArrayLike, damping: ArrayLike, mu: ArrayLike = 0.0,
+                       gdot: ArrayLike | None = None, friction: str = "cone", method: str | None = None,
+                       zeta: float | None = None, tol: float = 1e-10) -> Array:
     """The impulses Λ (m,) (N·s; Λ = hλ₁) of Drumwright's step for the rows
     ``u = WΛ + b`` (module docstring): W = G M⁻¹ Gᵀ (m, m), b = G v_f
     (m,); ``kind`` per row ("bilateral", "unilateral", "normal",

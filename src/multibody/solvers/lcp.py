@@ -1,9 +1,12 @@
 """Linear complementarity problems ``w = Aλ + b``, ``λ ≥ 0``, ``w ≥ 0``,
 ``λᵀw = 0`` (Drumwright §2, Featherstone §11.5)."""
+from __future__ import annotations
+
 import numpy as np
 from numba import njit
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
 
+from .._typing import Array, ArrayLike
 from ..errors import SimulationError
 
 
@@ -83,7 +86,7 @@ def principal_pivoting_lcp(A, b, lam, w, max_iterations):
     return -1
 
 
-def solve_spd_lcp(A, b):
+def solve_spd_lcp(A: ArrayLike, b: ArrayLike) -> tuple[Array, Array]:
     """Solve the LCP ``w = Aλ + b ≥ 0``, ``λ ≥ 0``, ``λᵀw = 0`` exactly (to
     round-off) for a symmetric positive definite A (e.g. ``G M⁻¹ Gᵀ`` of
     independent constraints): compiled principal pivoting

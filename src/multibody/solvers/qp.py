@@ -32,9 +32,12 @@ clarabel is imported at the first call (not at ``import multibody``).
 Only clarabel is used: no other QP library (OSQP, proxsuite, qpsolvers) is
 installed in this environment, so none was compared.
 """
+from __future__ import annotations
+
 import numpy as np
 from scipy import sparse
 
+from .._typing import Array
 from ..errors import ContactSolveError
 from .residual import CONE
 
@@ -64,7 +67,7 @@ def _conic(P, q, rows, cones, what):
     return np.array(solution.x), solution.iterations
 
 
-def nonnegative_qp(W, b):
+def nonnegative_qp(W: Array, b: Array) -> tuple[Array, int]:
     """``argmin ½λᵀWλ + bᵀλ`` over ``λ ≥ 0`` (the frictionless contact
     problem, ``0 ≤ λ ⊥ Wλ + b ≥ 0``). Returns ``(λ, iterations)``."""
     import clarabel
@@ -115,7 +118,7 @@ def _set_rows(mu, radius, model):
     return (sparse.vstack(G, format="csc"), np.concatenate(h)), cones
 
 
-def anitescu_qp(W, b, mu, model=CONE):
+def anitescu_qp(W: Array, b: Array, mu: Array, model: int = CONE) -> tuple[Array, int]:
     """Anitescu's convex relaxation: ``argmin ½λᵀWλ + bᵀλ`` over λ_n ≥ 0,
     ``λ_t ∈ μλ_n F`` (F the unit disk: the second-order cone
     ``(μλ_n, λ_t) ∈ SOC``; or the box). Not Coulomb at sliding contacts,
@@ -125,7 +128,7 @@ def anitescu_qp(W, b, mu, model=CONE):
     return _conic(W, b, rows, cones, "Anitescu's cone QP")
 
 
-def pyramid_basis(mu, k):
+def pyramid_basis(mu: Array, k: int) -> tuple[Array, Array]:
     """The matrix H (m, n_x) with ``λ = H x``, x per contact ``(α, β_1..β_k)``
     (only α for μ = 0), and the friction rows ``μα − Σβ`` as a matrix E
     (#{μ>0}, n_x): Sueda's eq. 1.86 with the directions ``d_j = (cos 2πj/k,
@@ -152,7 +155,7 @@ def pyramid_basis(mu, k):
     return H, En
 
 
-def anitescu_hart_qp(W, b, mu, k=4):
+def anitescu_hart_qp(W: Array, b: Array, mu: Array, k: int = 4) -> tuple[Array, int]:
     """Sueda's single QP with a k-sided pyramid (§1.13, Anitescu–Hart):
     ``argmin ½xᵀHᵀWHx + (Hᵀb)ᵀx`` over ``x ≥ 0``, ``E x ≥ 0``
     (:func:`pyramid_basis`), ``λ = Hx``. The λ it gives is Anitescu's
@@ -167,7 +170,8 @@ def anitescu_hart_qp(W, b, mu, k=4):
     return H @ x, iterations
 
 
-def staggered_projections(W, b, mu, model=CONE, lam=None, tol=1e-10, max_iterations=200):
+def staggered_projections(W: Array, b: Array, mu: Array, model: int = CONE, lam: Array | None = None,
+                          tol: float = 1e-10, max_iterations: int = 200) -> tuple[Array, int, bool]:
     """Staggered projections (Sueda §2.11, Alg. 7; module docstring) from
     the warm start ``lam`` (λ_t is used: Alg. 7 warm-starts the friction
     impulse). Returns ``(λ, iterations, converged)``; each iteration is one

@@ -30,11 +30,14 @@ struct(L_c) \\ {j}``):
 The factor is exact up to rounding (no dropping). A non-positive pivot
 (A not positive definite) is reported, not repaired.
 """
+from __future__ import annotations
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.linalg import splu
 
+from .._typing import Array, ArrayLike
 from ..errors import InputError
 
 
@@ -271,7 +274,7 @@ class SparseCholesky:
     is computed on the blocks). Then :meth:`factor` with the values in the
     pattern's order, :meth:`solve`."""
 
-    def __init__(self, indptr, indices, n, block=1, relax=True):
+    def __init__(self, indptr, indices, n, block=1, relax=True):  # not annotated yet: its body does not type-check
         indptr = np.asarray(indptr, dtype=np.int64)
         indices = np.asarray(indices, dtype=np.int64)
         if n % block or len(indptr) != n + 1:
@@ -385,7 +388,7 @@ class SparseCholesky:
         self.supernodes = ns
         self.factored = False
 
-    def factor(self, data):
+    def factor(self, data: ArrayLike) -> int:
         """Numeric factorization of the matrix whose values are ``data`` (in
         the order of the pattern given to the constructor; the matrix must
         be symmetric: only the lower triangle of the permuted matrix is
@@ -399,7 +402,7 @@ class SparseCholesky:
         self.factored = bad < 0
         return -1 if bad < 0 else int(self.perm[bad])
 
-    def solve(self, b):
+    def solve(self, b: ArrayLike) -> Array:
         """``A⁻¹ b`` (b of n or n × r)."""
         b = np.asarray(b, dtype=float)
         if b.shape[:1] != (self.n,):
@@ -412,7 +415,7 @@ class SparseCholesky:
         _solve(s[0], s[1], s[2], self.L_ptr, self.L, self.perm, b2, x)
         return x.reshape(b.shape)
 
-    def factor_matrix(self):
+    def factor_matrix(self) -> sp.csc_matrix:
         """The factor ``L`` (CSC, lower triangular) of ``A[perm][:, perm] = L Lᵀ``
         (``perm = self.perm``, new → old) from the last :meth:`factor`."""
         sn_first, rows_ptr, rows = self._sym[0], self._sym[1], self._sym[2]
