@@ -66,7 +66,24 @@ class Design:
     coordinates such as ``q0``); ``shape`` is the design's shape (a grid's
     axes, or ``(n,)``), whose C-order flattening numbers the points.
     :class:`Grid` and :class:`RandomDesign` build one; a list of points is
-    ``Design({"a": [...], "b": [...]})`` (zipped)."""
+    ``Design({"a": [...], "b": [...]})`` (zipped).
+
+    Parameters
+    ----------
+    columns : mapping of str to sequence
+        Coordinate name -> its value at every point (one value per point,
+        all of the same length n): a model parameter name
+        (:meth:`Model.with_params`), ``kp``/``kd``, ``q0``/``v0`` or ``seed``.
+    shape : tuple of int, optional
+        The design's shape (its product is n); default ``(n,)``.
+    dims : tuple of str, optional
+        The names of the axes of ``shape``; default ``("point",)``.
+
+    Raises
+    ------
+    InputError
+        Columns that are not a mapping, empty, or of different lengths.
+    """
 
     def __init__(self, columns: Mapping[str, Any], shape: tuple[int, ...] | None = None,
                  dims: tuple[str, ...] | None = None) -> None:
@@ -103,7 +120,19 @@ class Grid(Design):
     ``Grid({"link3.mass": [1, 2, 3], "kp": [10, 100]})`` has 6 points,
     numbered in C order (the last coordinate varies fastest), of shape (3,
     2). Values are numbers, or equally shaped arrays for vector
-    coordinates (``q0``, ``v0``, a joint's per-coordinate damping, ...)."""
+    coordinates (``q0``, ``v0``, a joint's per-coordinate damping, ...).
+
+    Parameters
+    ----------
+    axes : mapping of str to sequence
+        Coordinate name -> the values it takes along its axis (in the units
+        of the parameter: kg, N m s/rad, ...).
+
+    Raises
+    ------
+    InputError
+        Axes that are not a mapping, empty, or with non-finite values.
+    """
 
     def __init__(self, axes: Mapping[str, Sequence[Any]]) -> None:
         if not isinstance(axes, Mapping) or not axes:
@@ -120,7 +149,25 @@ class RandomDesign(Design):
     between the bounds ``ranges[name] = (low, high)`` (numbers, or arrays
     of one shape for vector coordinates), from ``numpy.random.default_rng(seed)``
     coordinate after coordinate in the mapping's order: the same arguments
-    give the same points."""
+    give the same points.
+
+    Parameters
+    ----------
+    ranges : mapping of str to (low, high)
+        Coordinate name -> its bounds (numbers, or arrays of one shape).
+    n : int
+        The number of points (≥ 1).
+    seed : int, default 0
+        Seed of the generator that draws the points.
+    log : sequence of str, default ()
+        Names drawn log-uniformly (their bounds must be positive).
+
+    Raises
+    ------
+    InputError
+        Bad bounds (low > high, non-finite, mismatched shapes), ``n`` < 1,
+        ``log`` names not among the ranges, or ``seed`` among the ranges.
+    """
 
     def __init__(self, ranges: Mapping[str, tuple[Any, Any]], n: int, seed: int = 0, log: Sequence[str] = ()) -> None:
         if not isinstance(ranges, Mapping) or not ranges:
@@ -300,7 +347,28 @@ class SweepResult:
     ``error`` (n,) its error record ('' for success: the exception's type
     and message, naming the point and its coordinates). ``result[name]``
     is a metric or a coordinate; :meth:`grid` reshapes one to the design's
-    shape, whose axes are ``dims`` (a grid's coordinate names)."""
+    shape, whose axes are ``dims`` (a grid's coordinate names).
+
+    Parameters
+    ----------
+    coords : dict of str to ndarray
+        The design's values per coordinate, (n, ...), and ``seed``.
+    metrics : dict of str to ndarray
+        Each metric's values, (n, ...); NaN at failed points.
+    q, v : ndarray
+        The final configurations (n, nq) and velocities (n, nv); NaN at
+        failed points.
+    ok : ndarray of bool
+        (n,) whether each point succeeded.
+    error : ndarray of str
+        (n,) each point's error record, '' where it succeeded.
+    shape : tuple of int
+        The design's shape.
+    dims : tuple of str
+        The names of the axes of ``shape``.
+    path : str, optional
+        The directory the sweep was saved in, if any.
+    """
     coords: dict[str, np.ndarray]
     metrics: dict[str, np.ndarray]
     q: np.ndarray
