@@ -15,11 +15,7 @@ import multibody as mb
 METHODS = [(mb.Simulator, "step"), (mb.Simulator, "rollout"), (mb.Simulator, "rollout_batch"),
            (mb.Model, "integrate"), (mb.Model, "difference"), (mb.Model, "with_params"),
            (mb.Trajectory, "save"), (mb.Trajectory, "load")]
-# Not yet converted, each for a reason outside the docstrings: their files are owned elsewhere for now
-# (dynamics/derivatives.py, dynamics/jacobian_rate.py), or editing them recompiles the fused step of every
-# user (forces/: the kernels' cache stamp hashes the source files)
-PENDING = {"rnea_derivatives", "aba_derivatives", "body_motion_derivatives", "joint_jacobians_time_variation",
-           "Actuator", "Motor", "PositionServo", "VelocityServo", "Muscle", "TendonSpring"}
+PENDING: set[str] = set()  # every name of the API is converted
 
 
 def _documented():

@@ -144,7 +144,36 @@ def rnea_derivatives(model, q, v, a, f_ext=None, gravity=True, data=None):
     parallel). With ``data`` (one state) the results are views into the
     workspace that the next call overwrites (Pinocchio's habit); without, new
     arrays. ``rnea_derivatives.tau`` is not returned: ``τ`` itself is
-    ``rnea(model, q, v, a)``."""
+    ``rnea(model, q, v, a)``.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration (nq,), or a batch (B, nq).
+    v : array_like
+        Velocity (nv,), or (B, nv).
+    a : array_like
+        Acceleration (nv,), or (B, nv).
+    f_ext : array_like, optional
+        External forces (nbodies, 6) or (B, nbodies, 6), body-frame
+        ``[n; f]`` about each body origin (N·m, N); default none.
+    gravity : bool, default True
+        Whether the model's gravity acts.
+    data : Data, optional
+        A workspace (one state): the results are views into it.
+
+    Returns
+    -------
+    dtau_dq, dtau_dv, M : ndarray
+        ∂τ/∂q, ∂τ/∂v and ∂τ/∂a = M, each (nv, nv) or (B, nv, nv).
+
+    Raises
+    ------
+    InputError
+        Arrays of the wrong shape or with non-finite values.
+    """
     if f_ext is not None and isinstance(f_ext, Data):
         f_ext, data = None, f_ext
     data, ws, plain = _data_and_workspace(model, data)
@@ -205,7 +234,36 @@ def aba_derivatives(model, q, v, tau, f_ext=None, gravity=True, data=None):
 
     One state, or a batch (leading axis). With ``data`` (one state) the
     results are views into the workspace that the next call overwrites;
-    without, new arrays."""
+    without, new arrays.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration (nq,), or a batch (B, nq).
+    v : array_like
+        Velocity (nv,), or (B, nv).
+    tau : array_like
+        Joint forces (nv,), or (B, nv) (N·m or N per coordinate).
+    f_ext : array_like, optional
+        External forces (nbodies, 6) or (B, nbodies, 6), body-frame
+        ``[n; f]`` about each body origin (N·m, N); default none.
+    gravity : bool, default True
+        Whether the model's gravity acts.
+    data : Data, optional
+        A workspace (one state): the results are views into it.
+
+    Returns
+    -------
+    dddq_dq, dddq_dv, Minv : ndarray
+        ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹, each (nv, nv) or (B, nv, nv).
+
+    Raises
+    ------
+    InputError
+        Arrays of the wrong shape or with non-finite values.
+    """
     if f_ext is not None and isinstance(f_ext, Data):
         f_ext, data = None, f_ext
     data, ws, plain = _data_and_workspace(model, data)

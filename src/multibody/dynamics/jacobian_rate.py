@@ -80,7 +80,29 @@ def joint_jacobians_time_variation(model, q, v, data=None):
     docstring). Units: 1/s per coordinate rate (angular rows), m/s (linear
     rows, revolute coordinates). One state. With ``data``, the Jacobian is
     left in ``data.J`` (as joint_jacobians does) and the result is a new
-    array; without, both are computed in the thread's workspace."""
+    array; without, both are computed in the thread's workspace.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration (nq,).
+    v : array_like
+        Velocity (nv,).
+    data : Data, optional
+        A workspace; the world joint Jacobian is left in ``data.J``.
+
+    Returns
+    -------
+    dJ : ndarray
+        (6, nv) the time derivative of the world joint Jacobian.
+
+    Raises
+    ------
+    InputError
+        Arrays of the wrong shape or with non-finite values.
+    """
     q = config(model, q, batch=False)
     v = velocity(model, v, q)
     data = data_for(model, data)

@@ -191,7 +191,34 @@ def body_motion_derivatives(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLi
     """:func:`frame_motion_derivatives` of a body (name or index 1..nbodies−1)
     — Pinocchio's ``getJointVelocityDerivatives`` /
     ``getJointAccelerationDerivatives`` — with "world" as the default
-    reference. Same returns and errors."""
+    reference. Same returns and errors.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    q : array_like
+        Configuration (nq,).
+    v : array_like
+        Velocity (nv,).
+    a : array_like
+        Acceleration (nv,).
+    body : int or str
+        The body, by name or index (1 .. nbodies − 1).
+    reference : {"world", "local", "local_world_aligned"}
+        Where the motion is expressed (as :func:`frame_motion_derivatives`).
+
+    Returns
+    -------
+    dv_dq, dv_dv, da_dq, da_dv, da_da : ndarray
+        Each (6, nv), angular rows first; ``dv_dv = da_da`` is the body's
+        Jacobian.
+
+    Raises
+    ------
+    InputError
+        An unknown body or reference, or arrays of the wrong shape.
+    """
     from ..kinematics._common import reference_code
     if isinstance(body, str):
         if body not in model.body_names:

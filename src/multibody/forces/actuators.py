@@ -485,7 +485,49 @@ class Actuator:
     ``name`` names the actuator in errors and trajectories. Bad values are
     a :class:`~multibody.errors.ModelError` naming the actuator; a
     transmission that does not fit the model is one when the actuator is
-    bound (:class:`ActuatorSet`, :class:`~multibody.Simulator`)."""
+    bound (:class:`ActuatorSet`, :class:`~multibody.Simulator`).
+
+    Parameters
+    ----------
+    transmission : Transmission, str or int
+        What the actuator pulls on: a
+        :class:`~multibody.forces.transmission.Transmission`, or a joint
+        name or index (a joint transmission).
+    gear : float, default 1.0
+        Scales the transmission: ``l = gear · l_transmission``, ``τ = gear · Jᵀ f``.
+    dyntype : {"none", "integrator", "filter", "filterexact"}
+        Activation dynamics (default "none").
+    dynprm : sequence of float, default (1.0,)
+        Their parameters; ``dynprm[0]`` the time constant (s, > 0).
+    gaintype : {"fixed", "affine", "muscle"}
+        The gain law (default "fixed").
+    gainprm : sequence of float, default (1.0,)
+        Its parameters (up to 9, padded with zeros).
+    biastype : {"none", "affine", "muscle"}
+        The bias law (default "none").
+    biasprm : sequence of float, default ()
+        Its parameters (up to 9, padded with zeros).
+    ctrlrange, forcerange : (float, float), optional
+        Clamps of the control and of the force (N or N·m, before the
+        gear); low <= high.
+    actrange : (float, float), optional
+        Clamp of the activation.
+    ctrllimited, forcelimited, actlimited : bool, optional
+        Whether each range applies; None: iff the range is given (MuJoCo's "auto").
+    actearly : bool, default False
+        The force uses the activation after the step (MuJoCo's ``actearly``).
+    lengthrange : (float, float), optional
+        A muscle's length range (lr₀, lr₁) (m or rad, of the geared transmission).
+    curves : {"mujoco", "sueda"}
+        A muscle's force–length–velocity curves (default "mujoco").
+    name : str, optional
+        The actuator's name in errors and trajectories.
+
+    Raises
+    ------
+    ModelError
+        A bad value, naming the actuator.
+"""
 
     def __init__(self, transmission: _Tr, *, gear: float = 1.0, dyntype: str = "none", dynprm: Sequence[float] = (1.0,),
                  gaintype: str = "fixed", gainprm: Sequence[float] = (1.0,), biastype: str = "none",
@@ -597,7 +639,27 @@ class Actuator:
 class Motor(Actuator):
     """A motor: ``f = gear-scaled control`` (MuJoCo ``<motor>``: fixed gain
     1, no bias, no dynamics); ``ctrlrange`` / ``forcerange`` clamp the
-    control and the force (N or N·m, before the gear)."""
+    control and the force (N or N·m, before the gear).
+
+    Parameters
+    ----------
+    transmission : Transmission, str or int
+        What the actuator pulls on: a
+        :class:`~multibody.forces.transmission.Transmission`, or a joint
+        name or index (a joint transmission).
+    gear : float, default 1.0
+        Scales the transmission and the force.
+    ctrlrange, forcerange : (float, float), optional
+        Clamps of the control and of the force (N or N·m, before the
+        gear); low <= high.
+    name : str, optional
+        The actuator's name in errors and trajectories.
+
+    Raises
+    ------
+    ModelError
+        A bad value, naming the actuator.
+"""
 
     def __init__(self, transmission: _Tr, gear: float = 1.0, ctrlrange: _Range = None, forcerange: _Range = None,
                  name: Optional[str] = None) -> None:
@@ -609,7 +671,33 @@ class PositionServo(Actuator):
     with the control ``c`` the target length (rad or m, after the gear),
     ``kp`` (N·m/rad or N/m) and ``kv`` (N·m·s/rad or N·s/m) >= 0. With
     ``timeconst`` > 0 (s) the target is the control filtered exactly
-    (``dyntype="filterexact"``), as MuJoCo's ``timeconst``."""
+    (``dyntype="filterexact"``), as MuJoCo's ``timeconst``.
+
+    Parameters
+    ----------
+    transmission : Transmission, str or int
+        What the actuator pulls on: a
+        :class:`~multibody.forces.transmission.Transmission`, or a joint
+        name or index (a joint transmission).
+    kp : float
+        Position gain (N·m/rad or N/m), >= 0.
+    kv : float, default 0.0
+        Damping gain (N·m·s/rad or N·s/m), >= 0.
+    gear : float, default 1.0
+        Scales the transmission and the force.
+    ctrlrange, forcerange : (float, float), optional
+        Clamps of the control and of the force (N or N·m, before the
+        gear); low <= high.
+    timeconst : float, default 0.0
+        Time constant (s) of the target's filter; 0: no filter.
+    name : str, optional
+        The actuator's name in errors and trajectories.
+
+    Raises
+    ------
+    ModelError
+        A bad value, naming the actuator.
+"""
 
     def __init__(self, transmission: _Tr, kp: float, kv: float = 0.0, gear: float = 1.0, ctrlrange: _Range = None,
                  forcerange: _Range = None, timeconst: float = 0.0, name: Optional[str] = None) -> None:
@@ -631,7 +719,51 @@ class Muscle(Actuator):
     automatic scale, acc0 = ‖M⁻¹J‖ at the neutral configuration); MuJoCo's
     curves (``lmin``, ``lmax``, ``fpmax``, ``fvmax``) or Sueda's
     (``curves="sueda"``: Sueda's f_L, f_P, f_V with the same scales, see
-    :meth:`hill`)."""
+    :meth:`hill`).
+
+    Parameters
+    ----------
+    transmission : Transmission, str or int
+        What the actuator pulls on: a
+        :class:`~multibody.forces.transmission.Transmission`, or a joint
+        name or index (a joint transmission).
+    lengthrange : (float, float), optional
+        (lr₀, lr₁), m or rad of the geared transmission; default for a
+        joint transmission: the joint's limits times the gear.
+    gear : float, default 1.0
+        Scales the transmission and the force.
+    range : (float, float), default (0.75, 1.05)
+        The normalized operating lengths (range₀, range₁).
+    force : float, default -1.0
+        Peak force F (N); < 0: ``scale / acc0``.
+    scale : float, default 200.0
+        MuJoCo's automatic force scale.
+    lmin, lmax : float
+        Normalized lengths where the active force vanishes (0.5, 1.6).
+    vmax : float, default 1.5
+        Shortening velocity at which the force vanishes, in L0 per second.
+    fpmax : float, default 1.3
+        Passive force at lmax, in units of F.
+    fvmax : float, default 1.2
+        Force at the largest lengthening velocity, in units of F.
+    timeconst : (float, float), default (0.01, 0.04)
+        Activation and deactivation time constants (s).
+    tausmooth : float, default 0.0
+        Width over which the time constant changes smoothly.
+    curves : {"mujoco", "sueda"}
+        The curves (default "mujoco").
+    ctrlrange, forcerange, actrange : (float, float), optional
+        Clamps of the control, the force (N) and the activation.
+    actearly : bool, default False
+        The force uses the activation after the step.
+    name : str, optional
+        The actuator's name in errors and trajectories.
+
+    Raises
+    ------
+    ModelError
+        A bad value, naming the actuator.
+    """
 
     def __init__(self, transmission: _Tr, lengthrange: _Range = None, gear: float = 1.0,
                  range: Tuple[float, float] = (0.75, 1.05), force: float = -1.0, scale: float = 200.0,
@@ -667,7 +799,29 @@ class Muscle(Actuator):
 
 class VelocityServo(Actuator):
     """A velocity servo (MuJoCo ``<velocity>``): ``f = kv (c − l̇)`` with
-    the control ``c`` the target rate and ``kv`` >= 0."""
+    the control ``c`` the target rate and ``kv`` >= 0.
+
+    Parameters
+    ----------
+    transmission : Transmission, str or int
+        What the actuator pulls on: a
+        :class:`~multibody.forces.transmission.Transmission`, or a joint
+        name or index (a joint transmission).
+    kv : float
+        Velocity gain (N·m·s/rad or N·s/m), >= 0.
+    gear : float, default 1.0
+        Scales the transmission and the force.
+    ctrlrange, forcerange : (float, float), optional
+        Clamps of the control and of the force (N or N·m, before the
+        gear); low <= high.
+    name : str, optional
+        The actuator's name in errors and trajectories.
+
+    Raises
+    ------
+    ModelError
+        A bad value, naming the actuator.
+"""
 
     def __init__(self, transmission: _Tr, kv: float, gear: float = 1.0, ctrlrange: _Range = None,
                  forcerange: _Range = None, name: Optional[str] = None) -> None:
@@ -968,7 +1122,28 @@ class TendonSpring(TransmissionElement):
     ``damping`` and ``springlength``): ``f = −k (l − l_hi)`` above,
     ``−k (l − l_lo)`` below the dead band ``spring_length = (l_lo, l_hi)``
     (one number: no dead band), zero inside, ``− b l̇``; along the
-    transmission (``τ = Jᵀ f``)."""
+    transmission (``τ = Jᵀ f``).
+
+    Parameters
+    ----------
+    transmission : Transmission, str or int
+        What the spring pulls on: a
+        :class:`~multibody.forces.transmission.Transmission`, or a joint
+        name or index (a joint transmission).
+    stiffness : float, default 0.0
+        k (N/m or N·m/rad), >= 0.
+    damping : float, default 0.0
+        b (N·s/m or N·m·s/rad), >= 0.
+    spring_length : float or (float, float), default 0.0
+        The rest length, or the dead band (l_lo, l_hi) (m or rad).
+    name : str, optional
+        The element's name in errors.
+
+    Raises
+    ------
+    ModelError
+        A negative stiffness or damping or a bad dead band, naming the element.
+    """
     conservative = False
 
     def __init__(self, transmission: _Tr, stiffness: float = 0.0, damping: float = 0.0,
