@@ -13,9 +13,9 @@ import pytest
 import multibody as mb
 from multibody.errors import InputError
 from multibody.forces import ExternalWrench, JointDamper, JointSpring
-from multibody.forces.actuators import PositionServo
+from multibody.forces.actuators import Motor, PositionServo
 from multibody.model import Coupling
-from multibody.simulation.step_derivatives import step_derivatives_fd
+from multibody.simulation.step_derivatives import control_derivatives, step_derivatives_fd
 from oracles import SUEDA_JOINTS, random_tree, robot_path
 
 INTEGRATORS = ("semi_implicit_euler", "explicit_euler", "rk4", "implicit_euler")
@@ -349,3 +349,27 @@ def test_batched_states():
     Q[1, 3:7] = 2.0  # not a unit quaternion
     with pytest.raises(InputError, match="state 1 of the batch"):
         sim.step_derivatives(Q, V)
+
+
+@pytest.mark.parametrize("integrator", ["semi_implicit_euler", "implicit_euler"])
+def test_control_derivatives_are_B_times_the_actuators_moment(integrator):
+    """A motor (gear 2.5) and a position servo (kp 20: force kp(u − q) − kv q̇)
+    on the double pendulum's joints: τ = Jᵀ f with f affine in u at fixed
+    gain, so ∂(q⁺, v⁺)/∂u = B ∂τ/∂u = [2.5 B e₁, 20 B e₂] with the analytic
+    B (the servo's K, D do not depend on u, so this holds for implicit Euler
+    too). The differences of the step are round-off over ε off it; the
+    batch is bitwise the sequential steps."""
+    sim = mb.Simulator(double_pendulum(), 1e-2, integrator,
+                       actuators=[Motor("l1", gear=2.5), PositionServo("l2", kp=20.0, kv=1.0)])
+    q, v, tau = np.array([0.5, -0.3]), np.array([1.0, 2.0]), np.array([0.3, -0.2])
+    u = np.array([0.4, -0.1])
+    before = sim.checkpoint()
+    Bu = control_derivatives(sim, q, v, tau, u, threads=2)
+    assert np.array_equal(Bu, control_derivatives(sim, q, v, tau, u, batch=False))
+    assert np.array_equal(sim.control, before.control)
+    sim.control = u
+    B = sim.step_derivatives(q, v, tau).B
+    expected = B * np.array([2.5, 20.0])
+    np.testing.assert_allclose(Bu, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
+    with pytest.raises(InputError, match="no actuators"):
+        control_derivatives(mb.Simulator(double_pendulum(), 1e-2))

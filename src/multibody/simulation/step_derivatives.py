@@ -3,8 +3,11 @@
 analytic through the integrator's step
 (:func:`multibody.integrators.derivatives.step_jacobian`) for open chains
 without contacts in the step, active limits or clamps; central
-differences of the simulator's own step when the step has contacts. Conventions and accuracy:
-docs/derivatives.md, "Derivatives of one step"."""
+differences of the simulator's own step when the step has contacts (the
+perturbed steps in one :meth:`Simulator.rollout_batch` call); over a
+leading axis of states; ``∂(q⁺, v⁺)/∂u`` per actuator control by central
+differences. Conventions and accuracy: docs/derivatives.md, "Derivatives
+of one step"."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -138,7 +141,7 @@ def step_derivatives_batch(sim, q=None, v=None, tau=None, fd_step: float = 1e-6,
                            tuple(d.method for d in out), np.array([d.contacts for d in out]))
 
 
-def _nominal(sim, q, v, tau):
+def _nominal(sim, q, v, tau, control=None):
     """(q⁺, v⁺, contacts, limit rows) of ``sim.step(tau)`` from the
     simulator's checkpoint with (q, v) replaced; the simulator is
     restored. Without contact or limit rows the contact stage leaves the
@@ -146,7 +149,7 @@ def _nominal(sim, q, v, tau):
     cp = sim.checkpoint()
     try:
         sim.restore(replace(cp, q=q, v=v))
-        sim.step(tau)
+        sim.step(tau, control)
         c = sim.contact
         return sim.state.q.copy(), sim.state.v.copy(), 0 if c is None else int(c.count), \
             0 if c is None else int(c.limit_count)
@@ -276,27 +279,89 @@ def _finite_differences(sim, states, step, threads, batch):
     out = []
     for i, (q, v, tau, (q1, v1, contacts, _)) in enumerate(states):
         rows = slice(6 * nv * i, 6 * nv * (i + 1))
-        qs, vs = Q1[rows], V1[rows]
-        dq = np.array([model.difference(q1, x) for x in qs])  # (the batched form's threads cost more here)
-        J = np.hstack((dq[0::2] - dq[1::2], vs[0::2] - vs[1::2])).T / (2.0 * step)
+        J = _central(model, q1, Q1[rows], V1[rows], step)
         out.append(StepDerivatives(np.ascontiguousarray(J[:, :2 * nv]), np.ascontiguousarray(J[:, 2 * nv:]), q1, v1,
                                    "finite differences", contacts))
     return out
 
 
-def _steps(sim, Q, V, T, threads, batch):
-    """(q⁺, v⁺) of one step from each row of (Q, V) under T, each from the
-    simulator's checkpoint with (q, v) replaced: one rollout_batch call
-    when the step is fused, else sim.step one after another."""
+def control_derivatives(sim, q=None, v=None, tau=None, control=None, step: float = 1e-6,
+                        threads: int | None = None, batch: bool = True) -> np.ndarray:
+    """``B_u = ∂(q⁺, v⁺)/∂u`` (2nv, nu) of one step of ``sim`` from (q, v)
+    under joint forces ``tau`` and actuator controls ``control``: central
+    differences of the simulator's own step in each control.
+
+    Rows ordered (δq, δv) as :class:`StepDerivatives`' (q⁺ measured by
+    :meth:`Model.difference` from the unperturbed q⁺). The 2nu steps start
+    from the simulator's checkpoint with (q, v) replaced (time, contact warm
+    start and activations as they are) and take the step with the
+    perturbed controls; one :meth:`Simulator.rollout_batch` call when the
+    step is fused (bitwise the sequential steps), else one after another.
+    With actuators without activation dynamics and no clamping this is
+    ``B ∂τ/∂u`` (``τ = Jᵀ(gain·u + bias)``, docs/actuators.md) up to the
+    differences' error: with an affine force in u (fixed gain) that error
+    is round-off over ε (also RK4 when the gain and the transmission are
+    constant); with activations it is
+    the derivative through this step's activation update.
+
+    Parameters
+    ----------
+    sim, q, v, tau, threads, batch
+        As :func:`step_derivatives_fd`.
+    control : array_like, optional
+        The controls u (nu,) (default: the simulator's).
+    step : float
+        ε (the controls' units).
+
+    Returns
+    -------
+    numpy.ndarray
+        (2nv, nu).
+
+    Raises
+    ------
+    InputError
+        Bad input, a non-positive ``step``, or a simulator without
+        actuators.
+    """
+    from ..forces.actuators import check_controls
+    q, v, tau = _state(sim, q, v, tau)
+    step = _checked_step(step)
+    nu, model = sim.nu, sim.model
+    if not nu:
+        raise InputError("control_derivatives: the simulator has no actuators (nu = 0)")
+    u = sim.control.copy() if control is None else check_controls(control, nu, "control_derivatives: control")
+    q1 = _nominal(sim, q, v, tau, u)[0]
+    U = np.repeat(u[None, :], 2 * nu, axis=0)
+    U[0::2] += step * np.eye(nu)
+    U[1::2] -= step * np.eye(nu)
+    Q1, V1 = _steps(sim, np.tile(q, (2 * nu, 1)), np.tile(v, (2 * nu, 1)), np.tile(tau, (2 * nu, 1)), threads,
+                    batch, U)
+    return _central(model, q1, Q1, V1, step)
+
+
+def _central(model, q1, Q1, V1, step):
+    """The central differences (2nv, k) of k (+, −) pairs of steps (rows
+    2j, 2j + 1 of Q1, V1), q⁺ measured from ``q1``."""
+    dq = np.array([model.difference(q1, x) for x in Q1])  # (the batched form's threads cost more here)
+    return np.hstack((dq[0::2] - dq[1::2], V1[0::2] - V1[1::2])).T / (2.0 * step)
+
+
+def _steps(sim, Q, V, T, threads, batch, U=None):
+    """(q⁺, v⁺) of one step from each row of (Q, V) under T (and controls
+    U, default the simulator's), each from the simulator's checkpoint with
+    (q, v) replaced: one rollout_batch call when the step is fused, else
+    sim.step one after another."""
     if batch and sim._fused is not None and not sim._fused.external:
-        r = sim.rollout_batch(q0=Q, v0=V, steps=1, tau=T[:, None, :], threads=threads)
+        r = sim.rollout_batch(q0=Q, v0=V, steps=1, tau=T[:, None, :], threads=threads,
+                              control=None if U is None else U[:, None, :])
         return r.q[:, 1], r.v[:, 1]
     cp = sim.checkpoint()
     Q1, V1 = np.empty_like(Q), np.empty_like(V)
     try:
         for b in range(len(Q)):
             sim.restore(replace(cp, q=Q[b], v=V[b]))
-            sim.step(T[b])
+            sim.step(T[b], None if U is None else U[b])
             Q1[b], V1[b] = sim.state.q, sim.state.v
     finally:
         sim.restore(cp)
