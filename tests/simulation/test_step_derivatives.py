@@ -4,6 +4,7 @@ own step on the manifold (perturb with model.integrate, measure with
 model.difference), against the closed form of a linear spring–mass–damper
 step, against the closed form of a ball sliding on the ground (contact,
 finite-difference fallback), and the refusals."""
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -11,10 +12,10 @@ import pytest
 
 import multibody as mb
 from multibody.errors import InputError
-from multibody.forces import JointDamper, JointSpring
-from multibody.forces.actuators import PositionServo
+from multibody.forces import ExternalWrench, JointDamper, JointSpring
+from multibody.forces.actuators import Motor, PositionServo
 from multibody.model import Coupling
-from multibody.simulation.step_derivatives import step_derivatives_fd
+from multibody.simulation.step_derivatives import control_derivatives, step_derivatives_fd
 from oracles import SUEDA_JOINTS, random_tree, robot_path
 
 INTEGRATORS = ("semi_implicit_euler", "explicit_euler", "rk4", "implicit_euler")
@@ -192,7 +193,8 @@ def test_refusals_name_the_problem():
     with pytest.raises(InputError, match="redmax"):
         mb.Simulator(model, 1e-2, formulation="redmax").step_derivatives()
     with pytest.raises(InputError, match="tau has shape"):
-        mb.Simulator(model, 1e-2).step_derivatives(tau=np.zeros((1, 2)))
+        mb.Simulator(model, 1e-2).step_derivatives(tau=np.zeros(3))
+    assert mb.Simulator(model, 1e-2).step_derivatives(tau=np.zeros((1, 2))).A.shape == (1, 4, 4)  # a batch of one
     b = mb.ModelBuilder("limited")
     b.add_body("block", "world", "prismatic", axis=(1, 0, 0), mass=1.0, inertia=np.eye(3), lower=-0.1, upper=0.1)
     sim = mb.Simulator(b.build(), 1e-2, "semi_implicit_euler", gravity=False, q0=[0.0995])
@@ -244,3 +246,130 @@ def test_a_step_without_contacts_is_differentiated_analytically(integrator):
     assert d.contacts == 0
     with pytest.raises(InputError, match="positive"):
         step_derivatives_fd(sim, step=0.0)
+
+
+def free_box():
+    b = mb.ModelBuilder("box")
+    b.add_body("box", joint="free", mass=1.0, inertia=np.eye(3) * 0.01)
+    b.add_geometry("box", "box", (0.1, 0.1, 0.1), name="box")
+    return b.build()
+
+
+def settled_box():
+    """A box (half-size 5 cm) that has slid 200 steps on the ground: four
+    contacts, PGS warm-started by the last step (iterative: its answer
+    depends on the warm start)."""
+    model = free_box()
+    q = model.neutral()
+    q[2] = 0.0499
+    sim = mb.Simulator(model, 1e-3, "semi_implicit_euler", ground=True, contact_iterations=50, q0=q,
+                       v0=[0.1, 0.2, 0.0, 0.5, 0.0, 0.0])
+    with warnings.catch_warnings():  # the iteration cap is the point: reported once, expected
+        warnings.simplefilter("ignore", mb.errors.SimulationWarning)
+        sim.rollout(steps=200)
+    return sim
+
+
+def assert_batch_is_sequential(sim, tau, contacts):
+    """The fallback with its perturbed steps in one rollout_batch call
+    (threads 2: a thread runs several members) is bitwise the one with the
+    steps one after another by sim.step: the same compiled step from the
+    same checkpoint (time, warm start, controls) on every member."""
+    before = sim.checkpoint()
+    batched = step_derivatives_fd(sim, tau=tau, threads=2)
+    sequential = step_derivatives_fd(sim, tau=tau, batch=False)
+    assert batched.contacts == sequential.contacts == contacts
+    for name in ("A", "B", "q1", "v1"):
+        assert np.array_equal(getattr(batched, name), getattr(sequential, name)), name
+    q1, v1 = stepped(sim, before.q, before.v, tau)
+    assert np.array_equal(batched.q1, q1) and np.array_equal(batched.v1, v1)
+    after = sim.checkpoint()
+    assert np.array_equal(after.q, before.q) and np.array_equal(after.v, before.v) and after.t == before.t
+    for a, b in zip(after.warm_start, before.warm_start):
+        assert np.array_equal(a, b)
+    assert np.abs(batched.A).max() > 0.5  # not a zero matrix on both sides
+    return batched
+
+
+@pytest.mark.parametrize("v", [np.zeros(6), np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])], ids=["resting", "sliding"])
+def test_batched_fallback_on_a_ball_is_the_sequential_one(v):
+    model = sliding_ball(0.5, 2.0, 0.1)
+    q = model.neutral()
+    q[2] = 0.1
+    sim = mb.Simulator(model, 1e-3, "semi_implicit_euler", contact_solver="lemke", friction="pyramid", q0=q, v0=v)
+    sim.step()
+    assert_batch_is_sequential(sim, np.array([0.0, 0.1, 0.0, 0.2, 0.0, 0.3]), 1)
+
+
+def test_batched_fallback_on_a_box_is_the_sequential_one():
+    sim = settled_box()
+    assert len(sim.checkpoint().warm_start[0]) == 4
+    assert_batch_is_sequential(sim, np.array([0.1, 0.0, 0.2, 0.3, 0.0, 0.1]), 4)
+
+
+def test_fallback_without_a_fused_step_is_sequential():
+    """RK4 with a Python force element has no fused step (rollout_batch
+    refuses it): the fallback steps one after another, and the sliding
+    ball's closed form (RK4 and semi-implicit Euler share the contact
+    stage's impulse) still holds for ∂v⁺_x/∂v_z = μ."""
+    mu, m, r = 0.5, 2.0, 0.1
+    model = sliding_ball(mu, m, r)
+    q = model.neutral()
+    q[2] = r
+    sim = mb.Simulator(model, 1e-3, "rk4", contact_solver="lemke", friction="pyramid", q0=q,
+                       v0=[0.0, 0.0, 0.0, 1.0, 0.0, 0.0], forces=(ExternalWrench("ball", np.zeros(6)),))
+    with pytest.raises(InputError, match="fused compiled step"):
+        sim.rollout_batch(steps=1)
+    d = sim.step_derivatives()
+    assert d.method == "finite differences" and d.contacts == 1
+    assert abs(d.A[9, 11] - mu) < 1e-7, d.A[9, 11]
+
+
+def test_batched_states():
+    """A leading axis of states: each is the single call's derivative
+    (bitwise: the same code on the same numbers), contact and contact-free
+    states mixed; the fallback's steps of all states in one batch."""
+    sim = settled_box()
+    s = sim.checkpoint()
+    Q = np.tile(s.q, (3, 1))
+    Q[1, 2] = 1.0  # in the air: analytic
+    V = np.tile(s.v, (3, 1))
+    V[2, 3] += 0.1
+    tau = np.array([0.1, 0.0, 0.2, 0.3, 0.0, 0.1])
+    d = sim.step_derivatives(Q, V, tau)
+    assert d.A.shape == (3, 12, 12) and d.B.shape == (3, 12, 6) and d.q1.shape == (3, 7)
+    assert d.method == ("finite differences", "analytic", "finite differences")
+    assert list(d.contacts) == [4, 0, 4]
+    for i in range(3):
+        one = sim.step_derivatives(Q[i], V[i], tau)
+        for name in ("A", "B", "q1", "v1"):
+            assert np.array_equal(getattr(d, name)[i], getattr(one, name)), (i, name)
+    with pytest.raises(InputError, match="common leading axis"):
+        sim.step_derivatives(Q, V[:2])
+    Q[1, 3:7] = 2.0  # not a unit quaternion
+    with pytest.raises(InputError, match="state 1 of the batch"):
+        sim.step_derivatives(Q, V)
+
+
+@pytest.mark.parametrize("integrator", ["semi_implicit_euler", "implicit_euler"])
+def test_control_derivatives_are_B_times_the_actuators_moment(integrator):
+    """A motor (gear 2.5) and a position servo (kp 20: force kp(u − q) − kv q̇)
+    on the double pendulum's joints: τ = Jᵀ f with f affine in u at fixed
+    gain, so ∂(q⁺, v⁺)/∂u = B ∂τ/∂u = [2.5 B e₁, 20 B e₂] with the analytic
+    B (the servo's K, D do not depend on u, so this holds for implicit Euler
+    too). The differences of the step are round-off over ε off it; the
+    batch is bitwise the sequential steps."""
+    sim = mb.Simulator(double_pendulum(), 1e-2, integrator,
+                       actuators=[Motor("l1", gear=2.5), PositionServo("l2", kp=20.0, kv=1.0)])
+    q, v, tau = np.array([0.5, -0.3]), np.array([1.0, 2.0]), np.array([0.3, -0.2])
+    u = np.array([0.4, -0.1])
+    before = sim.checkpoint()
+    Bu = control_derivatives(sim, q, v, tau, u, threads=2)
+    assert np.array_equal(Bu, control_derivatives(sim, q, v, tau, u, batch=False))
+    assert np.array_equal(sim.control, before.control)
+    sim.control = u
+    B = sim.step_derivatives(q, v, tau).B
+    expected = B * np.array([2.5, 20.0])
+    np.testing.assert_allclose(Bu, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
+    with pytest.raises(InputError, match="no actuators"):
+        control_derivatives(mb.Simulator(double_pendulum(), 1e-2))

@@ -140,11 +140,16 @@ def rollout_batch(sim: Simulator, q0: ArrayLike | None = None, v0: ArrayLike | N
     U, F, A = np.zeros((B, rows, nu)), np.zeros((B, rows, nu)), np.zeros((B, rows, na))
     A[:, 0] = sim.activation
     failures = {}
+    # a shared member runs several rollouts: each starts from the simulator's contact warm start, not from
+    # the previous rollout's last step (an iterative solver's answer depends on it)
+    warm = None if params is not None or sim.contact is None else sim.contact.warm_start()
 
     def run(worker):
         for b in range(worker, B, threads):
             m = members[b] if params is not None else members[worker]
             q, v = Q0[b].copy(), V0[b].copy()
+            if warm is not None:
+                m.contact.reset(warm)
             if nu:  # every member starts from the simulator's controls and activations
                 m._act_set.io.ctrl[:] = sim._act_set.io.ctrl
                 m._act_set.io.act[:] = sim._act_set.io.act
