@@ -110,6 +110,32 @@ def test_batched_rollouts_with_ground_true():
         assert np.all(np.abs(r.q[:, -1, 2] - 0.1) < 2e-3)  # all three landed and rest on the plane
 
 
+def test_batches_in_a_row_equal_batches_of_fresh_simulators():
+    """rollout_batch keeps its member simulators between calls (restored
+    to the simulator's checkpoint each time): every batch equals, bit for
+    bit, the batch of a fresh copy of the simulator in the same state —
+    after other batches, and after the simulator itself has stepped (its
+    time and contact warm start moved on)."""
+    b = mb.ModelBuilder()
+    b.add_body("box", joint="free", mass=1.0, inertia=np.eye(3) * 0.004)
+    b.add_geometry("box", "box", (0.1, 0.1, 0.1), name="box")
+    model = b.build()
+    q0 = np.array([model.neutral() for _ in range(3)])
+    q0[:, 2] = [0.1, 0.101, 0.12]
+    v0 = np.zeros((3, model.nv))
+    v0[:, 3] = [0.5, 0.0, -0.3]  # sliding, resting, falling
+    sim = mb.Simulator(model, 1e-3, ground=True, contact_solver="pgs", q0=q0[1])
+    for k in range(3):
+        fresh = copy.deepcopy(sim)  # pickled: a new simulator from the arguments and the checkpoint
+        first = sim.rollout_batch(q0, v0, steps=60, threads=2)
+        again = sim.rollout_batch(q0[::-1], v0[::-1], steps=60, threads=2)
+        reference = fresh.rollout_batch(q0, v0, steps=60, threads=2)
+        np.testing.assert_array_equal(first.q, reference.q)
+        np.testing.assert_array_equal(again.q, reference.q[::-1])
+        sim.rollout(steps=25, progress=False)  # the simulator moves on between rounds
+    assert len(sim._batch_members) == 2
+
+
 def test_batch_input_errors(arm):
     sim = mb.Simulator(arm, 1e-3)
     with pytest.raises(mb.InputError, match="batch sizes"):

@@ -117,10 +117,45 @@ def rollout_batch(sim: Simulator, q0: ArrayLike | None = None, v0: ArrayLike | N
     # one simulator per member with its own parameters, else one per thread; built from the model
     # the simulator was given (with ground=True, sim.model already has the plane its arguments add)
     given = sim._given_model
+    held = None
     if params is not None:
         members = [Simulator(given.with_params(p), **sim._arguments) for p in params]
     else:
-        members = [_rebuild(given, sim._arguments, sim.checkpoint()) for _ in range(min(threads, B))]
+        held = _held_members(sim, min(threads, B))
+        members = held if held is not None else \
+            [_rebuild(given, sim._arguments, sim.checkpoint()) for _ in range(min(threads, B))]
+    try:
+        return _run_members(sim, members, params, Q0, V0, taus, ctrls, n, every, threads, B)
+    finally:
+        if held is not None:
+            sim._batch_lock.release()
+
+
+def _held_members(sim: Simulator, k: int) -> list[Simulator] | None:
+    """``k`` member simulators for a batch without parameters, kept on ``sim``
+    between calls (building them costs ~10 ms for Talos, more than a short
+    batch) and set to its checkpoint: what defines a simulator is its given
+    model, its arguments and its checkpoint (as for pickling), so a held
+    member restored to the checkpoint is a rebuilt one. None when another
+    thread is running a batch of ``sim`` (that call has them; this one
+    builds its own); else the caller releases ``sim._batch_lock``."""
+    from .simulator import _rebuild
+    if not sim._batch_lock.acquire(blocking=False):
+        return None
+    held = sim._batch_members
+    checkpoint = sim.checkpoint()
+    for m in held[:k]:
+        m.restore(checkpoint)
+    while len(held) < k:
+        held.append(_rebuild(sim._given_model, sim._arguments, checkpoint))
+    return held[:k]
+
+
+def _run_members(sim: Simulator, members: list[Simulator], params: Sequence[Any] | None, Q0: np.ndarray,
+                 V0: np.ndarray, taus: list[Any], ctrls: list[Any], n: int, every: int, threads: int,
+                 B: int) -> Rollouts:
+    """The rollouts of :func:`rollout_batch` on its member simulators."""
+    model = sim.model
     for m in members:
         if m._fused is None or m._fused.external:
             raise InputError(f"batched rollouts need a fused compiled step: the integrator '{sim.integrator.name}' "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -526,6 +527,9 @@ class Simulator:
         if not isinstance(integrator, Integrator):
             raise InputError(f"integrator must be a name or an Integrator, got {integrator!r}")
         self._given_model = model  # what a pickle rebuilds from (ground is an argument)
+        # rollout_batch's member simulators, kept between calls, and who is using them (simulation/batch.py)
+        self._batch_members: list[Simulator] = []
+        self._batch_lock = threading.Lock()
         if ground:
             model = model.with_ground()
         self.model = model
