@@ -847,14 +847,18 @@ class Simulator:
         Parameters
         ----------
         q, v, tau : array_like, optional
-            One state (nq,), (nv,) and the joint forces (nv,).
+            One state (nq,), (nv,) and the joint forces (nv,); or N states
+            along a leading axis, (N, nq), (N, nv), (N, nv) (a single
+            vector is shared by all).
         fd_step : float
             The central-difference step ε of the contact fallback.
 
         Returns
         -------
         StepDerivatives
-            ``A``, ``B``, the step ``q1``, ``v1``, ``method``.
+            ``A``, ``B``, the step ``q1``, ``v1``, ``method``, ``contacts``;
+            for N states, A (N, 2nv, 2nv), B (N, 2nv, nv), ``method`` a
+            tuple of N strings and ``contacts`` (N,).
 
         Raises
         ------
