@@ -36,6 +36,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .._typing import Array, ArrayLike
 from ..errors import ModelError
 from . import so3
 from ._small import mm3, mtm3, mv3, mtv3
@@ -504,7 +505,7 @@ principal_moments: ascending principal moments of inertia.
 """
 
 
-def composite_inertia(R, p, I6s):
+def composite_inertia(R: ArrayLike, p: ArrayLike, I6s: ArrayLike) -> CompositeInertia:
     """Composite rigid body of Sueda §1.7.1 (eq. 1.25-1.26). NOT jitted (model
     building, uses ``numpy.linalg.eigh`` and returns a named tuple).
 
@@ -516,10 +517,10 @@ def composite_inertia(R, p, I6s):
     axes as a right-handed rotation (a column of the eigenvector matrix is
     flipped when its determinant is -1, as Sueda prescribes).
     """
-    R = np.ascontiguousarray(R, dtype=np.float64).reshape(-1, 3, 3)
-    p = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, 3)
-    I6s = np.ascontiguousarray(I6s, dtype=np.float64).reshape(-1, 6, 6)
-    I6 = sum_inertias(R, p, I6s)
+    Rs = np.ascontiguousarray(R, dtype=np.float64).reshape(-1, 3, 3)
+    ps = np.ascontiguousarray(p, dtype=np.float64).reshape(-1, 3)
+    parts = np.ascontiguousarray(I6s, dtype=np.float64).reshape(-1, 6, 6)
+    I6 = sum_inertias(Rs, ps, parts)
     m = I6[3, 3]
     h = np.array([I6[2, 4] - I6[1, 5], I6[0, 5] - I6[2, 3], I6[1, 3] - I6[0, 4]]) * 0.5
     c = h / m
@@ -607,7 +608,7 @@ INERTIA_LIMIT = 1e100
 INERTIA_RTOL = 1e-12
 
 
-def principal_moments(Ic):
+def principal_moments(Ic: ArrayLike) -> tuple[Array, Array]:
     """Principal moments (ascending) and axes (columns of V, ``Ic = V diag(λ) Vᵀ``)
     of the symmetric part of the 3x3 matrix ``Ic`` — or of each matrix of a
     stack ``(..., 3, 3)`` in one call — computed on ``Ic / max|Ic|`` so that
@@ -620,7 +621,8 @@ def principal_moments(Ic):
     return w * s[..., 0], V
 
 
-def check_inertia(m, Ic, name, physical=True, moments=None):
+def check_inertia(m: float, Ic: ArrayLike, name: str, physical: bool = True,
+                  moments: ArrayLike | None = None) -> tuple[float, Array]:
     """Validate inertia data (NOT jitted; called by the model builder).
 
     ``m`` must be finite and > 0; ``Ic`` (rotational inertia about the centre
@@ -665,19 +667,18 @@ def check_inertia(m, Ic, name, physical=True, moments=None):
     I = 0.5 * (I + I.T)
     if not physical:
         return mf, I
-    if moments is None:
-        moments = principal_moments(I)[0]
-    if not moments[0] > 0.0:
+    lam = principal_moments(I)[0] if moments is None else np.asarray(moments, dtype=np.float64)
+    if not lam[0] > 0.0:
         raise ModelError(
-            f"{name}: inertia is not positive definite (principal moments {moments.tolist()})")
-    if moments[0] + moments[1] < moments[2] - 1e-9 * (moments[0] + moments[1] + moments[2]):
+            f"{name}: inertia is not positive definite (principal moments {lam.tolist()})")
+    if lam[0] + lam[1] < lam[2] - 1e-9 * (lam[0] + lam[1] + lam[2]):
         raise ModelError(
-            f"{name}: principal moments {moments.tolist()} violate the triangle inequality "
+            f"{name}: principal moments {lam.tolist()} violate the triangle inequality "
             f"I1 + I2 >= I3 (no physical mass distribution has them)")
     return mf, I
 
 
-def inertia_defects(m, Ic):
+def inertia_defects(m: float, Ic: ArrayLike) -> list[str]:
     """What makes the inertia ``(m, Ic)`` (mass in kg, 3x3 finite rotational
     inertia about the centre of mass) non-physical, as a list of phrases
     (empty if it is physical). NOT jitted.
@@ -707,7 +708,7 @@ def _moment_defects(lam):
     return negative, lam[0] + lam[1] < lam[2] - 1e-9 * float(np.sum(np.abs(lam)))
 
 
-def balance_inertia(Ic):
+def balance_inertia(Ic: ArrayLike) -> Array:
     """MuJoCo's ``balanceinertia`` repair of a rotational inertia (NOT jitted).
 
     MuJoCo's compiler (``<compiler balanceinertia="true">``) replaces the
@@ -728,7 +729,8 @@ def balance_inertia(Ic):
     return max(mean, 0.0) * np.eye(3)
 
 
-def lift_inertia(m, Ic, rfloor=1e-6, mfloor=1e-6):
+def lift_inertia(m: float, Ic: ArrayLike, rfloor: float = 1e-6,
+                 mfloor: float = 1e-6) -> tuple[Array, Array]:
     """The smallest-norm repair making a rotational inertia positive definite
     (NOT jitted): principal moments below ``floor = max(rfloor · λ_max,
     mfloor · m)`` are raised to ``floor`` along their principal axes; the
