@@ -28,13 +28,15 @@ class StepDerivatives:
     perturbs q by ``model.integrate(q, δq)``, a row measures q⁺ by
     ``model.difference(q⁺, ·)``. ``q1``, ``v1``: the step itself.
     ``method``: "analytic" or "finite differences"; ``contacts``: the
-    number of contacts of the unperturbed step (0 without contact)."""
+    number of contacts of the unperturbed step (0 without contact). For N
+    states (a leading axis) every field has it: ``method`` a tuple of N
+    strings, ``contacts`` (N,)."""
     A: np.ndarray
     B: np.ndarray
     q1: np.ndarray
     v1: np.ndarray
-    method: str
-    contacts: int = 0
+    method: str | tuple[str, ...]
+    contacts: int | np.ndarray = 0
 
 
 def _state(sim, q, v, tau):
@@ -123,7 +125,8 @@ def step_derivatives_batch(sim, q=None, v=None, tau=None, fd_step: float = 1e-6,
     rows = [[None] * N if x is None else (list(np.asarray(x, float)) if np.ndim(x) == 2 else [x] * N)
             for x in (q, v, tau)]
     step = _checked_step(fd_step)
-    out, contact = [None] * N, []
+    out: list[StepDerivatives | None] = [None] * N
+    contact = []
     for i in range(N):
         try:
             qi, vi, ti = _state(sim, rows[0][i], rows[1][i], rows[2][i])
@@ -136,9 +139,10 @@ def step_derivatives_batch(sim, q=None, v=None, tau=None, fd_step: float = 1e-6,
             raise InputError(f"state {i} of the batch: {e}") from e
     for (i, _), d in zip(contact, _finite_differences(sim, [c for _, c in contact], step, threads, True)):
         out[i] = d
-    return StepDerivatives(np.array([d.A for d in out]), np.array([d.B for d in out]),
-                           np.array([d.q1 for d in out]), np.array([d.v1 for d in out]),
-                           tuple(d.method for d in out), np.array([d.contacts for d in out]))
+    done = [d for d in out if d is not None]  # every state has its derivative by now
+    return StepDerivatives(np.array([d.A for d in done]), np.array([d.B for d in done]),
+                           np.array([d.q1 for d in done]), np.array([d.v1 for d in done]),
+                           tuple(str(d.method) for d in done), np.array([d.contacts for d in done]))
 
 
 def _nominal(sim, q, v, tau, control=None):
