@@ -500,6 +500,18 @@ def test_not_well_formed_xml(tmp_path):
         load_urdf(str(path))
 
 
+def test_unknown_encoding_in_the_xml_declaration(tmp_path):
+    """A file whose XML declaration names an encoding Python does not know
+    (found by the URDF fuzzer: 'utf-4.0') is a ModelFileError, not
+    LookupError. A string is text already: its declaration is not used."""
+    text = '<?xml version="1.0" encoding="utf-4.0"?>\n<robot name="x"><link name="a"/></robot>\n'
+    assert load_urdf(text).name == "x"
+    path = tmp_path / "odd.urdf"
+    path.write_text(text)
+    with pytest.raises(ModelFileError, match=r"odd\.urdf' declares an encoding that cannot be read"):
+        load_urdf(str(path))
+
+
 def test_no_robot_root():
     with pytest.raises(ModelFileError, match=r"the root element is <sdf>, expected <robot>"):
         load_urdf('<sdf version="1.6"><model name="m"/></sdf>')

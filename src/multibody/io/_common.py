@@ -39,13 +39,16 @@ def read_robot_xml(path_or_string, kind):
     Returns ``(root, path, src)``: the root element, the absolute path
     (``None`` for a string) and the phrase naming the source in messages.
     Raises :class:`ModelFileError` for a file that cannot be read, XML that
-    is not well formed, or another root element."""
+    is not well formed or declares an unknown encoding, or another root
+    element."""
     text, path = read_source(path_or_string, kind)
     src = f"{kind} file '{path}'" if path else f"{kind} string"
     try:
         root = ET.parse(path).getroot() if path else ET.fromstring(text)
     except ET.ParseError as e:
         raise ModelFileError(f"{src} is not well-formed XML: {e}") from None
+    except LookupError as e:  # the XML declaration names an encoding Python does not know
+        raise ModelFileError(f"{src} declares an encoding that cannot be read: {e}") from None
     except (OSError, ValueError) as e:
         raise ModelFileError(f"{src} cannot be read: {e}") from None
     if root.tag != "robot":
