@@ -53,14 +53,17 @@ the force elements of :mod:`.maximal_forces` (§1.9) linearly implicit;
 :meth:`MaximalSystem.coordinates` maps a maximal state back to (q, v).
 docs/maximal.md, docs/lie_groups.md.
 """
+from __future__ import annotations
+
 import numbers
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.linalg import splu
 
+from .._typing import Array, ArrayLike
 from ..constraints.loops import from_equality, loop_end, perpendiculars
 from ..dynamics.closed_loop_kernels import PSD_RTOL, psd_apply, psd_factor
 from ..errors import InputError, ModelError, NonFiniteError, SimulationError
@@ -71,6 +74,9 @@ from ..model.joints import (C_AX1, C_AX2, C_AX3, C_EXTRA, C_H, C_I, C_MASS, C_P,
 from ..model import sueda_joints as sj
 from ..spatial import quaternion as quat
 from ..spatial import se3, so3
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 # KKT systems up to this size are solved by their Schur complement (dense), larger ones by SuperLU
 DENSE_KKT_SIZE = 120
@@ -637,7 +643,7 @@ class MaximalSystem:
     then of the couplings (:attr:`couplings`). A coupling of a joint that
     is not 1-DoF is refused (ModelError naming it)."""
 
-    def __init__(self, model, gravity=True, frames="body", loops=False):
+    def __init__(self, model: Model, gravity: bool = True, frames: str = "body", loops: bool = False) -> None:
         if frames not in ("body", "com"):
             raise InputError(f"frames must be 'body' or 'com', got {frames!r}")
         closing, couplings = [], []
@@ -692,7 +698,7 @@ class MaximalSystem:
         self.S, self.N = tuple(S_of), tuple(N_of)
         # the tree joints whose rows turn with their coordinates (the universal joint and Sueda's)
         self.varying = tuple(varying)
-        self._warm = {}  # their last recovered coordinates: warm starts of the iterative recoveries
+        self._warm: dict[int, Any] = {}  # their last recovered coordinates: warm starts of the iterative recoveries
         self.parent = np.array([j.parent for j in model.joints[1:]]) - 1  # −1: the world
         # the rows' links (child, parent, N in the child's body coordinates; −1: the world): the
         # tree joints, then the loop joints — frame B of a loop joint its child, frame A its parent
@@ -715,7 +721,7 @@ class MaximalSystem:
         self.rows = self._coupling_offset + len(self.couplings)
         # the branch of each coupled angle (body index k → its last coordinates): a coupling's position error
         # q_j − r q_i − o needs the angles themselves, not modulo 2π (set by state, near= and every evaluation)
-        self._coupling_branch = {}
+        self._coupling_branch: dict[int, Any] = {}
         # the O(n) tree elimination takes only the tree joints' rows (per body, on a body and its parent)
         self._tree_rows = not self.loop_ends and not self.couplings
         self._coupled_varying = any(k in self.varying for cr in self.couplings for k, _ in cr.ends)
@@ -771,7 +777,7 @@ class MaximalSystem:
         return S
 
     # ------------------------------------------------------------------ states
-    def state(self, q, v):
+    def state(self, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
         """``(C, V)`` of the reduced state (q, v): the state frames' world
         poses (n, 4, 4) and body twists (n, 6)."""
         C = forward_kinematics(self.model, q)[1:] @ self.offset
@@ -786,7 +792,7 @@ class MaximalSystem:
             for k, _ in cr.ends:
                 self._coupling_branch[k] = np.array(q[self.model.joints[k + 1].q_slice], dtype=float)
 
-    def body_accelerations(self, q, v, a):
+    def body_accelerations(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> Array:
         """The state frames' twist derivatives V̇ (n, 6) of the reduced motion
         (q, v, q̈ = a): Featherstone's body accelerations (body coordinates,
         spatial, which for a body's own frame equal the derivative of its
@@ -797,7 +803,7 @@ class MaximalSystem:
         """(C, V) of the state frames → of the body frames."""
         return C @ self._offset_inv, np.einsum("kij,kj->ki", self._Ad_B, V)
 
-    def joint_errors(self, C, near=None):
+    def joint_errors(self, C: Array, near: Array | None = None) -> Array:
         """Per joint (n, then one per loop joint), the distance (m) between
         the joint's point on the parent (the joint frame's origin) and on the
         child (its body frame's origin; a loop joint's frames A and B) at the
@@ -826,7 +832,7 @@ class MaximalSystem:
             out[self.n + len(self.loop_ends):] = np.abs(self._coupling_errors(Cb, varying))
         return out
 
-    def energy(self, C, V):
+    def energy(self, C: Array, V: Array) -> tuple[float, float]:
         """(kinetic, potential) energy (J) of the state: ``Σ ½ VᵀM V`` and
         ``−Σ m g·c`` (c the centres of mass in the world)."""
         Vb = np.einsum("kij,kj->ki", self._Ad_B, V)
@@ -838,11 +844,11 @@ class MaximalSystem:
         return kinetic, potential
 
     # ------------------------------------------------------------------ the equations
-    def relatives(self, C):
+    def relatives(self, C: Array) -> list[Array | None]:
         """Per row block (:attr:`links`), ``A = Ad(C_child⁻¹ C_parent)`` at the
         body frames' poses C (a world end's pose is the identity), or None
         when the parent is the world."""
-        out = []
+        out: list[Array | None] = []
         for child, parent, _ in self.links:
             if parent < 0:
                 out.append(None)
@@ -900,7 +906,7 @@ class MaximalSystem:
         v[j.v_slice] = var[2] @ rel
         return np.array(joint_bias(self.model._tree, j.child, var[3], v))
 
-    def coordinates(self, C, V, near=None):
+    def coordinates(self, C: Array, V: Array, near: Array | None = None) -> tuple[Array, Array]:
         """``(q, v)``: the reduced state of the maximal state — the state
         frames' poses C (n, 4, 4) and twists V (n, 6) — the inverse of
         :meth:`state` on the joint manifold (Sueda §1.10 read backwards).
@@ -942,7 +948,7 @@ class MaximalSystem:
                 v[j.v_slice] = self._S_pinv[k] @ rel
         return q, v
 
-    def position_errors(self, C, near=None):
+    def position_errors(self, C: Array, near: Array | None = None) -> Array:
         """g(C) (rows): per row block, ``Nᵀ log(J(q*)⁻¹ T)`` with T the
         link's relative pose (:meth:`_link_pose`), q* the joint coordinates
         recovered from it and J(q*) their joint transform — the twist (in
@@ -1028,7 +1034,8 @@ class MaximalSystem:
                 raise NonFiniteError(f"{name} holds a non-finite value at body '{self.model.body_names[k + 1]}'")
         return C, V
 
-    def constraints(self, C, V=None, relatives=None, varying=None):
+    def constraints(self, C: Array, V: Array | None = None, relatives: Any = None,
+                    varying: Any = None) -> tuple[Any, Array | None]:
         """``(G, η)``: the joint rows (rows × 6n, sparse CSR) at the body
         frames' poses C and, with their twists V, the right side η of the
         acceleration rows ``G V̇ = η`` (else None); ``relatives``: those of
@@ -1044,7 +1051,7 @@ class MaximalSystem:
         the joint's velocity-product term,
         :func:`~multibody.model.joints.joint_bias`, q̇ = S⁺(V_c − A V_p))."""
         blocks, r, c = [], [], []
-        eta = np.zeros(self.rows) if V is not None else None
+        eta: Any = np.zeros(self.rows) if V is not None else None  # None: G only
         relatives = self.relatives(C) if relatives is None else relatives
         varying = self._varying(C) if varying is None else varying
         for i, ((child, parent, N), A) in enumerate(zip(self.links, relatives)):
@@ -1098,7 +1105,8 @@ class MaximalSystem:
                           shape=(self.rows, 6 * self.n))
         return G.tocsr(), eta
 
-    def forces(self, C, V, tau, relatives=None, varying=None, near=None):
+    def forces(self, C: Array, V: Array, tau: Array, relatives: Any = None, varying: Any = None,
+               near: Array | None = None) -> Array:
         """f (n, 6) at the body frames' (C, V): per body, ``ad(V)ᵀ M V`` +
         gravity (the weight at the centre of mass, as a wrench about the
         origin in body axes) + the wrenches of the joint forces ``tau`` (nv,
@@ -1132,7 +1140,8 @@ class MaximalSystem:
                 f[self.parent[k]] -= A.T @ w
         return f
 
-    def acceleration(self, C, V, tau, near=None):
+    def acceleration(self, C: Array, V: Array, tau: Array,
+                     near: Array | None = None) -> tuple[Array, Array]:
         """``(V̇, λ)``: the state frames' twist derivatives (n, 6) and the
         rows' multipliers from the index-1 KKT system ``[M Gᵀ; G 0][V̇; λ] =
         [f; η]`` (in the body frames; by its Schur complement up to DENSE_KKT_SIZE
@@ -1173,8 +1182,9 @@ class MaximalSystem:
         return Vd, x[m:]
 
     # ------------------------------------------------------------------ the velocity-level step
-    def step(self, C, V, tau, h, forces=(), stabilization="post", baumgarte=0.2, project_velocities=False,
-             tol=1e-12, max_iterations=10, t=0.0, solver="auto", near=None):
+    def step(self, C: Array, V: Array, tau: Array, h: float, forces: Sequence[Any] = (), stabilization: str = "post",
+             baumgarte: float = 0.2, project_velocities: bool = False, tol: float = 1e-12, max_iterations: int = 10,
+             t: float = 0.0, solver: str = "auto", near: Array | None = None) -> tuple[Array, Array]:
         """One velocity-level step of h (s) from the state frames' poses C
         (n, 4, 4) and body twists V (n, 6) under the joint forces ``tau``
         (nv, reduced order, acting as in :meth:`forces`) and the force
