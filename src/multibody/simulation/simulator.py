@@ -1932,10 +1932,13 @@ class _Show:
     (contacts as (points, forces) of the last step, world frame), and with
     ``realtime`` it sleeps while simulated time is ahead of the wall clock
     since the run began."""
+    # the wall clock and the sleep, as attributes so that a test can run the pacing on a stand-in clock
+    clock = staticmethod(time.perf_counter)
+    sleep = staticmethod(time.sleep)
 
     def __init__(self, sim, view, n, every, realtime):
         self.sim, self.view, self.n, self.every, self.realtime = sim, view, n, every, realtime
-        self.t0, self.wall0 = sim.state.t, time.perf_counter()
+        self.t0, self.wall0 = sim.state.t, self.clock()
         self._show()
 
     def _show(self):
@@ -1953,9 +1956,9 @@ class _Show:
             return
         self._show()
         if self.realtime:
-            ahead = (self.sim.state.t - self.t0) - (time.perf_counter() - self.wall0)
+            ahead = (self.sim.state.t - self.t0) - (self.clock() - self.wall0)
             if ahead > 0:
-                time.sleep(ahead)
+                self.sleep(ahead)
 
 
 def _progress(n):
