@@ -10,7 +10,7 @@ its own parameters. Timed:
   this process (its own cost: chunking, metrics, gathering);
 * ``mb.sweep`` on a ``LocalCluster`` of 1 and of 2 worker processes (one
   thread each), started and warmed up (kernels loaded, one small sweep)
-  before the timing: with the default chunking (about four tasks per
+  before the timing: with the default chunking (about eight tasks per
   worker) and with one point per task;
 
 and from these the speed-up of 2 workers over 1. The overhead per task
@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 import multibody as mb
+from multibody.simulation.sweep import TASKS_PER_WORKER
 from _common import robot_path
 
 
@@ -119,7 +120,7 @@ def main():
                 t, cpu, res = cpu_timed(lambda: mb.sweep(sim, design, steps=steps, metrics=metrics,
                                                          client=client, chunk=chunk), client)
                 assert res.q.tobytes() == q_plain.tobytes()
-                tasks = -(-n // (chunk or max(1, min(64, -(-n // (4 * workers))))))
+                tasks = -(-n // (chunk or max(1, min(64, -(-n // (TASKS_PER_WORKER * workers))))))
                 walls[workers, chunk] = t
                 print(f"    chunk {chunk or 'default'} ({tasks} tasks): {t:7.2f} s, speed-up over the plain loop "
                       f"{t_plain / t:.2f} (load average {os.getloadavg()[0]:.1f}); CPU {cpu:.2f} s, "

@@ -117,8 +117,8 @@ def test_a_simulator_with_ground_sweeps_through_the_batch():
     b.add_body("ball", joint="free", mass=1.0, inertia=np.eye(3) * 0.004)
     b.add_geometry("ball", "sphere", (0.1,), name="ball")
     model = b.build()
-    sim = mb.Simulator(model, 1e-3, ground=True)
     q0s = [model.neutral() + np.r_[0, 0, z, 0, 0, 0, 0] for z in (0.12, 0.2)]
+    sim = mb.Simulator(model, 1e-3, ground=True, q0=q0s[0])
     design = mb.Grid({"ball.mass": [0.5, 2.0], "q0": q0s})
     batched = mb.sweep(sim, design, steps=200, client=False)
     looped = mb.sweep(sim, design, steps=200, client=False, controller=lambda m, point: None)

@@ -39,6 +39,7 @@ STATES = ("q0", "v0")
 SEED = "seed"
 RESERVED = GAINS + STATES + (SEED,)
 MANIFEST = "sweep.json"
+TASKS_PER_WORKER = 8  # the default chunking's tasks per worker thread
 
 
 def _column(name: str, values: Any, what: str) -> np.ndarray:
@@ -311,9 +312,11 @@ def _run_point(job: _Job, base: Simulator, point: dict) -> Trajectory:
     starting checkpoint with the point's q0 and v0, for the sweep's steps."""
     params = {p: point[p] for p in job.params}
     model = job.model.with_params(params) if params else job.model
-    sim = base if not params else Simulator(model, **job.arguments)
     start = job.checkpoint
-    sim.restore(dataclasses.replace(start, q=point.get("q0", start.q), v=point.get("v0", start.v)))
+    q0, v0 = point.get("q0", start.q), point.get("v0", start.v)
+    # built at the point's start: its checks of the initial state (overlapping geometry) are about that state
+    sim = base if not params else Simulator(model, q0=q0, v0=v0, **job.arguments)
+    sim.restore(dataclasses.replace(start, q=q0, v=v0))
     # the controller is bound to the simulator's model (with its ground, when the simulator adds one)
     return sim.rollout(steps=job.steps, controller=_controller(job, sim.model, point), record_every=job.record_every,
                        progress=False)
@@ -536,6 +539,10 @@ def _run_dask(client: Any, n_workers: int | None, timeout: float, job: _Job,
         # the job as the result of a task, not scattered data: if every worker holding it dies, the
         # scheduler computes it again (scattered data would be lost); workers fetch it once each
         shipped = c.submit(_identity, job, key=f"multibody-sweep-{tag}-job", pure=False)
+        # ... and copied to every worker before the chunks are submitted: Dask places a task on a worker
+        # holding its dependencies, so with the job on one worker every chunk went there (2 workers ran
+        # 1.13x faster than 1; dask/distributed#6573, #8177)
+        c.replicate([shipped])
         futures = {c.submit(_run_chunk, shipped, idx, key=f"multibody-sweep-{tag}-{idx[0]}", pure=False):
                    idx for idx in chunks}
         try:
@@ -616,8 +623,8 @@ def sweep(simulator: Simulator, design: Design, duration: float | None = None, s
         sweep started again with the same directory and arguments skips
         the points already saved. None: nothing saved.
     chunk
-        Points per task (default: about four tasks per worker, at most 64
-        points per task).
+        Points per task (default: about eight tasks per worker thread, at
+        most 64 points per task).
     threads
         Threads of a batched chunk (:meth:`Simulator.rollout_batch`).
     timeout
@@ -691,7 +698,9 @@ def sweep(simulator: Simulator, design: Design, duration: float | None = None, s
     size = None if chunk is None else _count(chunk, "chunk", 1)
 
     def chunking(workers: int) -> list[list[int]]:
-        k = size or max(1, min(64, math.ceil(len(todo) / (4 * workers))))
+        # eight tasks per worker: points differ in cost (a Talos grid's chunks of 32 took 0.35-0.53 s), and
+        # with four a worker idled at the end for ~20% of the sweep; a task costs ~5 ms (docs/scale.md)
+        k = size or max(1, min(64, math.ceil(len(todo) / (TASKS_PER_WORKER * workers))))
         return [todo[i:i + k].tolist() for i in range(0, len(todo), k)]
 
     def done(result: dict) -> None:
