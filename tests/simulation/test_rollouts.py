@@ -99,7 +99,7 @@ def test_batched_rollouts_with_ground_true():
     model = b.build()
     q0 = np.array([model.neutral() for _ in range(3)])
     q0[:, 2] = [0.12, 0.15, 0.2]
-    sim = mb.Simulator(model, 1e-3, ground=True)
+    sim = mb.Simulator(model, 1e-3, ground=True, q0=q0[0])
     masses = [0.5, 1.0, 2.0]
     for params in (None, [{"ball.mass": m} for m in masses]):
         r = sim.rollout_batch(q0, steps=300, params=params)

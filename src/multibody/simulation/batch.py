@@ -119,7 +119,9 @@ def rollout_batch(sim: Simulator, q0: ArrayLike | None = None, v0: ArrayLike | N
     given = sim._given_model
     held = None
     if params is not None:
-        members = [Simulator(given.with_params(p), **sim._arguments) for p in params]
+        # built at their starts: their checks of the initial state (overlapping geometry) are about it
+        members = [Simulator(given.with_params(p), q0=Q0[b], v0=V0[b], **sim._arguments)
+                   for b, p in enumerate(params)]
     else:
         held = _held_members(sim, min(threads, B))
         members = held if held is not None else \
