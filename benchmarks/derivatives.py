@@ -6,7 +6,8 @@ Per call from Python (the minimum over interleaved rounds of the median of
 timed blocks, both libraries with a reused
 workspace): ``rnea_derivatives`` against ``pin.computeRNEADerivatives`` and
 ``aba_derivatives`` against ``pin.computeABADerivatives``, with ``data=``
-and as plain calls (new arrays, the user's first call). Before timing, the
+and as plain calls (new arrays, the user's first call; also set against
+Pinocchio's call followed by copies of its results). Before timing, the
 two libraries' results are compared (converted to one convention). With
 ``--batch B``: the batch call (``rnea_derivatives(model, Q, V, A)``,
 ``aba_derivatives``) on 1 and 2 threads (``numba.set_num_threads``) in
@@ -45,20 +46,24 @@ def run(name, batch, rounds):
     exp = [X.copy() for X in pin.computeABADerivatives(pm, pd, qp, vp, taup)]
     err_a = max(np.abs(pin_matrix(mp, g) - e).max() / max(1.0, np.abs(e).max()) for g, e in zip(got, exp))
     # interleaved rounds, the minimum of each: this machine's other jobs only ever slow a round down
+    # Pinocchio's call returns views into its data, like ``data=``; the plain call returns new arrays, so it is
+    # also set against Pinocchio's call followed by copies of its three results (what a caller keeping them pays)
     calls = {
         "rnea_derivatives": (lambda: pin.computeRNEADerivatives(pm, pd, qp, vp, ap),
                              lambda: rnea_derivatives(model, q, v, a, data=data),
-                             lambda: rnea_derivatives(model, q, v, a)),
+                             lambda: rnea_derivatives(model, q, v, a),
+                             lambda: [X.copy() for X in pin.computeRNEADerivatives(pm, pd, qp, vp, ap)]),
         "aba_derivatives": (lambda: pin.computeABADerivatives(pm, pd, qp, vp, taup),
                             lambda: aba_derivatives(model, q, v, tau, data=data),
-                            lambda: aba_derivatives(model, q, v, tau)),
+                            lambda: aba_derivatives(model, q, v, tau),
+                            lambda: [X.copy() for X in pin.computeABADerivatives(pm, pd, qp, vp, taup)]),
     }
     rows = {k: [min(ts) for ts in zip(*[[timeit(f, blocks=11) for f in fs] for _ in range(rounds)])]
             for k, fs in calls.items()}
     print(f"{name} (nv = {model.nv}; max relative difference to Pinocchio: rnea {err_r:.1e}, aba {err_a:.1e})")
-    for k, (tp, td, tn) in rows.items():
+    for k, (tp, td, tn, tc) in rows.items():
         print(f"  {k:18s} pinocchio {tp * 1e6:8.2f} us   multibody data= {td * 1e6:8.2f} us ({td / tp:4.2f}x)"
-              f"   plain {tn * 1e6:8.2f} us ({tn / tp:4.2f}x)")
+              f"   plain {tn * 1e6:8.2f} us ({tn / tp:4.2f}x; {tn / tc:4.2f}x Pinocchio + copies {tc * 1e6:.2f} us)")
     if batch:
         Qp = np.stack([pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq)) for _ in range(batch)])
         Vp, Ap = rng.normal(size=(2, batch, pm.nv))
