@@ -62,9 +62,10 @@ def step_derivatives(sim, q=None, v=None, tau=None, fd_step: float = 1e-6,
     if any(x is not None and np.ndim(x) == 2 for x in (q, v, tau)):
         return step_derivatives_batch(sim, q, v, tau, fd_step, threads)
     q, v, tau = _state(sim, q, v, tau)
-    nominal = _nominal(sim, q, v, tau)
-    if sim.contact is not None and nominal[2] + nominal[3]:  # Drumwright's contact stage also holds the limits
-        return _finite_differences(sim, [(q, v, tau, nominal)], _checked_step(fd_step), threads, True)[0]
+    if sim.contact is not None:  # the simulator's own step says whether contact (or a limit row) is active
+        nominal = _nominal(sim, q, v, tau)
+        if nominal[2] + nominal[3]:  # Drumwright's contact stage also holds the limits
+            return _finite_differences(sim, [(q, v, tau, nominal)], _checked_step(fd_step), threads, True)[0]
     return _analytic(sim, q, v, tau)
 
 
@@ -130,8 +131,8 @@ def step_derivatives_batch(sim, q=None, v=None, tau=None, fd_step: float = 1e-6,
     for i in range(N):
         try:
             qi, vi, ti = _state(sim, rows[0][i], rows[1][i], rows[2][i])
-            nominal = _nominal(sim, qi, vi, ti)
-            if sim.contact is not None and nominal[2] + nominal[3]:
+            nominal = None if sim.contact is None else _nominal(sim, qi, vi, ti)
+            if nominal is not None and nominal[2] + nominal[3]:
                 contact.append((i, (qi, vi, ti, nominal)))
             else:
                 out[i] = _analytic(sim, qi, vi, ti)
