@@ -272,15 +272,14 @@ def _finite_differences(sim, states, step, threads, batch):
     if not states:
         return []
     model, nv = sim.model, sim.model.nv
-    E = step * np.eye(nv)
+    S = np.repeat(step * np.eye(nv), 2, axis=0)
+    S[1::2] *= -1.0  # rows +εe_0, −εe_0, +εe_1, ...
     Q, V, T = [], [], []
-    for q, v, tau, _ in states:  # per state, 3nv columns of (+, −) starts along δq, δv, δτ
-        for k in range(3 * nv):
-            for e in (E[k % nv], -E[k % nv]):
-                Q.append(model.integrate(q, e) if k < nv else q)
-                V.append(v + e if nv <= k < 2 * nv else v)
-                T.append(tau + e if k >= 2 * nv else tau)
-    Q1, V1 = _steps(sim, np.array(Q), np.array(V), np.array(T), threads, batch)
+    for q, v, tau, _ in states:  # per state, 3nv columns of (+, −) starts along δq, then δv, then δτ
+        Q += [model.integrate(np.tile(q, (2 * nv, 1)), S), np.tile(q, (4 * nv, 1))]
+        V += [np.tile(v, (2 * nv, 1)), v + S, np.tile(v, (2 * nv, 1))]
+        T += [np.tile(tau, (4 * nv, 1)), tau + S]
+    Q1, V1 = _steps(sim, np.vstack(Q), np.vstack(V), np.vstack(T), threads, batch)
     out = []
     for i, (q, v, tau, (q1, v1, contacts, _)) in enumerate(states):
         rows = slice(6 * nv * i, 6 * nv * (i + 1))
@@ -348,7 +347,7 @@ def control_derivatives(sim, q=None, v=None, tau=None, control=None, step: float
 def _central(model, q1, Q1, V1, step):
     """The central differences (2nv, k) of k (+, −) pairs of steps (rows
     2j, 2j + 1 of Q1, V1), q⁺ measured from ``q1``."""
-    dq = np.array([model.difference(q1, x) for x in Q1])  # (the batched form's threads cost more here)
+    dq = model.difference(np.tile(q1, (len(Q1), 1)), Q1)
     return np.hstack((dq[0::2] - dq[1::2], V1[0::2] - V1[1::2])).T / (2.0 * step)
 
 
