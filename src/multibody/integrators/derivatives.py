@@ -294,38 +294,66 @@ def _constant_jacobians(element, model):
     return False
 
 
+def _richardson(f, step):
+    """``d/dε f(ε)`` at 0 by central differences at steps ``step`` and
+    ``step/2``, Richardson-extrapolated (truncation O(ε⁴))."""
+    est = [(f(e) - f(-e)) / (2.0 * e) for e in (step, 0.5 * step)]
+    return (4.0 * est[1] - est[0]) / 3.0
+
+
+def _gravity_directional(model, q, wk):
+    """``∂(K wk)/∂q`` (nv x nv) of gravity, ``K = −∂g/∂q`` the RNEA
+    derivative at v = a = 0. Its second derivative is symmetric up to the
+    Lie bracket of the tangent coordinates, so one derivative along wk
+    replaces nv along the axes: with ``q exp(εa) exp(sb) = q exp(sb)
+    exp(εa) exp(εs[a, b])`` to second order, column j is
+    ``d/ds K(q ⊕ s wk) e_j + K [e_j, wk]``, i.e. ``C − K ad(wk)`` with
+    ``ad`` the block-diagonal adjoint of the free, spherical and planar
+    joints (the others add vectors: no bracket)."""
+    nv = model.nv
+    zero = np.zeros(nv)
+
+    def K(qq):
+        return -rnea_derivatives(model, qq, zero, zero)[0]
+
+    size = float(np.abs(wk).max())
+    if size == 0.0:
+        return np.zeros((nv, nv))
+    u = wk / size  # the step along wk: HESSIAN_STEP in the largest coordinate
+    C = _richardson(lambda e: K(model._integrate(q, e * u, 1.0)), HESSIAN_STEP) * size
+    ad = np.zeros((nv, nv))
+    for j in model.joints:
+        if j.type in ("free", "spherical", "planar"):
+            ad[j.v_slice, j.v_slice] = _ad(j.type, wk[j.v_slice])
+    return C - K(q) @ ad
+
+
 def _jacobian_directional(elements, model, t, q, v, wk, wd):
     """``∂(K wk + D wd)/∂(q, v)`` (nv x 2nv) of ``elements`` at fixed wk,
     wd: central differences along ``q ⊕ ε e_k`` and ``v + ε e_k``, one
-    Richardson extrapolation (steps ε and ε/2, truncation O(ε⁴)). Gravity's
-    K depends on q only: its v columns are exactly zero and not differenced."""
+    Richardson extrapolation (steps ε and ε/2, truncation O(ε⁴)). Gravity
+    by :func:`_gravity_directional` (its K depends on q only: its v
+    columns are exactly zero)."""
     nv = model.nv
     elements = list(elements)
-
-    zero = np.zeros(nv)
-    gravity = any(isinstance(e, Gravity) for e in elements)
     others = [e for e in elements if not isinstance(e, Gravity)]
-
-    def F(qq, vv, along_q):
-        # gravity's K = −∂g/∂q is the RNEA derivative at v = a = 0 (compiled, ~100x faster than the element)
-        out = -rnea_derivatives(model, qq, zero, zero)[0] @ wk if gravity and along_q else np.zeros(nv)
-        if others:
-            _, K, D = generalized_forces(others, model, qq, vv, t, jacobians=True)
-            out += K @ wk + D @ wd
+    out = np.zeros((nv, 2 * nv))
+    if len(others) < len(elements):
+        out[:, :nv] = _gravity_directional(model, q, wk)
+    if not others:
         return out
 
-    out = np.zeros((nv, 2 * nv))
-    for k in range(2 * nv if others else nv):
-        est = []
-        for eps in (HESSIAN_STEP, 0.5 * HESSIAN_STEP):
-            e = np.zeros(nv)
-            e[k % nv] = eps
-            if k < nv:
-                plus, minus = F(model._integrate(q, e, 1.0), v, True), F(model._integrate(q, -e, 1.0), v, True)
-            else:
-                plus, minus = F(q, v + e, False), F(q, v - e, False)
-            est.append((plus - minus) / (2.0 * eps))
-        out[:, k] = (4.0 * est[1] - est[0]) / 3.0
+    def F(qq, vv):
+        _, K, D = generalized_forces(others, model, qq, vv, t, jacobians=True)
+        return K @ wk + D @ wd
+
+    for k in range(2 * nv):
+        e = np.zeros(nv)
+        e[k % nv] = 1.0
+        if k < nv:
+            out[:, k] += _richardson(lambda x, e=e: F(model._integrate(q, x * e, 1.0), v), HESSIAN_STEP)
+        else:
+            out[:, k] += _richardson(lambda x, e=e: F(q, v + x * e), HESSIAN_STEP)
     return out
 
 
