@@ -136,6 +136,35 @@ def test_batches_in_a_row_equal_batches_of_fresh_simulators():
     assert len(sim._batch_members) == 2
 
 
+def _batch_in_child(conn, sim, q0):
+    conn.send(sim.rollout_batch(q0, steps=20, threads=2).q)
+    conn.close()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork is a POSIX start method")
+def test_a_forked_child_runs_batches_on_threads_of_its_own(arm):
+    """rollout_batch keeps its thread pool between calls; a process forked
+    after a batch (multiprocessing's default start on Linux) has none of the
+    parent's threads: its batch on 2 threads must start threads of its own,
+    not wait forever on the parent's, and give the parent's numbers."""
+    import multiprocessing
+    sim = mb.Simulator(arm, 1e-3)
+    q0 = np.array([arm.neutral() + 0.1 * k for k in range(4)])
+    here = sim.rollout_batch(q0, steps=20, threads=2).q  # the pool exists in this process now
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_batch_in_child, args=(child, sim, q0))
+    proc.start()
+    try:
+        assert parent.poll(120), "the forked child's batch did not finish in 120 s"
+        np.testing.assert_array_equal(parent.recv(), here)
+    finally:
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+    assert proc.exitcode == 0
+
+
 def test_batch_input_errors(arm):
     sim = mb.Simulator(arm, 1e-3)
     with pytest.raises(mb.InputError, match="batch sizes"):
