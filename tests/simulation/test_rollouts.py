@@ -178,6 +178,14 @@ def test_batch_input_errors(arm):
     with pytest.raises(mb.InputError, match="fused compiled step"):
         mb.Simulator(arm, 1e-3, "rk4", forces=(mb.forces.ExternalWrench(arm.body_names[-1], np.ones(6)),)) \
             .rollout_batch(steps=2)
+    b = mb.ModelBuilder()
+    b.add_body("ball", joint="free", mass=1.0, inertia=np.eye(3) * 0.004)
+    ball = b.build()
+    q0 = np.array([ball.neutral(), ball.neutral()])
+    q0[1, 3] = 2.0  # not a unit quaternion: named by member, with and without parameters
+    for params in (None, [{"ball.mass": 1.0}, {"ball.mass": 2.0}]):
+        with pytest.raises(mb.InputError, match=r"q0\[1\]: the quaternion of joint 'ball'"):
+            mb.Simulator(ball, 1e-3).rollout_batch(q0, steps=2, params=params)
 
 
 def test_a_failing_member_is_named(arm):

@@ -101,6 +101,11 @@ def rollout_batch(sim: Simulator, q0: ArrayLike | None = None, v0: ArrayLike | N
     if B < 1:
         raise InputError("a batch needs at least one rollout")
     Q0 = _states(q0, "q0", B, model.nq, sim.state.q)
+    try:  # before any member is built at its start; one check of the whole batch (quaternion norms)
+        model.check_configuration(Q0, "q0")
+    except InputError:
+        for b in range(B):  # the first bad member, by name
+            model.check_configuration(Q0[b], f"q0[{b}]")
     V0 = _states(v0, "v0", B, model.nv, sim.state.v)
     if tau is None:
         taus = [sim._zero[None, :]] * B
@@ -187,11 +192,6 @@ def _run_members(sim: Simulator, members: list[Simulator], params: Sequence[Any]
                              f"per state instead")
     for m in members:
         m._fused.compile_rollout()  # type: ignore[union-attr]  # compile (or load) in this thread, before the threads start
-    try:  # the members' models differ in parameters only: one check of the whole batch (quaternion norms)
-        model.check_configuration(Q0, "q0")
-    except InputError:
-        for b in range(B):  # the first bad member, by name
-            model.check_configuration(Q0[b], f"q0[{b}]")
     rows = 1 + n // every
     Q, V = np.empty((B, rows, model.nq)), np.empty((B, rows, model.nv))
     TAU = np.zeros((B, rows, model.nv))
